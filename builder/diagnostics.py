@@ -1,0 +1,147 @@
+"""Validation findings as values, and the table of rules that produce them.
+
+Every rule has a stable code; the table is the single source for messages, severities and the
+generated rules list in the docs.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    severity: Severity
+    file: str  # path as the user gave it (relative to where they ran the command when possible)
+    line: int  # 1-based; 0 when the finding is about the whole file or folder
+    message: str
+    hint: str = ""
+    column: int = 0  # 1-based; 0 when not known
+    skill: str = ""
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.file, self.line, self.column, self.code, self.message)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "severity": self.severity.value,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+            "hint": self.hint,
+            "skill": self.skill,
+        }
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    severity: Severity
+    title: str  # one line for the generated rules list
+    hint: str = ""
+
+    def at(self, file: str, line: int = 0, message: str = "", *, hint: str | None = None,
+           column: int = 0, skill: str = "", severity: Severity | None = None) -> Diagnostic:
+        return Diagnostic(
+            code=self.code,
+            severity=severity or self.severity,
+            file=file,
+            line=line,
+            column=column,
+            message=message or self.title,
+            hint=self.hint if hint is None else hint,
+            skill=skill,
+        )
+
+
+E, W = Severity.ERROR, Severity.WARNING
+
+_RULES = [
+    # SK0xx: the SKILL.md file and its frontmatter block
+    Rule("SK001", E, "The skill folder has no SKILL.md", "Create SKILL.md with YAML frontmatter (`skillreg new NAME`)."),
+    Rule("SK002", W, "SKILL.md is spelled `skill.md`", "Rename the file to SKILL.md; some agents only look for that name."),
+    Rule("SK003", E, "SKILL.md is not valid UTF-8", "Save the file as UTF-8."),
+    Rule("SK004", E, "SKILL.md does not start with a frontmatter block",
+         "The first line must be exactly `---`, followed by YAML and another `---` line."),
+    Rule("SK005", E, "The frontmatter block is never closed", "Add a line that is exactly `---` after the YAML."),
+    Rule("SK006", E, "The frontmatter is larger than the limit", "Move long text into the body or references/."),
+    Rule("SK007", E, "The frontmatter is not valid YAML", "Quote values that contain `: ` or start with a special character."),
+    Rule("SK008", E, "A frontmatter key appears twice", "Keep one of the two; YAML would silently drop the first."),
+    Rule("SK009", E, "YAML aliases expand beyond the limit or refer to themselves",
+         "Write the values out instead of using anchors and aliases."),
+    Rule("SK010", E, "The frontmatter is not a YAML mapping", "Write `key: value` lines, starting with `name:`."),
+    Rule("SK011", E, "SKILL.md is empty", "Start from `skillreg new NAME`."),
+    Rule("SK012", E, "A frontmatter key is not a string", "Keys are field names such as `name` or `description`."),
+    # SK1xx: fields of the open standard and the profiles
+    Rule("SK101", E, "Required field `name` is missing", "Add `name:` with the folder's name."),
+    Rule("SK102", E, "`name` must be a non-empty string", ""),
+    Rule("SK103", E, "`name` is longer than 64 characters", "Shorten the name (and rename the folder to match)."),
+    Rule("SK104", E, "`name` may only contain lowercase letters, digits and hyphens", ""),
+    Rule("SK105", E, "`name` must not start or end with a hyphen or contain `--`", ""),
+    Rule("SK106", E, "`name` differs from the folder name", "Rename the folder or the name so they match."),
+    Rule("SK107", E, "Required field `description` is missing",
+         "Add `description:` saying what the skill does and when to use it."),
+    Rule("SK108", E, "`description` must be a non-empty string", ""),
+    Rule("SK109", E, "`description` is longer than 1024 characters", "Move detail into the body; keep the trigger sentence."),
+    Rule("SK110", E, "`compatibility` must be a non-empty string", ""),
+    Rule("SK111", E, "`compatibility` is longer than 500 characters", ""),
+    Rule("SK112", E, "`metadata` must be a mapping of strings to strings", ""),
+    Rule("SK113", E, "A `metadata` value is not a string", "Quote it, e.g. `version: \"1.0.0\"`."),
+    Rule("SK114", E, "`license` must be a string", "Use an SPDX identifier such as `MIT`, or a file name."),
+    Rule("SK115", W, "`allowed-tools` is a YAML list; the standard expects one space-separated string",
+         "Write `allowed-tools: Read Bash(git:*)`."),
+    Rule("SK116", E, "`allowed-tools` must be a space-separated string", ""),
+    Rule("SK120", E, "Unknown frontmatter field", ""),
+    Rule("SK122", E, "A Claude Code field has the wrong type or value", ""),
+    Rule("SK123", W, "`when_to_use` is deprecated", "Fold it into `description`, which agents read to decide when to load the skill."),
+    # SK2xx: template text left in place
+    Rule("SK201", E, "`name` is the template placeholder", "Pick a name that says what the skill does."),
+    Rule("SK202", E, "`description` still contains template text", "Describe what the skill does and when to use it."),
+    # SK3xx: registry metadata
+    Rule("SK301", E, "`metadata.category` is not a category of this registry", ""),
+    Rule("SK302", E, "`metadata.tags` has too many tags", "Keep the few tags a searcher would type."),
+    Rule("SK303", E, "A tag is not a lowercase slug", "Use lowercase letters, digits and hyphens, e.g. `code-review`."),
+    Rule("SK304", E, "`metadata.version` is not a semantic version", "Use MAJOR.MINOR.PATCH, e.g. `1.0.0`."),
+    Rule("SK305", W, "`metadata.category` is missing", "Add `category:` under `metadata:` so the skill is listed in a category."),
+    # SK4xx: the Markdown body
+    Rule("SK401", W, "SKILL.md body is longer than 500 lines", "Move detail into references/ and link to it."),
+    Rule("SK402", W, "SKILL.md body is longer than 5,000 words", "Move detail into references/ and link to it."),
+    Rule("SK403", W, "Absolute user path in SKILL.md", "Refer to bundled files relative to the skill (`{baseDir}/scripts/x.py`)."),
+    Rule("SK404", E, "A relative link points to a file that does not exist", ""),
+    Rule("SK405", E, "A link leaves the skill folder", "Bundle the file inside the skill and link to it relatively."),
+    Rule("SK406", W, "SKILL.md has no instructions after the frontmatter", "Write the steps the agent should follow."),
+    # SK5xx: the files of the folder
+    Rule("SK501", E, "Symbolic link in a skill folder", "Replace the link with the file itself; links are not published."),
+    Rule("SK502", E, "Special file (device, FIFO or socket) in a skill folder", "Remove it."),
+    Rule("SK503", E, "A path contains a `..` component", ""),
+    Rule("SK504", E, "A path contains a control character", "Rename the file."),
+    Rule("SK505", E, "A path is longer than 200 characters", "Use a shorter path."),
+    Rule("SK506", E, "Two paths differ only in case", "Rename one; they collide on macOS and Windows."),
+    Rule("SK507", E, "A file is larger than the per-file limit", "Shrink it or leave it out of the skill."),
+    Rule("SK508", E, "The skill is larger than the per-skill limit", "Leave out large files or link to them instead."),
+    Rule("SK509", W, "Binary file outside assets/", "Move binary files into assets/."),
+    Rule("SK510", E, "Junk file in a skill folder", "Delete it and add it to .gitignore."),
+    Rule("SK511", E, "Invisible or bidirectional Unicode control character", "Delete the character; it can hide what the text says."),
+    Rule("SK512", E, "A file cannot be read", ""),
+    Rule("SK513", E, "A file name is not valid UTF-8", "Rename the file."),
+    # SK6xx: across the registry
+    Rule("SK601", E, "Two skills have the same name", ""),
+    Rule("SK602", E, "Two skill names are equal after Unicode normalisation and case folding", ""),
+    Rule("SK603", E, "The name is reserved for the registry's own pages", "Pick another name."),
+    Rule("SK604", W, "No skills found", "A skill is a folder holding SKILL.md."),
+]
+
+RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
+
+
+def with_severity(diagnostic: Diagnostic, severity: Severity) -> Diagnostic:
+    return replace(diagnostic, severity=severity)

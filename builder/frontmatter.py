@@ -1,0 +1,206 @@
+"""Split SKILL.md into YAML frontmatter and Markdown body, and parse the YAML safely.
+
+The block is delimited by lines that are exactly ``---`` (trailing blanks allowed), never by a ``---``
+substring. Duplicate keys, alias bombs and oversized blocks are refused with a finding, not a hang.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from .diagnostics import RULES, Diagnostic
+from .model import Frontmatter
+
+try:  # the libyaml parser is several times faster; the pure-Python one behaves the same
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Loader = yaml.SafeLoader
+
+# An alias-heavy document may name a node many times; past this many nodes after expansion it is refused.
+MAX_EXPANDED_NODES = 10_000
+_DELIMITER = "---"
+
+
+@dataclass(frozen=True)
+class ParsedSkillMd:
+    frontmatter: Frontmatter | None
+    body: str
+    body_line: int
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def _is_delimiter(line: str) -> bool:
+    return line.rstrip(" \t\r") == _DELIMITER
+
+
+def decode_utf8(data: bytes, file: str, skill: str = "") -> tuple[str | None, Diagnostic | None]:
+    """Decode strictly; on failure name the byte offset and line of the first bad byte."""
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        bad = data[exc.start:exc.start + 1].hex()
+        return None, RULES["SK003"].at(
+            file, line, f"SKILL.md is not valid UTF-8: byte 0x{bad} at byte offset {exc.start}", skill=skill)
+
+
+def parse_skill_md(data: bytes, file: str, *, max_frontmatter_bytes: int, skill: str = "") -> ParsedSkillMd:
+    def fail(diag: Diagnostic) -> ParsedSkillMd:
+        return ParsedSkillMd(None, "", 1, (diag,))
+
+    if not data.strip():
+        return fail(RULES["SK011"].at(file, 1, skill=skill))
+    text, error = decode_utf8(data, file, skill)
+    if text is None:
+        assert error is not None
+        return fail(error)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if not _is_delimiter(lines[0]):
+        return fail(RULES["SK004"].at(file, 1, f"SKILL.md must start with a `---` line, found {lines[0][:40]!r}",
+                                      skill=skill))
+    close = next((i for i in range(1, len(lines)) if _is_delimiter(lines[i])), None)
+    if close is None:
+        return fail(RULES["SK005"].at(file, 1, "the frontmatter opened on line 1 is never closed by a `---` line",
+                                      skill=skill))
+    yaml_text = "\n".join(line.rstrip("\r") for line in lines[1:close])
+    size = len(yaml_text.encode("utf-8"))
+    if size > max_frontmatter_bytes:
+        return fail(RULES["SK006"].at(
+            file, 2, f"the frontmatter is {size:,} bytes; the limit is {max_frontmatter_bytes:,}", skill=skill))
+    body = "\n".join(line.rstrip("\r") for line in lines[close + 1:])
+    body_line = close + 2
+
+    diagnostics: list[Diagnostic] = []
+    data_obj, lines_of = _load_yaml(yaml_text, file, skill, diagnostics)
+    if diagnostics and data_obj is None:
+        return ParsedSkillMd(None, body, body_line, tuple(diagnostics))
+    frontmatter = Frontmatter(data=data_obj or {}, lines=lines_of, start_line=1, end_line=close + 1)
+    return ParsedSkillMd(frontmatter, body, body_line, tuple(diagnostics))
+
+
+def _load_yaml(text: str, file: str, skill: str,
+               out: list[Diagnostic]) -> tuple[dict[str, Any] | None, dict[str, int]]:
+    """Compose, check the node graph, then construct. Line numbers are file lines (YAML starts on line 2)."""
+    offset = 2
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return {}, {}
+        if not isinstance(node, yaml.MappingNode):
+            out.append(RULES["SK010"].at(file, node.start_mark.line + offset,
+                                         f"the frontmatter is a YAML {_kind(node)}, not a mapping of fields",
+                                         skill=skill))
+            return None, {}
+        problem = _expansion_problem(node)
+        if problem:
+            out.append(RULES["SK009"].at(file, offset, problem, skill=skill))
+            return None, {}
+        duplicates = list(_duplicate_keys(node, file, skill, offset))
+        if duplicates:
+            out.extend(duplicates)
+            return None, {}
+        value = loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + offset if mark else offset
+        column = mark.column + 1 if mark else 0
+        what = exc.problem or exc.context or "invalid YAML"
+        out.append(RULES["SK007"].at(file, line, f"invalid YAML: {what}", column=column, skill=skill))
+        return None, {}
+    except yaml.YAMLError as exc:
+        out.append(RULES["SK007"].at(file, offset, f"invalid YAML: {exc}", skill=skill))
+        return None, {}
+    except RecursionError:
+        out.append(RULES["SK007"].at(file, offset, "invalid YAML: nesting is too deep", skill=skill))
+        return None, {}
+    finally:
+        loader.dispose()
+
+    lines: dict[str, int] = {}
+    bad_keys = False
+    for key_node, value_node in node.value:
+        key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+        if not isinstance(key, str) or key_node.tag != "tag:yaml.org,2002:str":
+            out.append(RULES["SK012"].at(file, key_node.start_mark.line + offset,
+                                         f"frontmatter key {key_node.value!r} is not a string field name",
+                                         skill=skill))
+            bad_keys = True
+            continue
+        lines[key] = key_node.start_mark.line + offset
+        if isinstance(value_node, yaml.MappingNode):
+            for sub_key, _ in value_node.value:
+                if isinstance(sub_key, yaml.ScalarNode):
+                    lines.setdefault(f"{key}.{sub_key.value}", sub_key.start_mark.line + offset)
+    if bad_keys:
+        return None, {}
+    return value, lines
+
+
+def _kind(node: yaml.Node) -> str:
+    return {yaml.ScalarNode: "scalar", yaml.SequenceNode: "list"}.get(type(node), "value")
+
+
+def _expansion_problem(root: yaml.Node) -> str | None:
+    """Count nodes as if aliases were copied out, in linear time; refuse cycles and blow-ups."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise _Cycle
+        active.add(key)
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            for child in node.value:
+                total += size(child)
+        elif isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                total += size(k) + size(v)
+        active.discard(key)
+        sizes[key] = total = min(total, MAX_EXPANDED_NODES + 1)
+        return total
+
+    try:
+        total = size(root)
+    except _Cycle:
+        return "a YAML alias refers to a node that contains it (recursive structure)"
+    except RecursionError:
+        return "the YAML is nested too deeply"
+    if total > MAX_EXPANDED_NODES:
+        return f"YAML aliases expand to more than {MAX_EXPANDED_NODES:,} nodes (an alias bomb?)"
+    return None
+
+
+class _Cycle(Exception):
+    pass
+
+
+def _duplicate_keys(node: yaml.Node, file: str, skill: str, offset: int, seen_nodes: set[int] | None = None):
+    seen_nodes = set() if seen_nodes is None else seen_nodes
+    if id(node) in seen_nodes:
+        return
+    seen_nodes.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        first: dict[str, int] = {}
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                line = key.start_mark.line + offset
+                if key.value in first:
+                    yield RULES["SK008"].at(
+                        file, line, f"duplicate key `{key.value}` (first defined on line {first[key.value]})",
+                        skill=skill)
+                else:
+                    first[key.value] = line
+            yield from _duplicate_keys(value, file, skill, offset, seen_nodes)
+    elif isinstance(node, yaml.SequenceNode):
+        for child in node.value:
+            yield from _duplicate_keys(child, file, skill, offset, seen_nodes)

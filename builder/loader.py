@@ -1,0 +1,181 @@
+"""Find skill folders and read each into a ``Skill``, reporting what is wrong with its files on the way.
+
+Nothing here follows a symbolic link or opens a special file: they are reported and left out.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from .config import RegistryConfig
+from .diagnostics import RULES, Diagnostic
+from .frontmatter import parse_skill_md
+from .model import Skill, SkillFile
+
+SKILL_MD = "SKILL.md"
+SKILL_MD_FALLBACK = "skill.md"
+MAX_PATH_CHARS = 200
+JUNK_DIRS = frozenset({"__pycache__", "node_modules", ".git", ".svn", ".hg", ".mypy_cache", ".pytest_cache"})
+JUNK_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
+JUNK_SUFFIXES = (".pyc", ".pyo", ".swp", "~")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True)
+class LoadedSkill:
+    skill: Skill
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def display_path(path: Path) -> str:
+    """The path as a user would type it: relative to the current folder when below it."""
+    try:
+        return Path(os.path.relpath(path)).as_posix() if not os.path.relpath(path).startswith("..") \
+            else path.as_posix()
+    except ValueError:  # another drive on Windows
+        return path.as_posix()
+
+
+def is_junk(name: str, is_dir: bool) -> bool:
+    if is_dir:
+        return name in JUNK_DIRS
+    return name in JUNK_FILES or name.endswith(JUNK_SUFFIXES)
+
+
+def path_problems(path: str) -> list[tuple[str, str]]:
+    """(code, message) for a relative POSIX path that cannot be published safely; shared with import and install."""
+    problems = []
+    if _CONTROL.search(path):
+        problems.append(("SK504", f"path {path!r} contains a control character"))
+    parts = PurePosixPath(path).parts
+    if path.startswith("/") or ".." in parts or (parts and re.match(r"^[A-Za-z]:", parts[0])):
+        problems.append(("SK503", f"path {path!r} is absolute or contains a `..` component"))
+    if len(path) > MAX_PATH_CHARS:
+        problems.append(("SK505", f"path is {len(path)} characters long; the limit is {MAX_PATH_CHARS}: {path[:60]}…"))
+    return problems
+
+
+def find_skill_folders(path: Path) -> list[Path]:
+    """``path`` itself when it holds SKILL.md, else every visible sub-folder of it (a folder of skills)."""
+    if (path / SKILL_MD).is_file() or (path / SKILL_MD_FALLBACK).is_file():
+        return [path]
+    found = []
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if entry.name.startswith((".", "_")):
+                continue
+            if entry.is_dir(follow_symlinks=False) or entry.is_symlink():
+                found.append(Path(entry.path))
+    return sorted(found, key=lambda p: p.name)
+
+
+def load_skill(folder: Path, config: RegistryConfig) -> LoadedSkill:
+    shown = display_path(folder)
+    name = folder.name
+    diagnostics: list[Diagnostic] = []
+
+    def report(code: str, rel: str, message: str, line: int = 0, **kw: object) -> None:
+        file = f"{shown}/{rel}" if rel else shown
+        diagnostics.append(RULES[code].at(file, line, message, skill=name, **kw))  # type: ignore[arg-type]
+
+    if folder.is_symlink():
+        report("SK501", "", f"the skill folder is a symbolic link to {os.readlink(folder)!r}")
+        return LoadedSkill(Skill(name, folder, SKILL_MD, None, "", 1, ()), tuple(diagnostics))
+
+    files = _read_files(folder, config, report)
+    by_path = {f.path: f for f in files}
+    skill_md = SKILL_MD if SKILL_MD in by_path else SKILL_MD_FALLBACK if SKILL_MD_FALLBACK in by_path else None
+    if skill_md is None:
+        report("SK001", "", f"no {SKILL_MD} in {shown}/")
+        return LoadedSkill(Skill(name, folder, SKILL_MD, None, "", 1, tuple(files)), tuple(diagnostics))
+    if skill_md == SKILL_MD_FALLBACK:
+        report("SK002", skill_md, "found `skill.md`; the standard name is `SKILL.md`")
+    parsed = parse_skill_md(by_path[skill_md].data, f"{shown}/{skill_md}",
+                           max_frontmatter_bytes=config.limits.max_frontmatter_bytes, skill=name)
+    diagnostics.extend(parsed.diagnostics)
+    skill = Skill(name=name, folder=folder, skill_md=skill_md, frontmatter=parsed.frontmatter,
+                  body=parsed.body, body_line=parsed.body_line, files=tuple(files))
+    return LoadedSkill(skill, tuple(diagnostics))
+
+
+def _read_files(folder: Path, config: RegistryConfig, report) -> list[SkillFile]:
+    """Every regular file below ``folder`` as bytes, sorted by path; problems are reported, not raised."""
+    limits = config.limits
+    files: list[SkillFile] = []
+    total = 0
+    root = config.root.resolve()
+    stack = [(folder, "")]
+    while stack:
+        current, prefix = stack.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError as exc:
+            report("SK512", prefix.rstrip("/"), f"cannot list folder: {exc.strerror}")
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            try:
+                rel.encode("utf-8")
+            except UnicodeEncodeError:
+                report("SK513", rel.encode("utf-8", "replace").decode(), "file name is not valid UTF-8")
+                continue
+            for code, message in path_problems(rel):
+                report(code, repr(rel)[1:-1] if code == "SK504" else rel, message)
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                report("SK512", rel, f"cannot read: {exc.strerror}")
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                target = os.readlink(entry.path)
+                outside = not _is_within(Path(entry.path).parent / target, root)
+                where = " outside the repository" if outside else ""
+                report("SK501", rel, f"`{rel}` is a symbolic link to {target!r}{where}")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if is_junk(entry.name, True):
+                    report("SK510", rel, f"`{rel}/` is a generated folder that must not be committed")
+                    continue
+                stack.append((Path(entry.path), rel + "/"))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                report("SK502", rel, f"`{rel}` is not a regular file")
+                continue
+            if is_junk(entry.name, False):
+                report("SK510", rel, f"`{rel}` is a generated or editor file that must not be committed")
+                continue
+            if st.st_size > limits.max_file_bytes:
+                report("SK507", rel, f"`{rel}` is {st.st_size:,} bytes; the limit is {limits.max_file_bytes:,}")
+                total += st.st_size
+                continue
+            try:
+                with open(entry.path, "rb") as fh:
+                    data = fh.read(limits.max_file_bytes + 1)
+            except OSError as exc:
+                report("SK512", rel, f"cannot read `{rel}`: {exc.strerror}")
+                continue
+            total += len(data)
+            files.append(SkillFile(path=rel, data=data, executable=bool(st.st_mode & 0o111)))
+    if total > limits.max_skill_bytes:
+        report("SK508", "", f"the skill holds {total:,} bytes; the limit is {limits.max_skill_bytes:,}")
+    files.sort(key=lambda f: f.path.encode("utf-8"))
+    seen: dict[str, str] = {}
+    for f in files:
+        folded = f.path.casefold()
+        if folded in seen:
+            report("SK506", f.path, f"`{f.path}` and `{seen[folded]}` differ only in case")
+        else:
+            seen[folded] = f.path
+    return files
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    try:
+        Path(os.path.normpath(path.absolute())).relative_to(root)
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,403 @@
+"""The rules: what a valid skill is, under each profile, and what must hold across the registry.
+
+``validate_paths`` loads and checks every skill below the given paths and returns every finding;
+nothing here prints or writes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+from urllib.parse import unquote
+
+from .config import PROFILES, RegistryConfig
+from .diagnostics import RULES, Diagnostic, Severity
+from .errors import UsageError
+from .loader import display_path, find_skill_folders, load_skill
+from .model import Skill
+
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+MAX_COMPATIBILITY = 500
+MAX_BODY_LINES = 500
+MAX_BODY_WORDS = 5000
+
+NAME_CHARS = re.compile(r"^[a-z0-9-]+$")
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
+    r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$"
+)
+PLACEHOLDER_NAMES = frozenset({"my-skill-name", "skill-name", "your-skill-name"})
+PLACEHOLDER_TEXT = re.compile(r"^\s*(?:TODO|TBD|FIXME)\b|\bTODO:|\[TODO|Replace with|Describe what this skill does")
+# Names that would collide with the site's own folders and API paths.
+RESERVED_NAMES = frozenset({
+    "api", "assets", "search", "tags", "tag", "categories", "category", "skills", "index", "static",
+    "stylesheets", "javascripts", "schema", "bundles", "well-known", "404", "sitemap", "feed", "new",
+})
+# Zero-width, bidirectional controls and Unicode tag characters can hide text from a reviewer.
+INVISIBLE = re.compile("[\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+                       "|(?<=[\x00-\u1fff])\u200d")
+USER_PATH = re.compile(r"(?<![\w./~-])(?:/home/[\w.-]+|/Users/[\w.-]+|[A-Za-z]:\\[\w\\. -]*)")
+MD_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+[\"'(][^)]*)?\)")
+MD_REFDEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
+SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+# What each profile accepts at the top level of the frontmatter, and the type each field must have.
+OPEN_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _is_str_or_str_list(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
+
+
+def _one_of(*values: str) -> Callable[[Any], bool]:
+    return lambda v: v in values
+
+
+CLAUDE_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "model": (_is_str, "a model name string"),
+    "version": (_is_str, "a version string"),
+    "disable-model-invocation": (_is_bool, "true or false"),
+    "user-invocable": (_is_bool, "true or false"),
+    "argument-hint": (_is_str, "a string"),
+    "context": (_one_of("inline", "fork"), "`inline` or `fork`"),
+    "agent": (_is_str, "an agent name string"),
+    "effort": (_one_of("low", "medium", "high", "xhigh", "max"), "one of low, medium, high, xhigh, max"),
+    "paths": (_is_str_or_str_list, "a glob string or a list of glob strings"),
+    "hooks": (lambda v: isinstance(v, dict), "a mapping of hook events"),
+    "when_to_use": (_is_str, "a string"),
+    "mode": (_is_bool, "true or false"),
+}
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    skills: tuple[Skill, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    @property
+    def warnings(self) -> int:
+        return sum(d.severity is Severity.WARNING for d in self.diagnostics)
+
+    def failed(self, strict: bool = False) -> bool:
+        return self.errors > 0 or (strict and self.warnings > 0)
+
+    def invalid_names(self) -> frozenset[str]:
+        return frozenset(d.skill for d in self.diagnostics if d.severity is Severity.ERROR and d.skill)
+
+    def summary(self) -> str:
+        flagged = len({d.skill for d in self.diagnostics if d.skill})
+        noun = "skill" if len(self.skills) == 1 else "skills"
+        e, w = self.errors, self.warnings
+        return (f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)} "
+                f"in {flagged} of {len(self.skills)} {noun}")
+
+
+def validate_paths(paths: Sequence[Path], config: RegistryConfig, profile: str | None = None) -> ValidationReport:
+    """Load every skill under ``paths`` (skill folders or folders of skills) and check each and all together."""
+    profile = profile or config.profile
+    if profile not in PROFILES:
+        raise UsageError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    folders: list[Path] = []
+    diagnostics: list[Diagnostic] = []
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"{display_path(path)}: no such file or folder")
+        if path.is_file() and path.name in ("SKILL.md", "skill.md"):
+            path = path.parent
+        if not path.is_dir():
+            raise UsageError(f"{display_path(path)}: not a folder")
+        found = find_skill_folders(path)
+        if not found:
+            diagnostics.append(RULES["SK604"].at(display_path(path), 0, f"no skill folders in {display_path(path)}"))
+        folders.extend(found)
+    skills = []
+    seen: set[Path] = set()
+    for folder in folders:
+        if folder.resolve() in seen:
+            continue
+        seen.add(folder.resolve())
+        loaded = load_skill(folder, config)
+        skills.append(loaded.skill)
+        diagnostics.extend(loaded.diagnostics)
+        diagnostics.extend(check_skill(loaded.skill, config, profile))
+    diagnostics.extend(check_registry(skills))
+    diagnostics.sort(key=Diagnostic.sort_key)
+    return ValidationReport(tuple(skills), tuple(diagnostics))
+
+
+def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    shown = display_path(skill.folder)
+    md_file = f"{shown}/{skill.skill_md}"
+    if skill.frontmatter is not None:
+        out.extend(_check_fields(skill, config, profile, md_file))
+        out.extend(_check_body(skill, md_file))
+    for f in skill.files:
+        if not f.is_text and not f.path.startswith("assets/"):
+            out.append(RULES["SK509"].at(f"{shown}/{f.path}", 0, f"`{f.path}` is binary but not under assets/",
+                                         skill=skill.name))
+        if (f.path == skill.skill_md or f.path.startswith("scripts/")) and f.is_text:
+            out.extend(_invisible_chars(f.data.decode("utf-8"), f"{shown}/{f.path}", skill.name))
+    return out
+
+
+def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str) -> Iterable[Diagnostic]:
+    fm = skill.frontmatter
+    assert fm is not None
+    data = fm.data
+
+    def at(code: str, key: str, message: str = "", **kw: Any) -> Diagnostic:
+        return RULES[code].at(file, fm.line_of(key), message, skill=skill.name, **kw)
+
+    # name
+    if "name" not in data:
+        yield at("SK101", "name", "required field `name` is missing")
+    else:
+        name = data["name"]
+        if not isinstance(name, str) or not name.strip():
+            yield at("SK102", "name", f"`name` must be a non-empty string, got {_show(name)}")
+        else:
+            yield from check_name(name, skill.name, lambda code, msg, hint=None: at(code, "name", msg, hint=hint))
+    # description
+    if "description" not in data:
+        yield at("SK107", "description", "required field `description` is missing")
+    else:
+        desc = data["description"]
+        if not isinstance(desc, str) or not desc.strip():
+            yield at("SK108", "description", f"`description` must be a non-empty string, got {_show(desc)}")
+        else:
+            if len(desc) > MAX_DESCRIPTION:
+                yield at("SK109", "description",
+                         f"`description` is {len(desc)} characters; the limit is {MAX_DESCRIPTION}")
+            match = PLACEHOLDER_TEXT.search(desc)
+            if match:
+                yield at("SK202", "description", f"`description` still contains template text: {match.group(0).strip()!r}")
+    # optional fields of the standard
+    if "compatibility" in data:
+        comp = data["compatibility"]
+        if not isinstance(comp, str) or not comp.strip():
+            yield at("SK110", "compatibility", f"`compatibility` must be a non-empty string, got {_show(comp)}")
+        elif len(comp) > MAX_COMPATIBILITY:
+            yield at("SK111", "compatibility",
+                     f"`compatibility` is {len(comp)} characters; the limit is {MAX_COMPATIBILITY}")
+    if "license" in data and not isinstance(data["license"], str):
+        yield at("SK114", "license", f"`license` must be a string, got {_show(data['license'])}")
+    if "allowed-tools" in data:
+        tools = data["allowed-tools"]
+        if isinstance(tools, list) and all(isinstance(t, str) for t in tools):
+            yield at("SK115", "allowed-tools", hint=f"Write `allowed-tools: {' '.join(tools)}`.")
+        elif not isinstance(tools, str):
+            yield at("SK116", "allowed-tools", f"`allowed-tools` must be a space-separated string, got {_show(tools)}")
+    if "metadata" in data:
+        yield from _check_metadata(data["metadata"], config, at)
+    elif config.categories:
+        yield at("SK305", "name", "`metadata.category` is missing")
+    # fields outside the standard, by profile
+    known = set(OPEN_FIELDS) | (set(CLAUDE_FIELDS) if profile != "spec" else set())
+    for key in data:
+        if key in known:
+            continue
+        if key in CLAUDE_FIELDS:
+            message = f"`{key}` is a Claude Code extension, not part of the open standard"
+            hint = "Use `--profile claude-code` for Claude Code skills, or move it under `metadata`."
+        else:
+            message = f"unknown field `{key}`"
+            close = difflib.get_close_matches(key.replace("_", "-").lower(), [*OPEN_FIELDS, *CLAUDE_FIELDS], 1, 0.6)
+            hint = f"Did you mean `{close[0]}`?" if close else "Put registry data under `metadata`."
+        severity = Severity.WARNING if profile == "lenient" else Severity.ERROR
+        yield at("SK120", key, message, hint=hint, severity=severity)
+    if profile != "spec":
+        for key, (check, expected) in CLAUDE_FIELDS.items():
+            if key in data and not check(data[key]):
+                yield at("SK122", key, f"`{key}` must be {expected}, got {_show(data[key])}")
+        if "when_to_use" in data:
+            yield at("SK123", "when_to_use", "`when_to_use` is deprecated")
+
+
+def check_name(name: str, folder: str, report: Callable[..., Diagnostic]) -> Iterable[Diagnostic]:
+    if name in PLACEHOLDER_NAMES:
+        yield report("SK201", f"`name` is still the template placeholder `{name}`")
+    if len(name) > MAX_NAME:
+        yield report("SK103", f"`name` is {len(name)} characters; the limit is {MAX_NAME}")
+    if not NAME_CHARS.match(name):
+        bad = sorted({c for c in name if not re.match(r"[a-z0-9-]", c)})
+        suggestion = re.sub(r"-+", "-", re.sub(r"[^a-z0-9-]", "-", name.lower())).strip("-")
+        yield report("SK104", f"`name` {name!r} has characters outside a-z, 0-9 and '-': "
+                              f"{' '.join(repr(c) for c in bad)}",
+                     f"Did you mean `{suggestion}`?" if suggestion else None)
+    if name.startswith("-") or name.endswith("-") or "--" in name:
+        yield report("SK105", f"`name` {name!r} starts or ends with a hyphen or contains `--`")
+    if name != folder:
+        yield report("SK106", f"`name` is {name!r} but the folder is {folder!r}")
+
+
+def _check_metadata(meta: Any, config: RegistryConfig, at: Callable[..., Diagnostic]) -> Iterable[Diagnostic]:
+    if not isinstance(meta, dict):
+        yield at("SK112", "metadata", f"`metadata` must be a mapping, got {_show(meta)}")
+        return
+    for key, value in meta.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            yield at("SK113", f"metadata.{key}", f"`metadata.{key}` must be a string, got {_show(value)}",
+                     hint=f"Quote it: `{key}: \"{value}\"`." if isinstance(value, (int, float)) else None)
+    category = meta.get("category")
+    if isinstance(category, str) and config.categories:
+        if category not in config.category_slugs:
+            close = difflib.get_close_matches(category, config.category_slugs, 1, 0.5)
+            hint = (f"Did you mean `{close[0]}`? " if close else "") + \
+                f"Categories: {', '.join(config.category_slugs)}."
+            yield at("SK301", "metadata.category", f"unknown category `{category}`", hint=hint)
+    elif category is None and config.categories:
+        yield at("SK305", "metadata", "`metadata.category` is missing")
+    tags = meta.get("tags")
+    if isinstance(tags, str):
+        items = [t.strip() for t in tags.split(",") if t.strip()]
+        if len(items) > config.limits.max_tags:
+            yield at("SK302", "metadata.tags", f"{len(items)} tags; the limit is {config.limits.max_tags}")
+        for tag in items:
+            if not SLUG.match(tag):
+                yield at("SK303", "metadata.tags", f"tag {tag!r} is not a lowercase slug",
+                         hint=f"Did you mean `{_slugify(tag)}`?" if _slugify(tag) else None)
+    version = meta.get("version")
+    if isinstance(version, str) and not SEMVER.match(version):
+        yield at("SK304", "metadata.version", f"`metadata.version` {version!r} is not a semantic version")
+
+
+def _check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
+    body = skill.body
+    lines = body.split("\n")
+    if not body.strip():
+        yield RULES["SK406"].at(file, skill.body_line, skill=skill.name)
+        return
+    count = len(lines) - (1 if lines and lines[-1] == "" else 0)
+    if count > MAX_BODY_LINES:
+        yield RULES["SK401"].at(file, skill.body_line, f"the body has {count} lines; keep it under {MAX_BODY_LINES}",
+                                skill=skill.name)
+    words = len(body.split())
+    if words > MAX_BODY_WORDS:
+        yield RULES["SK402"].at(file, skill.body_line, f"the body has {words:,} words; keep it under {MAX_BODY_WORDS:,}",
+                                skill=skill.name)
+    paths = {f.path for f in skill.files}
+    folders = {posixpath.dirname(p) for p in paths}
+    folders |= {"/".join(p.split("/")[:i]) for p in folders for i in range(1, p.count("/") + 1)}
+    in_fence = False
+    fence = ""
+    for offset, line in enumerate(lines):
+        line_no = skill.body_line + offset
+        for match in USER_PATH.finditer(line):
+            yield RULES["SK403"].at(file, line_no, f"absolute user path `{match.group(0)}`", column=match.start() + 1,
+                                    skill=skill.name)
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            marker = stripped[:3]
+            if not in_fence:
+                in_fence, fence = True, marker
+            elif marker == fence:
+                in_fence = False
+            continue
+        if in_fence:
+            continue
+        text = re.sub(r"`[^`]*`", lambda m: " " * len(m.group(0)), line)
+        targets = [(m.group(1), m.start()) for m in MD_LINK.finditer(text)]
+        ref = MD_REFDEF.match(text)
+        if ref:
+            targets.append((ref.group(1), ref.start(1)))
+        for target, column in targets:
+            yield from _check_link(target, paths, folders, file, line_no, column + 1, skill.name)
+
+
+def _check_link(target: str, paths: set[str], folders: set[str], file: str, line: int, column: int,
+                skill: str) -> Iterable[Diagnostic]:
+    target = target.strip("<>")
+    if not target or target.startswith(("#", "//", "{baseDir}")) or SCHEME.match(target):
+        return
+    path = unquote(target.split("#", 1)[0].split("?", 1)[0])
+    if not path:
+        return
+    if path.startswith("/"):
+        yield RULES["SK405"].at(file, line, f"link to absolute path `{target}` leaves the skill folder",
+                                column=column, skill=skill)
+        return
+    normal = posixpath.normpath(path)
+    if normal == ".." or normal.startswith("../"):
+        yield RULES["SK405"].at(file, line, f"link `{target}` leaves the skill folder", column=column, skill=skill)
+        return
+    if normal in paths or normal in folders or normal == ".":
+        return
+    close = difflib.get_close_matches(normal, sorted(paths), 1, 0.6)
+    yield RULES["SK404"].at(file, line, f"link target `{target}` does not exist in the skill",
+                            hint=f"Did you mean `{close[0]}`?" if close else "Add the file or fix the link.",
+                            column=column, skill=skill)
+
+
+def _invisible_chars(text: str, file: str, skill: str) -> Iterable[Diagnostic]:
+    if not INVISIBLE.search(text):
+        return
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        for match in INVISIBLE.finditer(line):
+            if line_no == 1 and match.start() == 0 and match.group(0) == "\ufeff":
+                continue  # a byte-order mark at the very start is an encoding marker, not hidden text
+            char = match.group(0)
+            yield RULES["SK511"].at(file, line_no, f"invisible character U+{ord(char):04X} "
+                                                   f"({unicodedata.name(char, 'unnamed')})",
+                                    column=match.start() + 1, skill=skill)
+
+
+def check_registry(skills: Sequence[Skill]) -> list[Diagnostic]:
+    """Rules that need every skill at once: unique names, names that only differ by case or width, reserved names."""
+    out: list[Diagnostic] = []
+    by_name: dict[str, Skill] = {}
+    by_folded: dict[str, Skill] = {}
+    for skill in skills:
+        declared = skill.field("name")
+        name = declared if isinstance(declared, str) and declared else skill.name
+        file = f"{display_path(skill.folder)}/{skill.skill_md}"
+        line = skill.frontmatter.line_of("name") if skill.frontmatter else 0
+        if name in by_name:
+            other = by_name[name]
+            out.append(RULES["SK601"].at(file, line, f"skill name `{name}` is also used by "
+                                                     f"{display_path(other.folder)}", skill=skill.name))
+        else:
+            by_name[name] = skill
+            folded = unicodedata.normalize("NFKC", name).casefold()
+            if folded in by_folded:
+                other = by_folded[folded]
+                out.append(RULES["SK602"].at(file, line, f"skill name `{name}` collides with "
+                                                         f"`{other.field('name') or other.name}` in "
+                                                         f"{display_path(other.folder)}", skill=skill.name))
+            else:
+                by_folded[folded] = skill
+        if name in RESERVED_NAMES:
+            out.append(RULES["SK603"].at(file, line, f"skill name `{name}` is reserved", skill=skill.name))
+    return out
+
+
+def _slugify(text: str) -> str:
+    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9]+", "-", text.lower())).strip("-")
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    kind = {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "a mapping"}.get(
+        type(value), type(value).__name__)
+    return f"{kind} ({value!r})" if not isinstance(value, (list, dict)) else kind
