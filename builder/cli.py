@@ -12,7 +12,7 @@ import click
 
 from . import __version__
 from .config import PROFILES, RegistryConfig, load_config
-from .errors import SkillRegError
+from .errors import SkillRegError, UsageError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -105,6 +105,161 @@ def new(obj: Context, name: str, description: str | None, category: str | None) 
     folder = new_skill(obj.config, name, description, category)
     click.echo(f"Created {folder}/SKILL.md")
     click.echo(f"Edit it, then run: skillreg validate {folder}")
+
+
+def _show_progress() -> bool:
+    return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+@cli.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
+              help="Output folder; replaced as a whole when the build succeeds.")
+@click.option("--base-url", help="Public URL the output is served from (default: `base_url` in registry.yaml).")
+@click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core for large registries).")
+@click.option("--keep-going", is_flag=True, help="Leave invalid skills out and list them instead of stopping.")
+@click.option("--profile", type=click.Choice(PROFILES), default=None, help="Validation profile (default: registry.yaml).")
+@click.option("-v", "--verbose", is_flag=True, help="Say which skills were written and which reused.")
+@pass_context
+@handle_errors
+def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_going: bool, profile: str | None,
+          verbose: bool) -> None:
+    """Validate every skill, then write the JSON API, bundles and discovery indexes to --out.
+
+    Any validation error stops the build before anything is written (exit 1).
+    """
+    from .build import BuildFailed, build as run_build
+    from .report import format_text
+
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=total, label="Building", file=sys.stderr)
+            bar.__enter__()
+        bar.update(1)
+
+    try:
+        result = run_build(obj.config, out, base_url=base_url, jobs=jobs, keep_going=keep_going, profile=profile,
+                           on_progress=progress if _show_progress() else None)
+    except BuildFailed as failed:
+        click.echo(format_text(failed.report), nl=False)
+        raise
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    if result.report.diagnostics and (verbose or result.skipped or result.report.warnings):
+        click.echo(format_text(result.report), nl=False)
+    if result.skipped:
+        click.echo(f"Left out {len(result.skipped)} invalid skill(s): {', '.join(result.skipped)}")
+    if verbose:
+        click.echo(f"Written: {', '.join(result.written) or '-'}")
+        click.echo(f"Reused: {len(result.reused)} unchanged skill(s)")
+    commit = f" at commit {result.commit[:12]}" if result.commit else " (not a git repository: no provenance)"
+    click.echo(f"Built {len(result.published)} skills into {out}/{commit} "
+               f"({len(result.written)} written, {len(result.reused)} unchanged)")
+
+
+def _registry_skill(obj: Context, name: str):
+    """Load one skill of the registry by name, or by path to its folder; refuse it when it has errors."""
+    from .loader import load_skill
+    from .validate import check_skill
+
+    folder = Path(name)
+    if not (folder.is_dir() and ((folder / "SKILL.md").is_file() or (folder / "skill.md").is_file())):
+        folder = obj.config.skills_path / name
+    if not folder.is_dir():
+        raise UsageError(f"no skill named {name!r} in {obj.config.skills_path}")
+    loaded = load_skill(folder, obj.config)
+    errors = [d for d in (*loaded.diagnostics, *check_skill(loaded.skill, obj.config, obj.config.profile))
+              if d.severity.value == "error"]
+    if errors:
+        first = errors[0]
+        raise SkillRegError(f"{first.file}:{first.line}: {first.code} {first.message} "
+                            f"({len(errors)} error(s); run `skillreg validate {folder}`)")
+    return loaded.skill
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--format", "fmt", type=click.Choice(["prompts-chat", "zip", "json"]), default="prompts-chat",
+              show_default=True, help="prompts.chat multi-file text, a zip bundle or a JSON bundle.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here instead of stdout.")
+@pass_context
+@handle_errors
+def export(obj: Context, name: str, fmt: str, output: Path | None) -> None:
+    """Write one skill as a single file: the same bytes the registry would publish."""
+    from .bundle import dumps, json_bundle, zip_bytes
+    from .codec import serialize
+
+    skill = _registry_skill(obj, name)
+    if fmt == "zip":
+        data = zip_bytes(skill.files)
+    elif fmt == "json":
+        data = dumps(json_bundle(skill))
+    else:
+        data = serialize(skill.files).encode("utf-8")
+    if output is None:
+        if fmt == "zip" and sys.stdout.isatty():
+            raise UsageError("refusing to write a zip archive to a terminal; use -o FILE or a redirect")
+        click.get_binary_stream("stdout").write(data)
+    else:
+        from .fs import write_atomic
+
+        write_atomic(output, data)
+        click.echo(f"Wrote {output} ({len(data):,} bytes)", err=True)
+
+
+@cli.command(name="import")
+@click.argument("source", type=click.File("rb"))
+@click.option("--name", help="Folder name for the skill (default: `name` in its SKILL.md).")
+@pass_context
+@handle_errors
+def import_(obj: Context, source: Any, name: str | None) -> None:
+    """Create skills/NAME/ from a prompts.chat multi-file text (FILE, or - for stdin), then validate it."""
+    from .codec import parse
+    from .fs import write_new_folder
+    from .frontmatter import parse_skill_md
+    from .report import format_text
+    from .validate import check_name, validate_paths
+
+    raw = source.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{source.name}: not UTF-8 text (byte offset {exc.start})") from None
+    files = parse(text)
+    if name is None:
+        parsed = parse_skill_md(files[0].data, "SKILL.md", max_frontmatter_bytes=obj.config.limits.max_frontmatter_bytes)
+        declared = parsed.frontmatter.data.get("name") if parsed.frontmatter else None
+        if not isinstance(declared, str) or not declared:
+            raise UsageError(f"{source.name}: SKILL.md declares no usable `name`; pass --name")
+        name = declared
+    problems = list(check_name(name, name, lambda code, msg, hint=None: f"{code}: {msg}"))
+    if problems:
+        raise UsageError(problems[0])
+    folder = obj.config.skills_path / name
+    write_new_folder(folder, {f.path: (f.data, f.executable) for f in files})
+    click.echo(f"Created {folder}/ with {len(files)} file(s)")
+    report = validate_paths([folder], obj.config)
+    click.echo(format_text(report), nl=False)
+    sys.exit(EXIT_FAIL if report.failed() else EXIT_OK)
+
+
+@cli.command()
+@click.argument("names", nargs=-1)
+@pass_context
+@handle_errors
+def prompt(obj: Context, names: tuple[str, ...]) -> None:
+    """Print the <available_skills> block for agent system prompts (all skills, or NAMES)."""
+    from .loader import find_skill_folders, load_skill
+    from .prompt import to_prompt
+
+    if names:
+        skills = [_registry_skill(obj, n) for n in names]
+    else:
+        skills = [load_skill(f, obj.config).skill for f in find_skill_folders(obj.config.skills_path)]
+    click.echo(to_prompt(skills))
 
 
 def main() -> None:

@@ -1,0 +1,178 @@
+"""The published documents, as plain data: slim index, per-skill detail, discovery indexes.
+
+Paths are relative to the site root; ``url`` fields add the registry's base URL when one is set, so a
+mirror can serve the same files and clients resolve paths against the registry they were given.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from .config import RegistryConfig
+from .model import Skill
+from .permissions import permissions
+from .provenance import Provenance, Source
+
+API_VERSION = 1
+API_ROOT = "api/v1"
+INDEX_PATH = f"{API_ROOT}/index.json"
+WELL_KNOWN_V1 = ".well-known/skills"
+WELL_KNOWN_V2 = ".well-known/agent-skills"
+DISCOVERY_V2_SCHEMA = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
+
+
+def detail_path(name: str) -> str:
+    return f"{API_ROOT}/skills/{name}.json"
+
+
+def raw_path(name: str, path: str) -> str:
+    return f"{API_ROOT}/skills/{name}/files/{path}"
+
+
+def page_path(name: str) -> str:
+    return f"skills/{name}/"
+
+
+def bundle_stem(skill: Skill) -> str:
+    return f"{API_ROOT}/bundles/{skill.name}/{skill.name}-{skill.digest.removeprefix('sha256:')[:12]}"
+
+
+def url_of(config: RegistryConfig | str, path: str) -> str:
+    base = config if isinstance(config, str) else config.base_url
+    quoted = quote(path, safe="/")
+    return (base.rstrip("/") + "/" + quoted) if base else quoted
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A written file that a document points to, with what a client needs to verify it."""
+
+    path: str
+    sha256: str
+    size: int
+
+    def to_dict(self, config: RegistryConfig) -> dict[str, Any]:
+        return {"path": self.path, "url": url_of(config, self.path), "sha256": self.sha256, "size": self.size}
+
+
+def json_safe(value: Any) -> Any:
+    """YAML can hold dates, sets and bytes; JSON cannot. Convert them the same way every time."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(json_safe(v) for v in value)
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    return value
+
+
+def index_entry(skill: Skill, prov: Provenance) -> dict[str, Any]:
+    return {
+        "name": skill.name,
+        "description": skill.description,
+        "category": skill.category,
+        "tags": list(skill.tags),
+        "version": skill.version,
+        "digest": skill.digest,
+        "updated": prov.updated,
+        "files": len(skill.files),
+        "size": skill.size,
+    }
+
+
+def index_document(config: RegistryConfig, source: Source, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "api_version": API_VERSION,
+        "count": len(entries),
+        "registry": {"title": config.title, "url": config.base_url, "description": config.description},
+        "source": {"repository": config.repository or None, "commit": source.commit, "time": source.time},
+        "categories": [{"slug": c.slug, "title": c.title, "description": c.description} for c in config.categories],
+        "skills": sorted(entries, key=lambda e: e["name"]),
+    }
+
+
+def _source_links(config: RegistryConfig, prov: Provenance, source_path: str) -> dict[str, Any]:
+    repo = config.repository.rstrip("/")
+    ref = prov.commit
+    return {
+        "source_url": f"{repo}/tree/{ref}/{quote(source_path)}" if repo and ref else None,
+        "history_url": f"{repo}/commits/{ref}/{quote(source_path)}" if repo and ref else None,
+    }
+
+
+def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: Provenance,
+                    zip_artifact: Artifact, json_artifact: Artifact) -> dict[str, Any]:
+    frontmatter = json_safe(dict(skill.frontmatter.data)) if skill.frontmatter else {}
+    body = skill.body
+    if source.top is not None:
+        try:
+            source_path = skill.folder.resolve().relative_to(source.top).as_posix()
+        except ValueError:
+            source_path = f"{config.skills_dir}/{skill.name}"
+    else:
+        source_path = f"{config.skills_dir}/{skill.name}"
+    return {
+        "api_version": API_VERSION,
+        "name": skill.name,
+        "description": skill.description,
+        "category": skill.category,
+        "tags": list(skill.tags),
+        "version": skill.version,
+        "license": skill.field("license") if isinstance(skill.field("license"), str) else None,
+        "frontmatter": frontmatter,
+        "body": {"line": skill.body_line, "length": len(body), "lines": body.count("\n") + (not body.endswith("\n")),
+                 "words": len(body.split())},
+        "skill_md": skill.skill_md,
+        "files": [
+            {"path": f.path, "size": f.size, "sha256": f.sha256, "executable": f.executable,
+             "type": "text" if f.is_text else "binary", "url": url_of(config, raw_path(skill.name, f.path)),
+             "raw": raw_path(skill.name, f.path)}
+            for f in skill.files
+        ],
+        "size": skill.size,
+        "digest": skill.digest,
+        "bundles": {"zip": zip_artifact.to_dict(config), "json": json_artifact.to_dict(config)},
+        "permissions": permissions(skill).to_dict(),
+        "provenance": {
+            "created": prov.created,
+            "updated": prov.updated,
+            "authors": list(prov.authors),
+            "commit": prov.commit,
+            "source_path": source_path,
+            **_source_links(config, prov, source_path),
+        },
+        "links": {
+            "page": url_of(config, page_path(skill.name)),
+            "detail": url_of(config, detail_path(skill.name)),
+            "index": url_of(config, INDEX_PATH),
+        },
+    }
+
+
+def discovery_v1_entry(skill: Skill) -> dict[str, Any]:
+    return {"name": skill.name, "description": skill.description, "files": [f.path for f in skill.files]}
+
+
+def discovery_v2_entry(skill: Skill, zip_artifact: Artifact) -> dict[str, Any]:
+    # v0.2 names one artifact per skill; its digest is the SHA-256 of that artifact's bytes.
+    # The URL is relative to the index, so the site works under any base path.
+    return {"name": skill.name, "type": "archive", "description": skill.description,
+            "url": "../../" + quote(zip_artifact.path, safe="/"), "digest": "sha256:" + zip_artifact.sha256}
+
+
+def discovery_v1_document(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"skills": sorted(entries, key=lambda e: e["name"])}
+
+
+def discovery_v2_document(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"$schema": DISCOVERY_V2_SCHEMA, "skills": sorted(entries, key=lambda e: e["name"])}

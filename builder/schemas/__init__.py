@@ -1,0 +1,26 @@
+"""JSON Schemas of every published document, shipped with the package and published under api/v1/schema/."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+PUBLISHED = ("index", "detail", "bundle", "discovery-v1", "discovery-v2")
+SCHEMA_DIR = "api/v1/schema"
+
+
+def schema_text(name: str) -> str:
+    return resources.files(__package__).joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    return json.loads(schema_text(name))
+
+
+def write_schemas(root: Path) -> None:
+    folder = root / SCHEMA_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in PUBLISHED:
+        (folder / f"{name}.schema.json").write_text(schema_text(name), encoding="utf-8")
