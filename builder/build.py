@@ -29,6 +29,7 @@ from .loader import display_path, find_skill_folders, load_skill
 from .model import Skill, sha256_hex
 from .provenance import History, read_history
 from .schemas import write_schemas
+from .search import SEARCH_INDEX_PATH, search_entry, search_index
 from .validate import ValidationReport, check_registry, check_skill
 
 # Below this many skills a pool of processes costs more than it saves.
@@ -75,6 +76,7 @@ class _Outcome:
     index: dict[str, Any] | None = None
     v1: dict[str, Any] | None = None
     v2: dict[str, Any] | None = None
+    search: list[Any] | None = None
     reused: bool = False
 
 
@@ -135,7 +137,7 @@ def _build_one(folder: Path) -> _Outcome:
     previous = _link_previous(job, skill.name, key)
     if previous is not None:
         return _Outcome(head, diagnostics, key, tuple(previous["outputs"]), previous["index"], previous["v1"],
-                        previous["v2"], reused=True)
+                        previous["v2"], previous["search"], reused=True)
     prov = job.history.of(skill.name)
     stem = bundle_stem(skill)
     zipped = zip_bytes(skill.files)
@@ -154,7 +156,7 @@ def _build_one(folder: Path) -> _Outcome:
     for rel, data in files.items():
         _write(job.tmp, rel, data)
     return _Outcome(head, diagnostics, key, tuple(sorted(files)), index_entry(skill, prov),
-                    discovery_v1_entry(skill), discovery_v2_entry(skill, zip_art))
+                    discovery_v1_entry(skill), discovery_v2_entry(skill, zip_art), search_entry(skill))
 
 
 def _manifest_path(config: RegistryConfig, out: Path) -> Path:
@@ -246,6 +248,7 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
         _write(tmp, INDEX_PATH, dumps(index_document(config, source, [o.index for o in kept if o.index])))
         _write(tmp, f"{WELL_KNOWN_V1}/index.json", dumps(discovery_v1_document([o.v1 for o in kept if o.v1])))
         _write(tmp, f"{WELL_KNOWN_V2}/index.json", dumps(discovery_v2_document([o.v2 for o in kept if o.v2])))
+        _write(tmp, SEARCH_INDEX_PATH, dumps(search_index([o.search for o in kept if o.search])))
         write_schemas(tmp)
         _write(tmp, ".nojekyll", b"")
         if extra is not None:
@@ -257,7 +260,8 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
     manifest_file.parent.mkdir(parents=True, exist_ok=True)
     tmp_manifest = manifest_file.with_suffix(".tmp")
     tmp_manifest.write_text(json.dumps({"builder": __version__, "skills": {
-        o.head.name: {"key": o.key, "outputs": list(o.outputs), "index": o.index, "v1": o.v1, "v2": o.v2}
+        o.head.name: {"key": o.key, "outputs": list(o.outputs), "index": o.index, "v1": o.v1, "v2": o.v2,
+                      "search": o.search}
         for o in kept}}, sort_keys=True), encoding="utf-8")
     os.replace(tmp_manifest, manifest_file)
     return BuildResult(
