@@ -1,0 +1,74 @@
+"""``python -m bench``: run the registered measurements and print one table (and write the same figures as JSON).
+
+A measurement is a function ``name_bench(ctx: BenchContext) -> list[Row]`` added to ``MEASUREMENTS``; its
+``--only`` name is the function name without ``_bench``. It takes its corpus from ``ctx.corpus(n)`` (shared
+and cached), repeats each timing ``ctx.repeat`` times and, with ``ctx.quick``, keeps to a few seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .harness import (BenchContext, BenchError, Row, default_cache_dir, machine_info, now, render_markdown,
+                      report_json, write_json)
+from .validate import validate_bench
+
+Measurement = Callable[[BenchContext], list[Row]]
+
+MEASUREMENTS: list[Measurement] = [validate_bench]
+
+DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
+
+
+def measurement_name(measurement: Measurement) -> str:
+    return measurement.__name__.removesuffix("_bench")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    names = [measurement_name(m) for m in MEASUREMENTS]
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0].strip("`"))
+    parser.add_argument("--quick", action="store_true", help="small corpora and 3 runs; the suite finishes in "
+                                                             "under two minutes (CI runs this)")
+    parser.add_argument("--repeat", type=int, default=None, help="runs per figure (default: 5, quick: 3)")
+    parser.add_argument("--only", choices=names, action="append", metavar="NAME",
+                        help=f"run only this measurement (repeatable): {', '.join(names)}")
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH",
+                        help="where to write the results as JSON (default: bench/results/latest.json)")
+    parser.add_argument("--cache-dir", type=Path, default=None, metavar="DIR",
+                        help="where generated corpora are kept between runs (default: $SKILLREG_BENCH_CACHE "
+                             "or <tmp>/skillreg-bench)")
+    parser.add_argument("--seed", type=int, default=0, help="corpus seed (default: 0)")
+    args = parser.parse_args(argv)
+    if args.repeat is not None and args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    repeat = args.repeat or (3 if args.quick else 5)
+    ctx = BenchContext(cache_dir=args.cache_dir or default_cache_dir(), quick=args.quick, repeat=repeat,
+                       seed=args.seed)
+    chosen = [m for m in MEASUREMENTS if not args.only or measurement_name(m) in args.only]
+    info = machine_info()
+    date = now()
+    rows: list[Row] = []
+    for measurement in chosen:
+        name = measurement_name(measurement)
+        ctx.log(f"{name} ...")
+        started = time.perf_counter()
+        try:
+            rows.extend(measurement(ctx))
+        except BenchError as exc:
+            print(f"Error in {name}: {exc}", file=sys.stderr)
+            return 1
+        ctx.log(f"{name} done in {time.perf_counter() - started:.1f} s")
+    names = [measurement_name(m) for m in chosen]
+    sys.stdout.write(render_markdown(rows, info, date, repeat, args.quick))
+    write_json(args.json, report_json(rows, info, date, repeat, args.quick, names))
+    ctx.log(f"wrote {args.json}")
+    return 0
