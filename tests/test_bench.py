@@ -1,0 +1,157 @@
+"""The benchmark's corpus generator and its command line (the figures themselves are not asserted)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from skills_ref.validator import validate as skills_ref_validate
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part of the installed package
+    sys.path.insert(0, str(REPO))
+
+from bench.corpus import (ASSET_BYTES, DESCRIPTION_CHARS, EXTRA_FILE_BYTES, MAX_EXTRA_FILES,  # noqa: E402
+                          SKILL_MD_BYTES, cached_corpus, category_slugs, generate)
+from builder.cli import cli  # noqa: E402
+from builder.config import load_config  # noqa: E402
+from builder.validate import validate_paths  # noqa: E402
+
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+def tree_digest(root: Path) -> str:
+    """Every path, mode and byte below ``root``: equal digests mean byte-identical trees."""
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        h.update(f"{rel}\0{path.stat().st_mode & 0o777:o}\0".encode())
+        if path.is_file():
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return generate(tmp_path_factory.mktemp("corpus"), 200, seed=7)
+
+
+def test_same_seed_gives_byte_identical_trees(tmp_path: Path) -> None:
+    a = generate(tmp_path / "a", 30, seed=3)
+    b = generate(tmp_path / "b", 30, seed=3)
+    c = generate(tmp_path / "c", 30, seed=4)
+    assert [p.name for p in a] == [p.name for p in b]
+    assert tree_digest(tmp_path / "a") == tree_digest(tmp_path / "b")
+    assert tree_digest(tmp_path / "a") != tree_digest(tmp_path / "c")
+
+
+def test_a_small_corpus_is_a_prefix_of_a_larger_one(tmp_path: Path) -> None:
+    small = generate(tmp_path / "small", 5)
+    large = generate(tmp_path / "large", 12)
+    for folder in small:
+        assert tree_digest(folder) == tree_digest(tmp_path / "large" / folder.name)
+    assert len(large) == 12
+
+
+def test_skill_md_sizes_and_frontmatter(corpus: list[Path]) -> None:
+    categories = set(category_slugs())
+    for folder in corpus:
+        data = (folder / "SKILL.md").read_bytes()
+        assert SKILL_MD_BYTES[0] <= len(data) <= SKILL_MD_BYTES[1], folder.name
+        fm = yaml.safe_load(data.decode().split("\n---\n", 1)[0].removeprefix("---\n"))
+        assert fm["name"] == folder.name
+        assert re.fullmatch(r"skill-\d{5}-[a-z]+", fm["name"])
+        assert DESCRIPTION_CHARS[0] <= len(fm["description"]) <= DESCRIPTION_CHARS[1]
+        assert fm["license"] == "MIT"
+        meta = fm["metadata"]
+        assert meta["category"] in categories
+        tags = meta["tags"].split(", ")
+        assert 1 <= len(tags) <= 5 and all(SLUG.match(t) for t in tags)
+        assert re.fullmatch(r"\d+\.\d+\.\d+", meta["version"])
+        assert isinstance(meta["author"], str) and meta["author"]
+
+
+def test_extra_files_sizes_kinds_and_links(corpus: list[Path]) -> None:
+    counts, assets = set(), 0
+    for folder in corpus:
+        files = [p for p in folder.rglob("*") if p.is_file() and p.name != "SKILL.md"]
+        text_files = [p for p in files if p.parent.name in ("scripts", "references")]
+        binary = [p for p in files if p.parent.name == "assets"]
+        assert len(text_files) + len(binary) == len(files)
+        counts.add(len(text_files))
+        assets += len(binary)
+        body = (folder / "SKILL.md").read_text()
+        for path in text_files:
+            size = path.stat().st_size
+            assert EXTRA_FILE_BYTES[0] <= size <= EXTRA_FILE_BYTES[1], path
+            executable = bool(path.stat().st_mode & 0o111)
+            assert executable == (path.parent.name == "scripts"), path
+            if path.suffix == ".py":
+                compile(path.read_text(), str(path), "exec")
+        for path in binary:
+            assert ASSET_BYTES[0] <= path.stat().st_size <= ASSET_BYTES[1]
+            assert path.read_bytes().startswith(b"\x89PNG")
+        for path in files:
+            rel = path.relative_to(folder).as_posix()
+            assert f"]({rel})" in body, f"SKILL.md does not link {rel}"
+    assert counts == set(range(MAX_EXTRA_FILES + 1))
+    assert 5 <= assets <= 40  # about one skill in ten
+
+
+def test_generated_skills_validate_clean_under_both_validators(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folders = generate(tmp_path / "skills", 30, seed=11)
+    report = validate_paths([tmp_path / "skills"], load_config(REPO / "registry.yaml"), "spec")
+    assert len(report.skills) == 30
+    assert [d.message for d in report.diagnostics] == []
+    assert {f.name: skills_ref_validate(f) for f in folders} == {f.name: [] for f in folders}
+
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(cli, ["validate", "--profile", "spec", str(tmp_path / "skills")])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[-1] == "0 errors, 0 warnings in 0 of 30 skills"
+
+
+def test_cached_corpus_is_generated_once(tmp_path: Path) -> None:
+    first = cached_corpus(tmp_path, 3, seed=1)
+    stamp = (first / next(p.name for p in first.iterdir()) / "SKILL.md").stat().st_mtime_ns
+    second = cached_corpus(tmp_path, 3, seed=1)
+    assert second == first
+    assert (second / next(p.name for p in second.iterdir()) / "SKILL.md").stat().st_mtime_ns == stamp
+    assert cached_corpus(tmp_path, 3, seed=2) != first
+    assert sorted(p.name.startswith(".staging-") for p in tmp_path.iterdir()) == [False, False]
+
+
+def test_quick_validate_run_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    env = {**os.environ, "SKILLREG_BENCH_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "validate", "--json", str(out)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "| Measurement | Subject | Skills | Median | Min | Max | Unit |" in done.stdout
+    doc = json.loads(out.read_text())
+    assert set(doc) == {"version", "date", "machine", "quick", "repeat", "measurements", "results"}
+    assert doc["quick"] is True and doc["repeat"] == 3 and doc["measurements"] == ["validate"]
+    assert {"cpu", "cores", "python"} <= set(doc["machine"])
+    subjects = [r["subject"] for r in doc["results"]]
+    assert "skills-ref `validate` (in-process)" in subjects
+    assert "skillreg `validate_paths` (in-process)" in subjects
+    for row in doc["results"]:
+        assert set(row) == {"measurement", "subject", "n", "unit", "median", "min", "max", "runs", "note"}
+        assert row["n"] == 100 and len(row["runs"]) == 3
+        assert row["min"] <= row["median"] <= row["max"]
+
+
+def test_unknown_measurement_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "bench", "--only", "nope", "--json", str(tmp_path / "x.json")],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "invalid choice: 'nope'" in done.stderr
+    assert not (tmp_path / "x.json").exists()
