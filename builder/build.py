@@ -209,7 +209,7 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = None, base_url: str | None = None,
-          jobs: int | None = None, keep_going: bool = False, profile: str | None = None,
+          jobs: int | None = None, keep_going: bool = False, profile: str | None = None, site: bool = True,
           on_progress: Callable[[int, int], None] | None = None,
           extra: Callable[[RegistryConfig, Path, ValidationReport], None] | None = None) -> BuildResult:
     """Validate, then write the whole output to a temporary folder and swap it in at ``out``."""
@@ -251,6 +251,10 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
         _write(tmp, SEARCH_INDEX_PATH, dumps(search_index([o.search for o in kept if o.search])))
         write_schemas(tmp)
         _write(tmp, ".nojekyll", b"")
+        if site:
+            from .site import write_site
+
+            write_site(config, tmp, report)
         if extra is not None:
             extra(config, tmp, report)
         _swap(tmp, out)

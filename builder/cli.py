@@ -118,11 +118,12 @@ def _show_progress() -> bool:
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core for large registries).")
 @click.option("--keep-going", is_flag=True, help="Leave invalid skills out and list them instead of stopping.")
 @click.option("--profile", type=click.Choice(PROFILES), default=None, help="Validation profile (default: registry.yaml).")
+@click.option("--site/--no-site", default=True, show_default=True, help="Also write the website.")
 @click.option("-v", "--verbose", is_flag=True, help="Say which skills were written and which reused.")
 @pass_context
 @handle_errors
 def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_going: bool, profile: str | None,
-          verbose: bool) -> None:
+          site: bool, verbose: bool) -> None:
     """Validate every skill, then write the JSON API, bundles and discovery indexes to --out.
 
     Any validation error stops the build before anything is written (exit 1).
@@ -141,7 +142,7 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
 
     try:
         result = run_build(obj.config, out, base_url=base_url, jobs=jobs, keep_going=keep_going, profile=profile,
-                           on_progress=progress if _show_progress() else None)
+                           site=site, on_progress=progress if _show_progress() else None)
     except BuildFailed as failed:
         click.echo(format_text(failed.report), nl=False)
         raise
