@@ -203,7 +203,8 @@ def export(obj: Context, name: str, fmt: str, output: Path | None) -> None:
     if output is None:
         if fmt == "zip" and sys.stdout.isatty():
             raise UsageError("refusing to write a zip archive to a terminal; use -o FILE or a redirect")
-        click.get_binary_stream("stdout").write(data)
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
     else:
         from .fs import write_atomic
 

@@ -1,0 +1,36 @@
+"""The README stays true: its two set-up commands, the CI script, and a section for every command."""
+
+from __future__ import annotations
+
+import re
+
+from builder.cli import cli
+from conftest import REPO
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def setup_commands() -> list[str]:
+    section = README.split("\n## ", 2)[1]
+    assert section.startswith("Set up"), "the README's first section must be 'Set up'"
+    return re.findall(r"```bash\n(.*?)\n```", section, flags=re.S)
+
+
+def test_readme_starts_with_exactly_two_setup_commands() -> None:
+    commands = setup_commands()
+    assert len(commands) == 2
+    main_job, tests = commands
+    assert "\n" not in main_job and "\n" not in tests
+    assert main_job.startswith("python3 -m venv .venv && ") and main_job.endswith("skillreg build")
+    assert "'.[test]'" in tests and tests.endswith("-m pytest")
+
+
+def test_ci_runs_the_readmes_test_command() -> None:
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert setup_commands()[1] in ci
+
+
+def test_every_command_has_help_and_is_documented() -> None:
+    for name, command in cli.commands.items():
+        assert (command.help or "").strip(), f"`skillreg {name}` has no help text"
+        assert f"skillreg {name}" in README, f"`skillreg {name}` is not documented in README.md"
