@@ -111,7 +111,11 @@ def _load_yaml(text: str, file: str, skill: str,
         line = mark.line + offset if mark else offset
         column = mark.column + 1 if mark else 0
         what = exc.problem or exc.context or "invalid YAML"
-        out.append(RULES["SK007"].at(file, line, f"invalid YAML: {what}", column=column, skill=skill))
+        source_lines = text.split("\n")
+        source = source_lines[mark.line] if mark and mark.line < len(source_lines) else ""
+        tab_indent = "\t" in source[:len(source) - len(source.lstrip(" \t"))]  # libyaml's messages don't say so
+        out.append(RULES["SK007"].at(file, line, f"invalid YAML: {what}", column=column, skill=skill,
+                                     hint="Indent with spaces; YAML does not allow tabs." if tab_indent else None))
         return None, {}
     except yaml.YAMLError as exc:
         out.append(RULES["SK007"].at(file, offset, f"invalid YAML: {exc}", skill=skill))

@@ -6,6 +6,7 @@ nothing here prints or writes.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import posixpath
 import re
@@ -153,7 +154,7 @@ def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diag
         out.extend(_check_fields(skill, config, profile, md_file))
         out.extend(_check_body(skill, md_file))
     for f in skill.files:
-        if not f.is_text and not f.path.startswith("assets/"):
+        if not f.is_text and not f.path.startswith("assets/") and f.path != skill.skill_md:  # SK003 covers it
             out.append(RULES["SK509"].at(f"{shown}/{f.path}", 0, f"`{f.path}` is binary but not under assets/",
                                          skill=skill.name))
         if (f.path == skill.skill_md or f.path.startswith("scripts/")) and f.is_text:
@@ -239,9 +240,10 @@ def check_name(name: str, folder: str, report: Callable[..., Diagnostic]) -> Ite
         yield report("SK201", f"`name` is still the template placeholder `{name}`")
     if len(name) > MAX_NAME:
         yield report("SK103", f"`name` is {len(name)} characters; the limit is {MAX_NAME}")
-    if not NAME_CHARS.match(name):
+    if not NAME_CHARS.fullmatch(name):
         bad = sorted({c for c in name if not re.match(r"[a-z0-9-]", c)})
-        suggestion = re.sub(r"-+", "-", re.sub(r"[^a-z0-9-]", "-", name.lower())).strip("-")
+        ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+        suggestion = re.sub(r"-+", "-", re.sub(r"[^a-z0-9-]", "-", ascii_name)).strip("-")
         yield report("SK104", f"`name` {name!r} has characters outside a-z, 0-9 and '-': "
                               f"{' '.join(repr(c) for c in bad)}",
                      f"Did you mean `{suggestion}`?" if suggestion else None)
@@ -256,9 +258,12 @@ def _check_metadata(meta: Any, config: RegistryConfig, at: Callable[..., Diagnos
         yield at("SK112", "metadata", f"`metadata` must be a mapping, got {_show(meta)}")
         return
     for key, value in meta.items():
-        if not isinstance(key, str) or not isinstance(value, str):
+        if not isinstance(key, str):
+            yield at("SK112", f"metadata.{key}", f"`metadata` key {key!r} is not a string", hint=f"Quote it: `\"{key}\"`.")
+        elif not isinstance(value, str):
+            shown = str(value).lower() if isinstance(value, bool) else value
             yield at("SK113", f"metadata.{key}", f"`metadata.{key}` must be a string, got {_show(value)}",
-                     hint=f"Quote it: `{key}: \"{value}\"`." if isinstance(value, (int, float)) else None)
+                     hint=f"Quote it: `{key}: \"{shown}\"`." if isinstance(value, (int, float)) else None)
     category = meta.get("category")
     if isinstance(category, str) and config.categories:
         if category not in config.category_slugs:
@@ -274,11 +279,11 @@ def _check_metadata(meta: Any, config: RegistryConfig, at: Callable[..., Diagnos
         if len(items) > config.limits.max_tags:
             yield at("SK302", "metadata.tags", f"{len(items)} tags; the limit is {config.limits.max_tags}")
         for tag in items:
-            if not SLUG.match(tag):
+            if not SLUG.fullmatch(tag):
                 yield at("SK303", "metadata.tags", f"tag {tag!r} is not a lowercase slug",
                          hint=f"Did you mean `{_slugify(tag)}`?" if _slugify(tag) else None)
     version = meta.get("version")
-    if isinstance(version, str) and not SEMVER.match(version):
+    if isinstance(version, str) and not SEMVER.fullmatch(version):
         yield at("SK304", "metadata.version", f"`metadata.version` {version!r} is not a semantic version")
 
 
@@ -398,6 +403,8 @@ def _slugify(text: str) -> str:
 def _show(value: Any) -> str:
     if value is None:
         return "nothing"
-    kind = {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "a mapping"}.get(
-        type(value), type(value).__name__)
+    if isinstance(value, (datetime.date, datetime.datetime)):  # YAML reads an unquoted 2024-01-01 as a date
+        return f"a date ({value.isoformat()})"
+    kind = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+            dict: "a mapping"}.get(type(value), type(value).__name__)
     return f"{kind} ({value!r})" if not isinstance(value, (list, dict)) else kind
