@@ -121,7 +121,16 @@ def machine_info() -> dict[str, object]:
         "platform": platform.platform(),
         "packages": {name: _version(name) for name in ("skill-registry", "skills-ref", "PyYAML")},
         "commit": _git_commit(),
+        "load_average": load_average(),
     }
+
+
+def load_average() -> float | None:
+    """The 1-minute load average: above the core count, other work competed with the measurements."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
 
 
 def _version(name: str) -> str | None:
@@ -151,7 +160,7 @@ def _fmt(value: float) -> str:
 def render_markdown(rows: Sequence[Row], info: dict[str, object], date: str, repeat: int, quick: bool) -> str:
     lines = [
         f"Benchmark {'(quick) ' if quick else ''}of {date} on {info['cpu']}, {info['cores']} cores, "
-        f"{info['python']}; median, min and max of {repeat} runs.",
+        f"{info['python']} (load average {info['load_average']} at start); median, min and max of {repeat} runs.",
         "",
         "| Measurement | Subject | Skills | Median | Min | Max | Unit |",
         "|---|---|---:|---:|---:|---:|---|",
