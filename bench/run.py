@@ -31,8 +31,8 @@ def measurement_name(measurement: Measurement) -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     names = [measurement_name(m) for m in MEASUREMENTS]
     parser = argparse.ArgumentParser(prog="python -m bench", description="Run the benchmarks and print one Markdown table; the same figures go to a JSON file.")
-    parser.add_argument("--quick", action="store_true", help="small corpora and 3 runs; the suite finishes in "
-                                                             "under two minutes (CI runs this)")
+    parser.add_argument("--quick", action="store_true",
+                        help="small corpora and 3 runs; the whole suite finishes in under two minutes")
     parser.add_argument("--repeat", type=int, default=None, help="runs per figure (default: 5, quick: 3)")
     parser.add_argument("--only", choices=names, action="append", metavar="NAME",
                         help=f"run only this measurement (repeatable): {', '.join(names)}")
