@@ -90,7 +90,10 @@ def load_skill(folder: Path, config: RegistryConfig) -> LoadedSkill:
     by_path = {f.path: f for f in files}
     skill_md = SKILL_MD if SKILL_MD in by_path else SKILL_MD_FALLBACK if SKILL_MD_FALLBACK in by_path else None
     if skill_md is None:
-        report("SK001", "", f"no {SKILL_MD} in {shown}/")
+        # A SKILL.md left out as too large, unreadable or a link is already reported; "no SKILL.md" would mislead.
+        left_out = {f"{shown}/{SKILL_MD}", f"{shown}/{SKILL_MD_FALLBACK}"} & {d.file for d in diagnostics}
+        if not left_out:
+            report("SK001", "", f"no {SKILL_MD} in {shown}/")
         return LoadedSkill(Skill(name, folder, SKILL_MD, None, "", 1, tuple(files)), tuple(diagnostics))
     if skill_md == SKILL_MD_FALLBACK:
         report("SK002", skill_md, "found `skill.md`; the standard name is `SKILL.md`")
@@ -132,7 +135,7 @@ def _read_files(folder: Path, config: RegistryConfig, report) -> list[SkillFile]
                 continue
             if stat.S_ISLNK(st.st_mode):
                 target = os.readlink(entry.path)
-                outside = not _is_within(Path(entry.path).parent / target, root)
+                outside = not _is_within(Path(entry.path).parent.resolve() / target, root)  # root is resolved too
                 where = " outside the repository" if outside else ""
                 report("SK501", rel, f"`{rel}` is a symbolic link to {target!r}{where}")
                 continue

@@ -1,0 +1,219 @@
+"""File rules (SK5xx) for what git cannot hold or must not be committed: made in ``tmp_path`` by each test.
+
+Symbolic links, FIFOs, junk such as ``__pycache__/``, control characters and invalid UTF-8 in names, paths over
+200 characters and two paths equal but for case. ``..``, absolute paths and NUL cannot exist as names on disk,
+so they are checked through ``path_problems``, which import and install share with the loader.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from builder.config import RegistryConfig, load_config
+from builder.loader import path_problems
+from builder.validate import validate_paths
+from conftest import write_tree
+
+SKILL_MD = """\
+---
+name: demo
+description: Demonstrates one file rule. Use when testing skillreg validate.
+---
+# Demo
+
+Follow these steps.
+"""
+
+
+@pytest.fixture
+def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RegistryConfig:
+    """A registry in tmp_path holding skills/demo/SKILL.md; the tests run from its root."""
+    write_tree(tmp_path, {"registry.yaml": "title: Test registry\n", "skills/demo/SKILL.md": SKILL_MD})
+    monkeypatch.chdir(tmp_path)
+    return load_config(tmp_path / "registry.yaml")
+
+
+def findings(config: RegistryConfig, path: str = "skills") -> list[tuple[str, str, str]]:
+    report = validate_paths([Path(path)], config, "spec")
+    return [(d.code, d.file, d.message) for d in report.diagnostics]
+
+
+def test_the_demo_skill_is_clean(registry: RegistryConfig) -> None:
+    assert findings(registry) == []
+
+
+def test_symlink_pointing_outside_the_repository(registry: RegistryConfig) -> None:
+    os.symlink("/etc/passwd", "skills/demo/passwd")
+    assert findings(registry) == [
+        ("SK501", "skills/demo/passwd", "`passwd` is a symbolic link to '/etc/passwd' outside the repository"),
+    ]
+
+
+def test_symlink_inside_the_skill_is_still_an_error_but_not_called_outside(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/demo"), {"references/guide.md": "# Guide\n"})
+    os.symlink("../references/guide.md", "skills/demo/references/link.md")
+    assert findings(registry) == [
+        ("SK501", "skills/demo/references/link.md", "`references/link.md` is a symbolic link to '../references/guide.md'"),
+    ]
+
+
+def test_symlink_reached_through_a_symlinked_folder_is_judged_by_where_it_really_is(
+        registry: RegistryConfig, tmp_path: Path) -> None:
+    """The repository root is resolved; so must the link's folder be, or every link looks 'outside'."""
+    os.symlink("SKILL.md", "skills/demo/alias.md")
+    os.symlink(tmp_path, tmp_path.parent / (tmp_path.name + "-alias"))
+    via_alias = tmp_path.parent / (tmp_path.name + "-alias") / "skills" / "demo"
+    report = validate_paths([via_alias], registry, "spec")
+    assert [(d.code, d.message) for d in report.diagnostics] == [
+        ("SK501", "`alias.md` is a symbolic link to 'SKILL.md'"),
+    ]
+
+
+def test_a_symlinked_skill_folder_is_reported_and_not_followed(registry: RegistryConfig, tmp_path: Path) -> None:
+    outside = write_tree(tmp_path / "elsewhere", {"SKILL.md": SKILL_MD.replace("name: demo", "name: linked")})
+    os.symlink(outside, "skills/linked")
+    assert findings(registry) == [
+        ("SK501", "skills/linked", f"the skill folder is a symbolic link to {str(outside)!r}"),
+    ]
+
+
+def test_fifo_is_a_special_file(registry: RegistryConfig) -> None:
+    os.mkfifo("skills/demo/pipe")
+    assert findings(registry) == [("SK502", "skills/demo/pipe", "`pipe` is not a regular file")]
+
+
+def test_junk_files_and_folders(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/demo"), {
+        ".DS_Store": b"\x00\x00\x00\x01Bud1",
+        "scripts/__pycache__/tool.cpython-312.pyc": b"\x00pyc",
+        "scripts/tool.py": "print('ok')\n",
+        "scripts/old.pyc": b"\x00pyc",
+        "node_modules/left-pad/index.js": "module.exports = 1\n",
+        "references/notes.md~": "backup\n",
+        "Thumbs.db": b"\x00",
+    })
+    assert findings(registry) == [
+        ("SK510", "skills/demo/.DS_Store", "`.DS_Store` is a generated or editor file that must not be committed"),
+        ("SK510", "skills/demo/Thumbs.db", "`Thumbs.db` is a generated or editor file that must not be committed"),
+        ("SK510", "skills/demo/node_modules", "`node_modules/` is a generated folder that must not be committed"),
+        ("SK510", "skills/demo/references/notes.md~",
+         "`references/notes.md~` is a generated or editor file that must not be committed"),
+        ("SK510", "skills/demo/scripts/__pycache__", "`scripts/__pycache__/` is a generated folder that must not be committed"),
+        ("SK510", "skills/demo/scripts/old.pyc", "`scripts/old.pyc` is a generated or editor file that must not be committed"),
+    ]
+
+
+def test_junk_is_left_out_of_the_skill_files(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/demo"), {".DS_Store": b"\x00", "scripts/__pycache__/t.pyc": b"\x00", "scripts/t.py": "1\n"})
+    (skill,) = validate_paths([Path("skills")], registry, "spec").skills
+    assert [f.path for f in skill.files] == ["SKILL.md", "scripts/t.py"]
+
+
+def test_newline_in_a_file_name(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/demo"), {"references/a\nb.md": "text\n"})
+    assert findings(registry) == [
+        ("SK504", "skills/demo/references/a\\nb.md", "path 'references/a\\nb.md' contains a control character"),
+    ]
+
+
+def test_tab_and_escape_in_file_names(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/demo"), {"a\tb.txt": "x\n", "c\x1bd.txt": "y\n"})
+    assert findings(registry) == [
+        ("SK504", "skills/demo/a\\tb.txt", "path 'a\\tb.txt' contains a control character"),
+        ("SK504", "skills/demo/c\\x1bd.txt", "path 'c\\x1bd.txt' contains a control character"),
+    ]
+
+
+def test_file_name_that_is_not_utf8(registry: RegistryConfig) -> None:
+    with open(os.path.join(b"skills", b"demo", b"caf\xe9.txt"), "wb") as fh:
+        fh.write(b"latin-1 name\n")
+    assert findings(registry) == [("SK513", "skills/demo/caf?.txt", "file name is not valid UTF-8")]
+
+
+def test_path_over_200_characters(registry: RegistryConfig) -> None:
+    rel = "d" * 150 + "/" + "f" * 60
+    write_tree(Path("skills/demo"), {rel: "x\n"})
+    assert findings(registry) == [
+        ("SK505", f"skills/demo/{rel}", f"path is 211 characters long; the limit is 200: {rel[:60]}…"),
+    ]
+
+
+def test_path_of_exactly_200_characters_is_fine(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/demo"), {"d" * 150 + "/" + "f" * 49: "x\n"})
+    assert findings(registry) == []
+
+
+def test_paths_that_differ_only_in_case(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/demo"), {"references/Guide.md": "A\n", "references/guide.md": "a\n"})
+    assert findings(registry) == [
+        ("SK506", "skills/demo/references/guide.md", "`references/guide.md` and `references/Guide.md` differ only in case"),
+    ]
+
+
+def test_skill_md_next_to_skill_md_lowercase_collides(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/demo"), {"skill.md": SKILL_MD})
+    assert findings(registry) == [("SK506", "skills/demo/skill.md", "`skill.md` and `SKILL.md` differ only in case")]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can read a file whatever its mode")
+def test_unreadable_file(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/demo"), {"secret.txt": "x\n"})
+    os.chmod("skills/demo/secret.txt", 0)
+    assert findings(registry) == [("SK512", "skills/demo/secret.txt", "cannot read `secret.txt`: Permission denied")]
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("scripts/run.py", []),
+    ("..notes/x.md", []),
+    ("a/./b.md", []),
+    ("a\x00b", [("SK504", "path 'a\\x00b' contains a control character")]),
+    ("a\nb", [("SK504", "path 'a\\nb' contains a control character")]),
+    ("a\x7fb", [("SK504", "path 'a\\x7fb' contains a control character")]),
+    ("../x.md", [("SK503", "path '../x.md' is absolute or contains a `..` component")]),
+    ("a/../../x.md", [("SK503", "path 'a/../../x.md' is absolute or contains a `..` component")]),
+    ("/etc/passwd", [("SK503", "path '/etc/passwd' is absolute or contains a `..` component")]),
+    ("C:/Windows/x", [("SK503", "path 'C:/Windows/x' is absolute or contains a `..` component")]),
+    ("x" * 200, []),
+    ("x" * 201, [("SK505", f"path is 201 characters long; the limit is 200: {'x' * 60}…")]),
+    ("../\x00" + "y" * 200, [
+        ("SK504", f"path {'../' + chr(0) + 'y' * 200!r} contains a control character"),
+        ("SK503", f"path {'../' + chr(0) + 'y' * 200!r} is absolute or contains a `..` component"),
+        ("SK505", f"path is 204 characters long; the limit is 200: {('../' + chr(0) + 'y' * 200)[:60]}…"),
+    ]),
+])
+def test_path_problems(path: str, expected: list[tuple[str, str]]) -> None:
+    assert path_problems(path) == expected
+
+
+def test_file_size_caps_come_from_registry_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_tree(tmp_path, {
+        "registry.yaml": "limits:\n  max_file_bytes: 100\n  max_skill_bytes: 250\n",
+        "skills/demo/SKILL.md": SKILL_MD,
+        "skills/demo/assets/ok.txt": "o" * 100,
+        "skills/demo/assets/big.txt": "b" * 101,
+    })
+    monkeypatch.chdir(tmp_path)
+    config = load_config(tmp_path / "registry.yaml")
+    size = len(SKILL_MD.encode()) + 100 + 101
+    assert findings(config) == [
+        ("SK508", "skills/demo", f"the skill holds {size} bytes; the limit is 250"),
+        ("SK507", "skills/demo/SKILL.md", f"`SKILL.md` is {len(SKILL_MD.encode())} bytes; the limit is 100"),
+        ("SK507", "skills/demo/assets/big.txt", "`assets/big.txt` is 101 bytes; the limit is 100"),
+    ]
+
+
+def test_a_symlinked_skill_md_is_reported_once_not_also_as_missing(registry: RegistryConfig, tmp_path: Path) -> None:
+    real = write_tree(tmp_path / "elsewhere", {"SKILL.md": SKILL_MD})
+    os.remove("skills/demo/SKILL.md")
+    os.symlink(real / "SKILL.md", "skills/demo/SKILL.md")
+    assert findings(registry) == [
+        ("SK501", "skills/demo/SKILL.md", f"`SKILL.md` is a symbolic link to {str(real / 'SKILL.md')!r}"),
+    ]
+
+
+def test_a_folder_without_skill_md_is_still_reported(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/empty"), {"README.md": "x\n"})
+    assert findings(registry) == [("SK001", "skills/empty", "no SKILL.md in skills/empty/")]

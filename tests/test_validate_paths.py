@@ -1,0 +1,103 @@
+"""``validate_paths``: what it accepts as a path, what it refuses, and the report it returns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from builder.config import RegistryConfig, load_config
+from builder.errors import UsageError
+from builder.validate import validate_paths
+from conftest import write_tree
+
+SKILL_MD = """\
+---
+name: {name}
+description: Demonstrates path handling. Use when testing skillreg validate.
+---
+# Demo
+
+Follow these steps.
+"""
+
+
+@pytest.fixture
+def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RegistryConfig:
+    write_tree(tmp_path, {
+        "registry.yaml": "title: Test registry\n",
+        "skills/alpha/SKILL.md": SKILL_MD.format(name="alpha"),
+        "skills/beta/SKILL.md": SKILL_MD.format(name="Beta"),
+        "skills/.hidden/SKILL.md": SKILL_MD.format(name="hidden"),
+        "skills/_drafts/SKILL.md": SKILL_MD.format(name="drafts"),
+        "skills/README.md": "Skills live here.\n",
+    })
+    monkeypatch.chdir(tmp_path)
+    return load_config(tmp_path / "registry.yaml")
+
+
+def test_a_folder_of_skills_skips_hidden_and_underscore_folders(registry: RegistryConfig) -> None:
+    report = validate_paths([Path("skills")], registry)
+    assert [s.name for s in report.skills] == ["alpha", "beta"]
+    assert [(d.code, d.file, d.line) for d in report.diagnostics] == [
+        ("SK104", "skills/beta/SKILL.md", 2), ("SK106", "skills/beta/SKILL.md", 2)]
+    assert report.summary() == "2 errors, 0 warnings in 1 of 2 skills"
+
+
+@pytest.mark.parametrize("path", ["skills/alpha", "skills/alpha/SKILL.md"])
+def test_a_skill_folder_or_its_skill_md(registry: RegistryConfig, path: str) -> None:
+    report = validate_paths([Path(path)], registry)
+    assert [s.name for s in report.skills] == ["alpha"]
+    assert report.diagnostics == ()
+    assert report.summary() == "0 errors, 0 warnings in 0 of 1 skill"
+
+
+def test_the_same_skill_given_twice_is_checked_once(registry: RegistryConfig) -> None:
+    report = validate_paths([Path("skills/alpha"), Path("skills"), Path("skills/alpha/SKILL.md")], registry)
+    assert [s.name for s in report.skills] == ["alpha", "beta"]
+    assert not any(d.code == "SK601" for d in report.diagnostics)
+
+
+@pytest.mark.parametrize(("path", "profile", "message"), [
+    ("missing", None, "missing: no such file or folder"),
+    ("skills/README.md", None, "skills/README.md: not a folder"),
+    ("skills", "strict", "unknown profile 'strict'; choose one of spec, claude-code, lenient"),
+])
+def test_usage_errors(registry: RegistryConfig, path: str, profile: str | None, message: str) -> None:
+    with pytest.raises(UsageError) as info:
+        validate_paths([Path(path)], registry, profile)
+    assert str(info.value) == message
+    assert info.value.exit_code == 2
+
+
+def test_the_profile_defaults_to_registry_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_tree(tmp_path, {
+        "registry.yaml": "profile: claude-code\n",
+        "skills/alpha/SKILL.md": SKILL_MD.format(name="alpha").replace("---\n#", "model: opus\n---\n#"),
+    })
+    monkeypatch.chdir(tmp_path)
+    config = load_config(tmp_path / "registry.yaml")
+    assert validate_paths([Path("skills")], config).diagnostics == ()
+    assert [d.code for d in validate_paths([Path("skills")], config, "spec").diagnostics] == ["SK120"]
+
+
+def test_findings_are_sorted_by_file_then_line(registry: RegistryConfig) -> None:
+    write_tree(Path("skills"), {"gamma/SKILL.md": "---\nname: Gamma\ndescription: x\nhomepage: y\n---\n"})
+    report = validate_paths([Path("skills")], registry)
+    assert [(d.file, d.line, d.code) for d in report.diagnostics] == [
+        ("skills/beta/SKILL.md", 2, "SK104"),
+        ("skills/beta/SKILL.md", 2, "SK106"),
+        ("skills/gamma/SKILL.md", 2, "SK104"),
+        ("skills/gamma/SKILL.md", 2, "SK106"),
+        ("skills/gamma/SKILL.md", 4, "SK120"),
+        ("skills/gamma/SKILL.md", 6, "SK406"),
+    ]
+    assert report.errors == 5 and report.warnings == 1
+    assert report.invalid_names() == frozenset({"beta", "gamma"})
+
+
+def test_validation_writes_nothing(registry: RegistryConfig, tmp_path: Path) -> None:
+    before = sorted((p, p.read_bytes() if p.is_file() else b"", p.stat().st_mtime_ns) for p in tmp_path.rglob("*"))
+    validate_paths([Path("skills")], registry)
+    after = sorted((p, p.read_bytes() if p.is_file() else b"", p.stat().st_mtime_ns) for p in tmp_path.rglob("*"))
+    assert after == before
