@@ -67,7 +67,8 @@ def parse_skill_md(data: bytes, file: str, *, max_frontmatter_bytes: int, skill:
     if close is None:
         return fail(RULES["SK005"].at(file, 1, "the frontmatter opened on line 1 is never closed by a `---` line",
                                       skill=skill))
-    yaml_text = "\n".join(line.rstrip("\r") for line in lines[1:close])
+    # Each YAML line keeps its line break, as in the file: a block scalar that is the last key ends with "\n".
+    yaml_text = "".join(line.rstrip("\r") + "\n" for line in lines[1:close])
     size = len(yaml_text.encode("utf-8"))
     if size > max_frontmatter_bytes:
         return fail(RULES["SK006"].at(
