@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from pathlib import Path
@@ -65,30 +66,48 @@ def cli(ctx: click.Context, config_path: Path | None) -> None:
 @click.option("--profile", type=click.Choice(PROFILES), default=None,
               help="Which fields are allowed (default: `profile` in registry.yaml).")
 @click.option("--strict", is_flag=True, help="Fail on warnings too.")
+@click.option("--changed-since", metavar="REF",
+              help="Only the skills git shows changed since REF's merge base (commits, edits and untracked files), "
+                   "plus the registry-wide rules over every skill.")
 @pass_context
 @handle_errors
-def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | None, strict: bool) -> None:
+def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | None, strict: bool,
+             changed_since: str | None) -> None:
     """Check skill folders and report every problem with its file, line and rule code.
 
     PATHS are skill folders or folders of skills (default: the registry's skills/).
     Exit 0 when clean, 1 on errors (or warnings with --strict), 2 on usage errors.
     """
-    from .report import format_github, format_json, format_text, summary_markdown
+    from .report import format_github, format_json, format_text, summary_markdown, to_json
     from .validate import validate_paths
 
     config = obj.config
     profile = profile or config.profile
-    report = validate_paths(list(paths) or [config.skills_path], config, profile)
+    changes = None
+    if changed_since is not None:
+        from .changes import changes_markdown, format_changes_text, validate_changes
+
+        if paths:
+            raise UsageError("--changed-since finds the skills itself; give it no PATHS")
+        changes = validate_changes(config, changed_since, profile)
+        report = changes.report
+    else:
+        report = validate_paths(list(paths) or [config.skills_path], config, profile)
     if fmt == "json":
-        click.echo(format_json(report, profile), nl=False)
+        if changes is None:
+            click.echo(format_json(report, profile), nl=False)
+        else:
+            data = {**to_json(report, profile), "changed_since": changes.to_dict()}
+            click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
     elif fmt == "github":
-        click.echo(format_github(report), nl=False)
+        click.echo((format_changes_text(changes) if changes else "") + format_github(report), nl=False)
         summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary_file:
             with open(summary_file, "a", encoding="utf-8") as fh:
-                fh.write(summary_markdown(report.diagnostics, report.summary()))
+                fh.write((changes_markdown(changes) if changes else "") +
+                         summary_markdown(report.diagnostics, report.summary()))
     else:
-        click.echo(format_text(report), nl=False)
+        click.echo((format_changes_text(changes) if changes else "") + format_text(report), nl=False)
     sys.exit(EXIT_FAIL if report.failed(strict) else EXIT_OK)
 
 

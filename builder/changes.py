@@ -1,0 +1,327 @@
+"""Which skills changed since a git revision, and their validation: ``skillreg validate --changed-since REF``.
+
+What counts as changed: everything between the merge base of REF and HEAD and the working tree, that is the
+branch's commits plus staged, unstaged and untracked files (``git diff --name-status -M BASE`` and
+``git ls-files --others --exclude-standard``). In CI the working tree is clean, so this is exactly
+``REF...HEAD``; on a laptop it is what CI will see once everything is committed.
+
+The changed skills are validated fully; the registry-wide rules (duplicate names, names that collide after
+NFKC and case folding, reserved names) run over every skill, since a new skill can clash with one the pull
+request never touched. When registry.yaml itself changed, every skill is validated fully.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable
+
+from .config import RegistryConfig
+from .diagnostics import Diagnostic, Severity
+from .errors import UsageError
+from .loader import display_path, find_skill_folders, is_junk, load_skill
+from .model import SkillFile, skill_digest
+from .validate import ValidationReport, check_registry, check_skill
+
+ADDED, MODIFIED, REMOVED, RENAMED = "added", "modified", "removed", "renamed"
+_BLOB_MODES = {"100644": False, "100755": True}  # tree mode -> executable; links and submodules are not published
+
+
+@dataclass(frozen=True)
+class SkillChange:
+    """One skill folder touched since the base. Digests are ``None`` on the side where the skill does not exist."""
+
+    name: str
+    status: str  # added | modified | removed | renamed
+    old_digest: str | None
+    new_digest: str | None
+    old_name: str | None = None  # the folder it was renamed from
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "old_digest": self.old_digest,
+                "new_digest": self.new_digest, "old_name": self.old_name}
+
+
+@dataclass(frozen=True)
+class ChangeReport:
+    ref: str
+    base: str  # the merge base of ref and HEAD, a full commit id
+    changes: tuple[SkillChange, ...]
+    report: ValidationReport  # the changed skills (every skill when registry.yaml changed) and registry-wide rules
+    config_changed: bool
+
+    def findings_of(self, name: str) -> list[Diagnostic]:
+        return [d for d in self.report.diagnostics if d.skill == name]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ref": self.ref, "base": self.base, "config_changed": self.config_changed,
+                "skills": [c.to_dict() for c in self.changes]}
+
+
+def _git(top: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    try:
+        done = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=top, input=stdin,
+                              capture_output=True, check=False)
+    except OSError as exc:
+        raise UsageError(f"--changed-since needs git: {exc.strerror}") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise UsageError(f"git {args[0]} failed: {message[-1] if message else f'exit {done.returncode}'}")
+    return done.stdout
+
+
+def _top(folder: Path) -> Path:
+    try:
+        out = _git(folder, "rev-parse", "--show-toplevel")
+    except UsageError:
+        raise UsageError(f"--changed-since needs a git repository; {display_path(folder)} is not in one") from None
+    return Path(os.fsdecode(out.strip())).resolve()
+
+
+def merge_base(top: Path, ref: str) -> str:
+    """The commit the branch started from; an unknown REF is a usage error that says how to fetch it."""
+    try:
+        _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except UsageError:
+        raise UsageError(f"unknown git revision {ref!r}; fetch it first "
+                         "(in GitHub Actions, check out with `fetch-depth: 0`)") from None
+    try:
+        return _git(top, "merge-base", ref, "HEAD").decode().strip()
+    except UsageError:
+        raise UsageError(f"{ref!r} and HEAD share no history; cannot tell what changed") from None
+
+
+def _split_z(data: bytes) -> list[str]:
+    parts = data.decode("utf-8", "surrogateescape").split("\0")
+    return parts[:-1] if parts and parts[-1] == "" else parts
+
+
+def changed_paths(top: Path, base: str, pathspecs: list[str]) -> list[tuple[str, str, str]]:
+    """``(status letter, old path, new path)`` from the base to the working tree, untracked files as ``A``."""
+    fields = _split_z(_git(top, "diff", "--name-status", "-z", "-M", "--no-ext-diff", base, "--", *pathspecs))
+    out: list[tuple[str, str, str]] = []
+    i = 0
+    while i < len(fields):
+        status = fields[i]
+        if status[:1] in ("R", "C"):
+            out.append((status[0], fields[i + 1], fields[i + 2]))
+            i += 3
+        else:
+            out.append((status[0], fields[i + 1], fields[i + 1]))
+            i += 2
+    for path in _split_z(_git(top, "ls-files", "-z", "--others", "--exclude-standard", "--", *pathspecs)):
+        out.append(("A", path, path))
+    return out
+
+
+def _skill_of(path: str, prefix: str) -> str | None:
+    """The skill folder name a repository path belongs to; None outside the skills folder or directly in it."""
+    if prefix:
+        if not path.startswith(prefix + "/"):
+            return None
+        path = path[len(prefix) + 1:]
+    name, sep, _ = path.partition("/")
+    if not sep or name.startswith((".", "_")):
+        return None
+    return name
+
+
+def tree_files(top: Path, commit: str, prefix: str, names: Iterable[str], config: RegistryConfig
+               ) -> dict[str, list[SkillFile]]:
+    """Each named skill's files as they were at ``commit``, the way the loader would read them from disk.
+
+    Executable bits come from the tree modes; symbolic links, submodules, junk files and files over the size
+    limit are left out, as the loader leaves them out of a published skill.
+    """
+    names = sorted(set(names))
+    if not names:
+        return {}
+    root = f"{prefix}/" if prefix else ""
+    listing = _split_z(_git(top, "ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--",
+                            *(f"{root}{name}/" for name in names)))
+    wanted: list[tuple[str, str, str, bool]] = []  # (skill, relative path, blob id, executable)
+    for line in listing:
+        meta, _, path = line.partition("\t")
+        mode, kind, blob, size = meta.split()
+        name = _skill_of(path, prefix)
+        if kind != "blob" or mode not in _BLOB_MODES or name is None:
+            continue
+        rel = path[len(root) + len(name) + 1:]
+        parts = PurePosixPath(rel).parts
+        if any(is_junk(p, True) for p in parts[:-1]) or is_junk(parts[-1], False):
+            continue
+        if int(size) > config.limits.max_file_bytes:
+            continue
+        wanted.append((name, rel, blob, _BLOB_MODES[mode]))
+    blobs = _read_blobs(top, [w[2] for w in wanted])
+    files: dict[str, list[SkillFile]] = {}
+    for name, rel, blob, executable in wanted:
+        files.setdefault(name, []).append(SkillFile(rel, blobs[blob], executable))
+    return files
+
+
+def _read_blobs(top: Path, ids: list[str]) -> dict[str, bytes]:
+    """Every blob's bytes in one ``git cat-file --batch``."""
+    unique = sorted(set(ids))
+    if not unique:
+        return {}
+    out = _git(top, "cat-file", "--batch", stdin="".join(f"{i}\n" for i in unique).encode())
+    blobs: dict[str, bytes] = {}
+    pos = 0
+    for blob in unique:
+        header_end = out.index(b"\n", pos)
+        oid, kind, size = out[pos:header_end].decode().split()
+        start = header_end + 1
+        blobs[oid] = out[start:start + int(size)]
+        pos = start + int(size) + 1
+    return blobs
+
+
+def _classify(entries: list[tuple[str, str, str]], prefix: str, before: dict[str, list[SkillFile]],
+              now: set[str], touched: set[str]) -> list[tuple[str, str, str | None]]:
+    """``(name, status, old name)`` per touched skill; a removed folder whose files git saw move into an added
+    folder is reported once, as that folder renamed."""
+    moves: Counter[tuple[str, str]] = Counter()
+    for status, old, new in entries:
+        if status == "R":
+            a, b = _skill_of(old, prefix), _skill_of(new, prefix)
+            if a and b and a != b:
+                moves[(a, b)] += 1
+    removed = {n for n in touched if n in before and n not in now}
+    added = {n for n in touched if n not in before and n in now}
+    renamed_from: dict[str, str] = {}
+    for (old, new), _count in sorted(moves.items(), key=lambda item: (-item[1], item[0])):
+        if old in removed and new in added and new not in renamed_from and old not in renamed_from.values():
+            renamed_from[new] = old
+    out: list[tuple[str, str, str | None]] = []
+    for name in sorted(touched):
+        if name in renamed_from:
+            out.append((name, RENAMED, renamed_from[name]))
+        elif name in renamed_from.values():
+            continue
+        elif name in removed:
+            out.append((name, REMOVED, None))
+        elif name in added:
+            out.append((name, ADDED, None))
+        elif name in now:
+            out.append((name, MODIFIED, None))
+    return out
+
+
+def validate_changes(config: RegistryConfig, ref: str, profile: str | None = None) -> ChangeReport:
+    """Validate the skills changed since ``ref`` fully, and every skill against the registry-wide rules."""
+    profile = profile or config.profile
+    skills_path = config.skills_path
+    top = _top(config.root)
+    try:
+        prefix = skills_path.resolve().relative_to(top).as_posix()
+    except ValueError:
+        raise UsageError(f"{display_path(skills_path)} is outside the git repository at {top}") from None
+    prefix = "" if prefix == "." else prefix
+    base = merge_base(top, ref)
+    pathspecs = [f"{prefix}/" if prefix else "."]
+    config_rel = None
+    if config.path is not None:
+        config_rel = config.path.resolve().relative_to(top).as_posix()
+        pathspecs.append(config_rel)
+    entries = changed_paths(top, base, pathspecs)
+    config_changed = config_rel is not None and any(config_rel in (old, new) for _, old, new in entries)
+
+    touched = {n for _, old, new in entries for n in (_skill_of(old, prefix), _skill_of(new, prefix)) if n}
+    folders = find_skill_folders(skills_path) if skills_path.is_dir() else []
+    by_name = {folder.name: folder for folder in folders}
+    before = tree_files(top, base, prefix, touched, config)
+
+    skills = []
+    checked = []
+    diagnostics: list[Diagnostic] = []
+    for folder in folders:
+        loaded = load_skill(folder, config)
+        skills.append(loaded.skill)
+        if config_changed or folder.name in touched:
+            checked.append(loaded.skill)
+            diagnostics.extend(loaded.diagnostics)
+            diagnostics.extend(check_skill(loaded.skill, config, profile))
+    diagnostics.extend(check_registry(skills))
+    diagnostics.sort(key=Diagnostic.sort_key)
+    current = {s.name: s for s in skills}
+
+    changes = []
+    for name, status, old_name in _classify(entries, prefix, before, set(by_name), touched):
+        old_files = before.get(old_name or name)
+        changes.append(SkillChange(
+            name=name, status=status,
+            old_digest=skill_digest(old_files) if old_files is not None and status != ADDED else None,
+            new_digest=current[name].digest if name in current else None,
+            old_name=old_name,
+        ))
+    return ChangeReport(ref=ref, base=base, changes=tuple(changes),
+                        report=ValidationReport(tuple(checked), tuple(diagnostics)), config_changed=config_changed)
+
+
+# Formatters: plain strings, shown by the CLI before the findings.
+
+def short_digest(digest: str | None) -> str:
+    """``sha256:`` and the 12 hex digits that also name the skill's bundle files."""
+    return digest[:len("sha256:") + 12] if digest else "-"
+
+
+def _findings_cell(diagnostics: list[Diagnostic]) -> str:
+    if not diagnostics:
+        return "none"
+    parts = []
+    for severity in (Severity.ERROR, Severity.WARNING):
+        codes = sorted({d.code for d in diagnostics if d.severity is severity})
+        count = sum(d.severity is severity for d in diagnostics)
+        if count:
+            parts.append(f"{count} {severity.value}{'s' * (count != 1)}: {', '.join(codes)}")
+    return "; ".join(parts)
+
+
+def _describe(change: SkillChange) -> str:
+    if change.status == ADDED:
+        return f"added {short_digest(change.new_digest)}"
+    if change.status == REMOVED:
+        return f"removed (was {short_digest(change.old_digest)})"
+    arrow = f"{short_digest(change.old_digest)} -> {short_digest(change.new_digest)}"
+    if change.status == RENAMED:
+        return f"renamed from {change.old_name}, {arrow}"
+    return f"modified {arrow}"
+
+
+def format_changes_text(result: ChangeReport) -> str:
+    head = f"Changed since {result.ref} (merge base {result.base[:12]})"
+    if not result.changes:
+        lines = [f"No skill changed since {result.ref} (merge base {result.base[:12]})."]
+    else:
+        lines = [f"{head}: {len(result.changes)} skill{'s' * (len(result.changes) != 1)}"]
+        width = max(len(c.name) for c in result.changes)
+        for change in result.changes:
+            findings = "" if change.status == REMOVED else f"  [{_findings_cell(result.findings_of(change.name))}]"
+            lines.append(f"  {change.name:<{width}}  {_describe(change)}{findings}")
+    if result.config_changed:
+        lines.append("registry.yaml changed: every skill was validated.")
+    return "\n".join(lines) + "\n"
+
+
+def changes_markdown(result: ChangeReport) -> str:
+    """The job-summary section listing every changed skill with its old and new digest and its findings."""
+    out = [f"## Changed skills since `{result.ref}`", "",
+           f"Merge base `{result.base[:12]}`. Digests are shortened to the 12 hex digits that name the bundles.", ""]
+    if result.config_changed:
+        out += ["`registry.yaml` changed, so every skill was validated.", ""]
+    if not result.changes:
+        out += ["No skill changed.", ""]
+        return "\n".join(out) + "\n"
+    out += ["| Skill | Change | Old digest | New digest | Findings |", "| --- | --- | --- | --- | --- |"]
+    for c in result.changes:
+        change = f"renamed from `{c.old_name}`" if c.status == RENAMED else c.status
+        old = f"`{short_digest(c.old_digest)}`" if c.old_digest else "-"
+        new = f"`{short_digest(c.new_digest)}`" if c.new_digest else "-"
+        findings = "-" if c.status == REMOVED else _findings_cell(result.findings_of(c.name))
+        out.append(f"| `{c.name}` | {change} | {old} | {new} | {findings} |")
+    out.append("")
+    return "\n".join(out) + "\n"
