@@ -283,6 +283,15 @@ def prompt(obj: Context, names: tuple[str, ...]) -> None:
     click.echo(to_prompt(skills))
 
 
+@cli.command()
+@click.option("--markdown", is_flag=True, help="The Markdown page kept in docs/rules.md.")
+def rules(markdown: bool) -> None:
+    """List every validation rule: code, severity and what it checks."""
+    from .rulesdoc import rules_markdown, rules_text
+
+    click.echo(rules_markdown() if markdown else rules_text(), nl=False)
+
+
 def main() -> None:
     cli(prog_name="skillreg")
 

@@ -1,0 +1,62 @@
+"""The list of validation rules, generated from the rule table so the docs never drift from the validator.
+
+``skillreg rules --markdown > docs/rules.md`` writes the committed page; a test fails when they differ.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .diagnostics import RULES, Rule
+
+RULES_DOC_PATH = "docs/rules.md"
+
+GROUPS = {
+    "SK0": "The SKILL.md file and its frontmatter block",
+    "SK1": "Fields of the open standard and the profiles",
+    "SK2": "Template text left in place",
+    "SK3": "Registry metadata",
+    "SK4": "The Markdown body",
+    "SK5": "The files of the skill folder",
+    "SK6": "Across the registry",
+}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _groups(rules: Iterable[Rule]) -> dict[str, list[Rule]]:
+    grouped: dict[str, list[Rule]] = {}
+    for rule in sorted(rules, key=lambda r: r.code):
+        grouped.setdefault(rule.code[:3], []).append(rule)
+    return grouped
+
+
+def rules_text() -> str:
+    """One line per rule: code, severity, title."""
+    return "".join(f"{r.code}  {r.severity.value:<7}  {r.title}\n" for r in sorted(RULES.values(), key=lambda r: r.code))
+
+
+def rules_markdown() -> str:
+    errors = sum(r.severity.value == "error" for r in RULES.values())
+    out = [
+        "# Validation rules",
+        "",
+        "<!-- Generated from the rule table in builder/diagnostics.py by `skillreg rules --markdown`. "
+        "Do not edit; regenerate. -->",
+        "",
+        "Every finding of `skillreg validate` carries one of these codes, with the file and line it is about.",
+        f"There are {len(RULES)} rules: {errors} errors, which fail validation and stop a build, and "
+        f"{len(RULES) - errors} warnings, which fail only under `--strict`.",
+        "A finding's message names the exact problem; the fix below is the general advice, and some findings",
+        "carry a more specific hint (\"did you mean ...\").",
+        "",
+    ]
+    for prefix, rules in _groups(RULES.values()).items():
+        out += [f"## {prefix}xx: {GROUPS.get(prefix, 'Other rules')}", "",
+                "| Code | Severity | Rule | Fix |", "| --- | --- | --- | --- |"]
+        for r in rules:
+            out.append(f"| {r.code} | {r.severity.value} | {_cell(r.title)} | {_cell(r.hint) or '-'} |")
+        out.append("")
+    return "\n".join(out)
