@@ -284,6 +284,25 @@ def prompt(obj: Context, names: tuple[str, ...]) -> None:
 
 
 @cli.command()
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when the committed file is out of date.")
+@pass_context
+@handle_errors
+def marketplace(obj: Context, check: bool) -> None:
+    """Write .claude-plugin/marketplace.json: one Claude Code plugin per category, listing its skills."""
+    from .marketplace import MARKETPLACE_PATH, stale_reason, write_marketplace
+
+    if check:
+        reason = stale_reason(obj.config)
+        if reason:
+            click.echo(f"Error: {reason}. Run `skillreg marketplace` and commit {MARKETPLACE_PATH}.", err=True)
+            sys.exit(EXIT_FAIL)
+        click.echo(f"{MARKETPLACE_PATH} is up to date")
+        return
+    path, written = write_marketplace(obj.config)
+    click.echo(f"{'Wrote' if written else 'Unchanged:'} {path}")
+
+
+@cli.command()
 @click.option("--markdown", is_flag=True, help="The Markdown page kept in docs/rules.md.")
 def rules(markdown: bool) -> None:
     """List every validation rule: code, severity and what it checks."""
