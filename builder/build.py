@@ -1,8 +1,11 @@
-"""``skillreg build``: validate every skill, then write the JSON API, bundles and discovery indexes.
+"""``skillreg build``: validate every skill, then write the JSON API, bundles, discovery indexes and website.
 
-The output is assembled in a temporary folder beside the target and swapped in at the end, so a failed
-or interrupted build leaves the previous output as it was. A skill whose inputs have not changed since the
-last build has its files hard-linked from the previous output instead of written again.
+Nothing in the output changes until everything is ready. New files are staged in a temporary folder beside
+the output. A first build, or one whose cache cannot be trusted, stages everything and swaps the whole
+folder in (atomically exchanged where Linux allows). A rebuild stages only the skills whose files changed
+(found by comparing file sizes, times and inodes with the last build, as git's index does), plus the
+indexes and the website, then moves those units into place under a journal: if the process dies part way,
+the next build puts the previous output back before doing anything else.
 """
 
 from __future__ import annotations
@@ -18,22 +21,25 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from . import __version__
-from .api import (INDEX_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2, Artifact, bundle_stem, detail_document, detail_path,
-                  discovery_v1_document, discovery_v1_entry, discovery_v2_document, discovery_v2_entry,
+from .api import (API_ROOT, INDEX_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2, Artifact, bundle_stem, detail_document,
+                  detail_path, discovery_v1_document, discovery_v1_entry, discovery_v2_document, discovery_v2_entry,
                   index_document, index_entry, raw_path)
 from .bundle import dumps, json_bundle, zip_bytes
 from .config import RegistryConfig
 from .diagnostics import Diagnostic, Severity
 from .errors import BuildError, UsageError
 from .loader import display_path, find_skill_folders, load_skill
-from .model import Skill, sha256_hex
+from .model import Frontmatter, Skill, sha256_hex
 from .provenance import History, read_history
-from .schemas import write_schemas
+from .schemas import SCHEMA_DIR, write_schemas
 from .search import SEARCH_INDEX_PATH, search_entry, search_index
 from .validate import ValidationReport, check_registry, check_skill
 
-# Below this many skills a pool of processes costs more than it saves.
+# Below this many skills to build, a pool of processes costs more than it saves.
 PARALLEL_THRESHOLD = 200
+MANIFEST_VERSION = 2
+GLOBAL_UNITS = (INDEX_PATH, SEARCH_INDEX_PATH, SCHEMA_DIR, f"{WELL_KNOWN_V1}/index.json",
+                f"{WELL_KNOWN_V2}/index.json", ".nojekyll")
 
 
 class BuildFailed(BuildError):
@@ -50,9 +56,15 @@ class BuildResult:
     report: ValidationReport
     published: tuple[str, ...]  # skill names in the output
     written: tuple[str, ...]  # skills whose files were generated this time
-    reused: tuple[str, ...]  # skills whose files were linked from the previous output
+    reused: tuple[str, ...]  # skills left as the previous build wrote them
     skipped: tuple[str, ...]  # invalid skills left out under --keep-going
+    removed: tuple[str, ...]  # skills the previous output had and this one has not
     commit: str | None
+
+
+def skill_units(name: str) -> tuple[str, ...]:
+    """The paths a skill owns in the output; each is replaced as a whole."""
+    return (detail_path(name), f"{API_ROOT}/skills/{name}", f"{API_ROOT}/bundles/{name}", f"{WELL_KNOWN_V1}/{name}")
 
 
 @dataclass(frozen=True)
@@ -63,21 +75,42 @@ class _Job:
     profile: str
     history: History
     tmp: Path
-    previous: Path | None
-    manifest: dict[str, dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class _Outcome:
-    head: Skill  # the skill without file bytes, for registry-wide rules
+    """One skill, as the manifest remembers it: enough to publish its index rows without reading it again."""
+
+    name: str
+    folder: str
+    skill_md: str
+    declared: str | None  # `name` as written in SKILL.md, for registry-wide rules
+    name_line: int
     diagnostics: tuple[Diagnostic, ...]
+    signature: str
+    digest: str | None = None
     key: str | None = None
-    outputs: tuple[str, ...] = ()
     index: dict[str, Any] | None = None
     v1: dict[str, Any] | None = None
     v2: dict[str, Any] | None = None
     search: list[Any] | None = None
-    reused: bool = False
+    fresh: bool = True  # built in this run (False: taken from the manifest)
+
+    def head(self) -> Skill:
+        data = {"name": self.declared} if self.declared is not None else {}
+        fm = Frontmatter(data, {"name": self.name_line}, 1, 1)
+        return Skill(self.name, Path(self.folder), self.skill_md, fm, "", 1, ())
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["diagnostics"] = [d.to_dict() for d in self.diagnostics]
+        del data["fresh"]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> _Outcome:
+        diagnostics = tuple(Diagnostic(**{**d, "severity": Severity(d["severity"])}) for d in data["diagnostics"])
+        return cls(**{**data, "diagnostics": diagnostics, "fresh": False})
 
 
 _JOB: _Job | None = None
@@ -88,88 +121,205 @@ def _init_worker(job: _Job) -> None:
     _JOB = job
 
 
-def _write(root: Path, rel: str, data: bytes) -> None:
+def signature(folder: Path) -> str:
+    """What changes when any file of the folder changes: path, type, size, mtime and inode of every entry."""
+    h = hashlib.sha1()
+    stack = [(folder, "")]
+    while stack:
+        current, prefix = stack.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError:
+            h.update(b"unreadable:" + os.fsencode(prefix))
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                h.update(b"gone:" + os.fsencode(prefix + entry.name))
+                continue
+            h.update(f"{prefix}{entry.name}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n"
+                     .encode("utf-8", "surrogateescape"))
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((Path(entry.path), f"{prefix}{entry.name}/"))
+    return h.hexdigest()
+
+
+def _skill_key(config: RegistryConfig, history: History, name: str, digest: str, folder: str,
+               skill_md: str) -> str:
+    """Everything a skill's own output files depend on; equal keys mean byte-identical files."""
+    material = {"builder": __version__, "digest": digest, "provenance": asdict(history.of(name)),
+                "base_url": config.base_url, "repository": config.repository, "skills_dir": config.skills_dir,
+                "skill_md": skill_md, "top": str(history.source.top), "folder": folder}
+    return sha256_hex(json.dumps(material, sort_keys=True).encode())
+
+
+def _write(root: Path, rel: str, data: bytes) -> Path:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "xb") as fh:
         fh.write(data)
-
-
-def _skill_key(job: _Job, skill: Skill) -> str:
-    """Everything a skill's own output files depend on; equal keys mean byte-identical files."""
-    prov = job.history.of(skill.name)
-    material = {"builder": __version__, "digest": skill.digest, "provenance": asdict(prov),
-                "base_url": job.config.base_url, "repository": job.config.repository,
-                "skills_dir": job.config.skills_dir, "skill_md": skill.skill_md,
-                "top": str(job.history.source.top), "folder": str(skill.folder.resolve())}
-    return sha256_hex(json.dumps(material, sort_keys=True).encode())
-
-
-def _link_previous(job: _Job, name: str, key: str) -> dict[str, Any] | None:
-    """Hard-link a skill's files from the previous output when nothing they depend on changed."""
-    entry = job.manifest.get(name)
-    if job.previous is None or not entry or entry.get("key") != key:
-        return None
-    linked: list[Path] = []
-    try:
-        for rel in entry["outputs"]:
-            target = job.tmp / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.link(job.previous / rel, target)
-            linked.append(target)
-    except OSError:
-        for target in linked:
-            target.unlink(missing_ok=True)
-        return None
-    return entry
+    return path
 
 
 def _build_one(folder: Path) -> _Outcome:
     job = _JOB
     assert job is not None
+    sig = signature(folder)
     loaded = load_skill(folder, job.config)
     skill = loaded.skill
     diagnostics = loaded.diagnostics + tuple(check_skill(skill, job.config, job.profile))
-    head = replace(skill, files=())
+    declared = skill.field("name")
+    base = dict(name=skill.name, folder=str(folder), skill_md=skill.skill_md,
+                declared=declared if isinstance(declared, str) else None,
+                name_line=skill.frontmatter.line_of("name") if skill.frontmatter else 0,
+                diagnostics=diagnostics, signature=sig)
     if any(d.severity is Severity.ERROR for d in diagnostics):
-        return _Outcome(head, diagnostics)
-    key = _skill_key(job, skill)
-    previous = _link_previous(job, skill.name, key)
-    if previous is not None:
-        return _Outcome(head, diagnostics, key, tuple(previous["outputs"]), previous["index"], previous["v1"],
-                        previous["v2"], previous["search"], reused=True)
+        return _Outcome(**base)
     prov = job.history.of(skill.name)
     stem = bundle_stem(skill)
     zipped = zip_bytes(skill.files)
     bundle = dumps(json_bundle(skill))
     zip_art = Artifact(stem + ".zip", sha256_hex(zipped), len(zipped))
     json_art = Artifact(stem + ".json", sha256_hex(bundle), len(bundle))
-    files: dict[str, bytes] = {
-        zip_art.path: zipped,
-        json_art.path: bundle,
-        detail_path(skill.name): dumps(detail_document(job.config, job.history.source, skill, prov,
-                                                       zip_art, json_art)),
-    }
+    _write(job.tmp, zip_art.path, zipped)
+    _write(job.tmp, json_art.path, bundle)
+    _write(job.tmp, detail_path(skill.name),
+           dumps(detail_document(job.config, job.history.source, skill, prov, zip_art, json_art)))
     for f in skill.files:
-        files[raw_path(skill.name, f.path)] = f.data
-        files[f"{WELL_KNOWN_V1}/{skill.name}/{f.path}"] = f.data
-    for rel, data in files.items():
-        _write(job.tmp, rel, data)
-    return _Outcome(head, diagnostics, key, tuple(sorted(files)), index_entry(skill, prov),
-                    discovery_v1_entry(skill), discovery_v2_entry(skill, zip_art), search_entry(skill))
+        raw = _write(job.tmp, raw_path(skill.name, f.path), f.data)
+        copy = job.tmp / WELL_KNOWN_V1 / skill.name / f.path
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        os.link(raw, copy)  # the same bytes under the discovery path, without writing them twice
+    key = _skill_key(job.config, job.history, skill.name, skill.digest, str(folder), skill.skill_md)
+    return _Outcome(**base, digest=skill.digest, key=key, index=index_entry(skill, prov),
+                    v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill))
 
+
+# ---------------------------------------------------------------------------------------------- the manifest
 
 def _manifest_path(config: RegistryConfig, out: Path) -> Path:
     tag = hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
     return config.root / ".skillreg-cache" / f"build-{tag}.json"
 
 
-def _read_manifest(path: Path) -> dict[str, dict[str, Any]]:
+def _settings(config: RegistryConfig, profile: str, site: bool) -> str:
+    """A rebuild may reuse skills only when everything else the output depends on is unchanged."""
+    return sha256_hex(json.dumps({"builder": __version__, "config": repr(config), "profile": profile,
+                                  "site": site}, sort_keys=True).encode())
+
+
+def _read_manifest(path: Path, settings: str, out: Path) -> dict[str, _Outcome] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return data["skills"] if data.get("builder") == __version__ else {}
+        if data.get("version") != MANIFEST_VERSION or data.get("settings") != settings:
+            return None
+        if data.get("index_sha256") != sha256_hex((out / INDEX_PATH).read_bytes()):
+            return None  # the output was changed by something else since
+        return {name: _Outcome.from_json(entry) for name, entry in data["skills"].items()}
     except (OSError, ValueError, KeyError, TypeError):
-        return {}
+        return None
+
+
+def _write_manifest(path: Path, settings: str, out: Path, outcomes: list[_Outcome]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"version": MANIFEST_VERSION, "settings": settings,
+            "index_sha256": sha256_hex((out / INDEX_PATH).read_bytes()),
+            "skills": {o.name: o.to_json() for o in outcomes}}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# ----------------------------------------------------------------------------------- putting the output in place
+
+def _journal_path(out: Path) -> Path:
+    return out.with_name(f".{out.name}.journal.json")
+
+
+def recover(out: Path) -> bool:
+    """Finish or undo a commit that was interrupted; True when there was one."""
+    journal_file = _journal_path(out)
+    if not journal_file.exists():
+        return False
+    journal = json.loads(journal_file.read_text(encoding="utf-8"))
+    backup, tmp = Path(journal["backup"]), Path(journal["tmp"])
+    if journal["state"] != "committed":
+        for unit in reversed(journal["units"]):
+            rel, had_old, has_new = unit["path"], unit["had_old"], unit["has_new"]
+            current, saved = out / rel, backup / rel
+            if had_old and (saved.exists() or saved.is_symlink()):
+                _remove(current)
+                current.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(saved, current)
+            elif not had_old and has_new and not (tmp / rel).exists():
+                _remove(current)
+    shutil.rmtree(backup, ignore_errors=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+    journal_file.unlink()
+    return True
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _commit_units(tmp: Path, out: Path, units: list[str]) -> None:
+    """Move each staged unit over its old self, keeping the old ones aside until every unit is in place."""
+    journal_file = _journal_path(out)
+    backup = out.with_name(f".{out.name}.backup-{os.getpid()}")
+    plan = [{"path": rel, "had_old": (out / rel).exists() or (out / rel).is_symlink(), "has_new": (tmp / rel).exists()}
+            for rel in units]
+    journal = {"tmp": str(tmp), "backup": str(backup), "units": plan, "state": "prepared"}
+    _write_json_atomic(journal_file, journal)
+    for unit in plan:
+        rel = unit["path"]
+        if unit["had_old"]:
+            (backup / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.rename(out / rel, backup / rel)
+        if unit["has_new"]:
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.rename(tmp / rel, out / rel)
+    journal["state"] = "committed"
+    _write_json_atomic(journal_file, journal)
+    shutil.rmtree(backup, ignore_errors=True)
+    journal_file.unlink()
+
+
+def _write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _swap(tmp: Path, out: Path) -> None:
+    """Put ``tmp`` at ``out``; an existing ``out`` is exchanged atomically where the OS allows, then removed."""
+    if out.exists():
+        if _exchange(tmp, out):
+            shutil.rmtree(tmp)
+            return
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.rename(out, old)
+        os.rename(tmp, out)
+        shutil.rmtree(old)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(tmp, out)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 def _check_out(out: Path, config: RegistryConfig) -> None:
@@ -184,35 +334,12 @@ def _check_out(out: Path, config: RegistryConfig) -> None:
                          "refusing to replace it")
 
 
-def _swap(tmp: Path, out: Path) -> None:
-    """Put ``tmp`` at ``out``; an existing ``out`` is exchanged atomically where the OS allows, then removed."""
-    if out.exists():
-        if _exchange(tmp, out):
-            shutil.rmtree(tmp)
-            return
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        os.rename(out, old)
-        os.rename(tmp, out)
-        shutil.rmtree(old)
-    else:
-        os.rename(tmp, out)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
-
+# ------------------------------------------------------------------------------------------------- the build
 
 def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = None, base_url: str | None = None,
           jobs: int | None = None, keep_going: bool = False, profile: str | None = None, site: bool = True,
-          on_progress: Callable[[int, int], None] | None = None,
-          extra: Callable[[RegistryConfig, Path, ValidationReport], None] | None = None) -> BuildResult:
-    """Validate, then write the whole output to a temporary folder and swap it in at ``out``."""
+          on_progress: Callable[[int, int], None] | None = None) -> BuildResult:
+    """Validate, then write the output; see the module docstring for how it is put in place."""
     if base_url is not None:
         config = replace(config, base_url=base_url)
     profile = profile or config.profile
@@ -220,60 +347,75 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
     for root in roots:
         if not root.is_dir():
             raise UsageError(f"{display_path(root)}: no such folder")
+    recover(out)
     _check_out(out, config)
     folders = sorted({f for root in roots for f in find_skill_folders(root)}, key=lambda p: (p.name, str(p)))
     history = read_history(roots[0])
+    settings = _settings(config, profile, site)
     manifest_file = _manifest_path(config, out)
-    previous = out if (out / INDEX_PATH).is_file() else None
+    previous = _read_manifest(manifest_file, settings, out) if (out / INDEX_PATH).is_file() else None
+
+    reused: list[_Outcome] = []
+    to_build: list[Path] = []
+    for folder in folders:
+        old = previous.get(folder.name) if previous is not None else None
+        if (old is not None and old.folder == str(folder) and old.signature == signature(folder)
+                and (old.digest is None or old.key == _skill_key(config, history, old.name, old.digest, old.folder,
+                                                                   old.skill_md))):
+            reused.append(old)
+        else:
+            to_build.append(folder)
+
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    _remove(tmp)
     tmp.mkdir(parents=True)
-    job = _Job(config, profile, history, tmp, previous, _read_manifest(manifest_file) if previous else {})
     try:
-        outcomes = _run(job, folders, jobs, on_progress)
+        built = _run(_Job(config, profile, history, tmp), to_build, jobs, on_progress)
+        outcomes = sorted(reused + built, key=lambda o: (o.name, o.folder))
         diagnostics = [d for o in outcomes for d in o.diagnostics]
-        diagnostics += check_registry([o.head for o in outcomes])
+        diagnostics += check_registry([o.head() for o in outcomes])
         diagnostics.sort(key=Diagnostic.sort_key)
-        report = ValidationReport(tuple(o.head for o in outcomes), tuple(diagnostics))
+        report = ValidationReport(tuple(o.head() for o in outcomes), tuple(diagnostics))
         invalid = report.invalid_names()
         if invalid and not keep_going:
             raise BuildFailed(report)
-        kept = [o for o in outcomes if o.head.name not in invalid]
-        for o in outcomes:
-            if o.head.name in invalid:
-                for rel in o.outputs:
-                    (tmp / rel).unlink(missing_ok=True)
+        kept = [o for o in outcomes if o.name not in invalid and o.index is not None]
+        for o in built:
+            if o.name in invalid:
+                for unit in skill_units(o.name):
+                    _remove(tmp / unit)
         source = history.source
         _write(tmp, INDEX_PATH, dumps(index_document(config, source, [o.index for o in kept if o.index])))
+        _write(tmp, SEARCH_INDEX_PATH, dumps(search_index([o.search for o in kept if o.search])))
         _write(tmp, f"{WELL_KNOWN_V1}/index.json", dumps(discovery_v1_document([o.v1 for o in kept if o.v1])))
         _write(tmp, f"{WELL_KNOWN_V2}/index.json", dumps(discovery_v2_document([o.v2 for o in kept if o.v2])))
-        _write(tmp, SEARCH_INDEX_PATH, dumps(search_index([o.search for o in kept if o.search])))
         write_schemas(tmp)
         _write(tmp, ".nojekyll", b"")
         if site:
             from .site import write_site
 
-            write_site(config, tmp, report)
-        if extra is not None:
-            extra(config, tmp, report)
-        _swap(tmp, out)
+            write_site(config, tmp, report, api_roots=(tmp, out) if previous is not None else (tmp,))
+        removed: list[str] = []
+        if previous is None:
+            _swap(tmp, out)
+        else:
+            kept_names = {o.name for o in kept}
+            removed = sorted(set(previous) - kept_names)
+            changed = [o.name for o in built if o.name in kept_names] + removed
+            site_units = sorted(p.name for p in tmp.iterdir() if p.name not in ("api", ".well-known", ".nojekyll"))
+            _commit_units(tmp, out, [u for name in changed for u in skill_units(name)] + list(GLOBAL_UNITS)
+                          + site_units)
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    manifest_file.parent.mkdir(parents=True, exist_ok=True)
-    tmp_manifest = manifest_file.with_suffix(".tmp")
-    tmp_manifest.write_text(json.dumps({"builder": __version__, "skills": {
-        o.head.name: {"key": o.key, "outputs": list(o.outputs), "index": o.index, "v1": o.v1, "v2": o.v2,
-                      "search": o.search}
-        for o in kept}}, sort_keys=True), encoding="utf-8")
-    os.replace(tmp_manifest, manifest_file)
+        _remove(tmp)
+    _write_manifest(manifest_file, settings, out, kept)
+    fresh = {o.name for o in built}
     return BuildResult(
         out=out, report=report,
-        published=tuple(o.head.name for o in kept),
-        written=tuple(o.head.name for o in kept if not o.reused),
-        reused=tuple(o.head.name for o in kept if o.reused),
+        published=tuple(o.name for o in kept),
+        written=tuple(o.name for o in kept if o.name in fresh),
+        reused=tuple(o.name for o in kept if o.name not in fresh),
         skipped=tuple(sorted(invalid)),
+        removed=tuple(removed),
         commit=source.commit,
     )
 
