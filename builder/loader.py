@@ -64,12 +64,17 @@ def find_skill_folders(path: Path) -> list[Path]:
     if (path / SKILL_MD).is_file() or (path / SKILL_MD_FALLBACK).is_file():
         return [path]
     found = []
+    has_files = False
     with os.scandir(path) as entries:
         for entry in entries:
             if entry.name.startswith((".", "_")):
                 continue
             if entry.is_dir(follow_symlinks=False) or entry.is_symlink():
                 found.append(Path(entry.path))
+            else:
+                has_files = True
+    if not found and has_files:  # files but no sub-folders: a skill whose SKILL.md is missing or misnamed
+        return [path]
     return sorted(found, key=lambda p: p.name)
 
 
