@@ -32,9 +32,15 @@ def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
 
 
 def load_module():
-    spec = importlib.util.spec_from_file_location("readability_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # Never leave a __pycache__ folder inside the skill: skills must not ship bytecode.
+    previous = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        spec = importlib.util.spec_from_file_location("readability_script", SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = previous
     return module
 
 
