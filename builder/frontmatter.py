@@ -88,8 +88,9 @@ def _load_yaml(text: str, file: str, skill: str,
                out: list[Diagnostic]) -> tuple[dict[str, Any] | None, dict[str, int]]:
     """Compose, check the node graph, then construct. Line numbers are file lines (YAML starts on line 2)."""
     offset = 2
-    loader = _Loader(text)
+    loader = None
     try:
+        loader = _Loader(text)  # the pure-Python reader refuses control characters already here
         node = loader.get_single_node()
         if node is None:
             return {}, {}
@@ -118,6 +119,15 @@ def _load_yaml(text: str, file: str, skill: str,
         out.append(RULES["SK007"].at(file, line, f"invalid YAML: {what}", column=column, skill=skill,
                                      hint="Indent with spaces; YAML does not allow tabs." if tab_indent else None))
         return None, {}
+    except yaml.reader.ReaderError as exc:  # no mark, and libyaml gives a byte offset: find the character itself
+        code = exc.character if isinstance(exc.character, int) else 0
+        index = text.find(chr(code)) if code else -1
+        line = text.count("\n", 0, index) + offset if index >= 0 else offset
+        column = index - text.rfind("\n", 0, index) if index >= 0 else 0
+        out.append(RULES["SK007"].at(file, line, f"invalid YAML: character U+{code:04X} is not allowed",
+                                     column=column, skill=skill,
+                                     hint=f"Delete it, or write it as the escape \\u{code:04x} inside double quotes."))
+        return None, {}
     except yaml.YAMLError as exc:
         out.append(RULES["SK007"].at(file, offset, f"invalid YAML: {exc}", skill=skill))
         return None, {}
@@ -125,7 +135,8 @@ def _load_yaml(text: str, file: str, skill: str,
         out.append(RULES["SK007"].at(file, offset, "invalid YAML: nesting is too deep", skill=skill))
         return None, {}
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
     lines: dict[str, int] = {}
     bad_keys = False

@@ -199,6 +199,21 @@ def test_invalid_yaml_reports_line_column_and_hint(yaml_text: str, line: int, co
         "SK007", line, column, f"invalid YAML: {problem}", hint)
 
 
+@pytest.mark.parametrize("loader", [yaml.CSafeLoader, yaml.SafeLoader], ids=["libyaml", "pure-python"])
+@pytest.mark.parametrize(("yaml_text", "line", "column", "code"), [
+    ("name: a\x07b", 2, 8, "0007"),
+    ("name: ok\ndescription: \"é ü \x1b[31m\"", 3, 19, "001B"),  # a column in characters, not UTF-8 bytes
+    ("name: a\x7f", 2, 8, "007F"),
+])
+def test_characters_yaml_refuses_are_located(monkeypatch: pytest.MonkeyPatch, loader: type, yaml_text: str, line: int,
+                                             column: int, code: str) -> None:
+    monkeypatch.setattr(frontmatter, "_Loader", loader)
+    (diag,) = parse(f"---\n{yaml_text}\n---\n").diagnostics
+    assert (diag.code, diag.line, diag.column, diag.message, diag.hint) == (
+        "SK007", line, column, f"invalid YAML: character U+{code} is not allowed",
+        f"Delete it, or write it as the escape \\u{code.lower()} inside double quotes.")
+
+
 def _alias_document(nodes: int) -> str:
     """A mapping whose expansion has exactly ``nodes`` nodes: ``a`` is a list of 97 scalars, ``b`` aliases it.
 
