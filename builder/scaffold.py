@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from .config import RegistryConfig
 from .errors import UsageError
-from .validate import check_name
+from .validate import RESERVED_NAMES, check_name
 
 PLACEHOLDER_DESCRIPTION = "TODO: say what this skill does and when an agent should use it."
 
@@ -47,13 +48,17 @@ Say what to do when a step fails or the input is not what was expected.
 
 
 def _yaml_scalar(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A YAML double-quoted scalar: JSON's escapes are valid YAML, so newlines and tabs survive as written."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def new_skill(config: RegistryConfig, name: str, description: str | None = None,
               category: str | None = None, skills_path: Path | None = None) -> Path:
     """Create ``skills/<name>/`` and return it; refuse an invalid name or an existing folder."""
-    problems = [d for d in check_name(name, name, lambda code, msg, hint=None: (code, msg))]
+    problems = [d for d in check_name(name, name, lambda code, msg, hint=None: (code, msg))] if name else \
+        [("SK102", "`name` must be a non-empty string")]
+    if name in RESERVED_NAMES:
+        problems.append(("SK603", f"skill name `{name}` is reserved for the registry's own pages"))
     if problems:
         code, message = problems[0]
         raise UsageError(f"{code}: {message}")
@@ -63,7 +68,7 @@ def new_skill(config: RegistryConfig, name: str, description: str | None = None,
     if folder.exists() or folder.is_symlink():
         raise UsageError(f"{folder}: already exists; pick another name or edit that skill")
     if category:
-        category_line = f"  category: {category}"
+        category_line = f"  category: {_yaml_scalar(category)}"
     elif config.categories:
         category_line = f"  # category: one of {', '.join(config.category_slugs)}"
     else:

@@ -1,0 +1,140 @@
+"""``skillreg new``: a scaffold that fails only on its placeholder, passes once described, and refuses bad names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from builder.cli import cli
+from conftest import write_tree
+
+REGISTRY_YAML = """\
+title: Test registry
+categories:
+  - slug: data
+    title: Data
+  - slug: testing
+    title: Testing
+"""
+DESCRIPTION = "Fills PDF forms from a CSV file. Use when someone needs many PDFs filled from one table."
+
+
+@pytest.fixture
+def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    write_tree(tmp_path, {"registry.yaml": REGISTRY_YAML})
+    monkeypatch.chdir(tmp_path)
+    return tmp_path.resolve()
+
+
+def skillreg(*args: str) -> Result:
+    result = CliRunner().invoke(cli, ["--config", "registry.yaml", *args], prog_name="skillreg")
+    assert "Traceback" not in result.output
+    assert result.exception is None if result.exit_code == 0 else isinstance(result.exception, SystemExit)
+    return result
+
+
+def tree(root: Path) -> list[tuple[str, bytes]]:
+    return sorted((p.relative_to(root).as_posix(), p.read_bytes() if p.is_file() else b"") for p in root.rglob("*"))
+
+
+def test_new_creates_the_folder(registry: Path) -> None:
+    result = skillreg("new", "pdf-tools")
+    folder = registry / "skills" / "pdf-tools"
+    assert (result.exit_code, result.stdout) == (0, (
+        f"Created {folder}/SKILL.md\n"
+        f"Edit it, then run: skillreg validate {folder}\n"))
+    assert [p for p, _ in tree(folder)] == ["SKILL.md", "references", "scripts"]
+    text = (folder / "SKILL.md").read_text(encoding="utf-8")
+    assert text.startswith("---\nname: pdf-tools\n"
+                           'description: "TODO: say what this skill does and when an agent should use it."\n')
+    assert "`scripts/`" in text and "`references/`" in text  # the empty folders are explained in the body
+
+
+def test_the_placeholder_description_fails_validation(registry: Path) -> None:
+    skillreg("new", "pdf-tools")
+    result = skillreg("validate", "skills/pdf-tools")
+    assert (result.exit_code, result.stdout) == (1, (
+        "skills/pdf-tools/SKILL.md:3: error SK202 `description` still contains template text: 'TODO'\n"
+        "    hint: Describe what the skill does and when to use it.\n"
+        "skills/pdf-tools/SKILL.md:5: warning SK305 `metadata.category` is missing\n"
+        "    hint: Add `category:` under `metadata:` so the skill is listed in a category.\n"
+        "1 error, 1 warning in 1 of 1 skill\n"))
+
+
+def test_with_a_description_it_passes(registry: Path) -> None:
+    assert skillreg("new", "pdf-tools", "--description", DESCRIPTION).exit_code == 0
+    result = skillreg("validate", "skills/pdf-tools")
+    assert result.exit_code == 0
+    assert result.stdout.endswith("0 errors, 1 warning in 1 of 1 skill\n")  # SK305: no category chosen yet
+
+
+def test_with_description_and_category_it_passes_strict_under_every_profile(registry: Path) -> None:
+    assert skillreg("new", "pdf-tools", "--description", DESCRIPTION, "--category", "data").exit_code == 0
+    for profile in ("spec", "claude-code", "lenient"):
+        result = skillreg("validate", "--strict", "--profile", profile, "skills/pdf-tools")
+        assert (result.exit_code, result.stdout) == (0, "0 errors, 0 warnings in 0 of 1 skill\n")
+
+
+@pytest.mark.parametrize("description", [
+    'Say "hi": then \\ back # not a comment',
+    "Two lines.\nThe second one.",
+    "Tab\there, unicode café, emoji 🙂, colon: end",
+    "  leading and trailing blanks  ",
+])
+def test_the_description_is_written_exactly(registry: Path, description: str) -> None:
+    assert skillreg("new", "pdf-tools", "--description", description).exit_code == 0
+    text = (registry / "skills" / "pdf-tools" / "SKILL.md").read_text(encoding="utf-8")
+    assert yaml.safe_load(text.split("---\n")[1])["description"] == description
+
+
+def test_refuses_an_existing_folder_and_leaves_it_alone(registry: Path) -> None:
+    write_tree(registry, {"skills/pdf-tools/SKILL.md": "mine\n"})
+    before = tree(registry)
+    result = skillreg("new", "pdf-tools", "--description", DESCRIPTION)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", f"Error: {registry}/skills/pdf-tools: already exists; pick another name or edit that skill\n")
+    assert tree(registry) == before
+
+
+def test_refuses_a_dangling_symlink_in_the_way(registry: Path) -> None:
+    (registry / "skills").mkdir()
+    (registry / "skills" / "pdf-tools").symlink_to(registry / "nowhere")
+    result = skillreg("new", "pdf-tools")
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: {registry}/skills/pdf-tools: already exists; pick another name or edit that skill\n")
+    assert not (registry / "nowhere").exists()
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("", "SK102: `name` must be a non-empty string"),
+    ("PDF-Tools", "SK104: `name` 'PDF-Tools' has characters outside a-z, 0-9 and '-': 'D' 'F' 'P' 'T'"),
+    ("pdf_tools", "SK104: `name` 'pdf_tools' has characters outside a-z, 0-9 and '-': '_'"),
+    ("café", "SK104: `name` 'café' has characters outside a-z, 0-9 and '-': 'é'"),
+    ("../evil", "SK104: `name` '../evil' has characters outside a-z, 0-9 and '-': '.' '/'"),
+    ("a\nb", "SK104: `name` 'a\\nb' has characters outside a-z, 0-9 and '-': '\\n'"),
+    ("-pdf", "SK105: `name` '-pdf' starts or ends with a hyphen or contains `--`"),
+    ("pdf--tools", "SK105: `name` 'pdf--tools' starts or ends with a hyphen or contains `--`"),
+    ("a" * 65, "SK103: `name` is 65 characters; the limit is 64"),
+    ("my-skill-name", "SK201: `name` is still the template placeholder `my-skill-name`"),
+    ("api", "SK603: skill name `api` is reserved for the registry's own pages"),
+    ("search", "SK603: skill name `search` is reserved for the registry's own pages"),
+])
+def test_refuses_invalid_names_with_the_rule(registry: Path, name: str, message: str) -> None:
+    result = skillreg("new", "--description", DESCRIPTION, "--", name)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"Error: {message}\n")
+    assert tree(registry) == [("registry.yaml", REGISTRY_YAML.encode())]
+
+
+def test_refuses_an_unknown_category(registry: Path) -> None:
+    result = skillreg("new", "pdf-tools", "--category", "dta")
+    assert (result.exit_code, result.stderr) == (2, "Error: SK301: unknown category `dta`; categories: data, testing\n")
+    assert not (registry / "skills").exists()
+
+
+def test_a_name_of_64_characters_is_accepted(registry: Path) -> None:
+    name = "a" * 64
+    assert skillreg("new", name, "--description", DESCRIPTION, "--category", "data").exit_code == 0
+    assert skillreg("validate", "--strict", f"skills/{name}").exit_code == 0
