@@ -55,8 +55,8 @@ def _yaml_scalar(text: str) -> str:
 def new_skill(config: RegistryConfig, name: str, description: str | None = None,
               category: str | None = None, skills_path: Path | None = None) -> Path:
     """Create ``skills/<name>/`` and return it; refuse an invalid name or an existing folder."""
-    problems = [d for d in check_name(name, name, lambda code, msg, hint=None: (code, msg))] if name else \
-        [("SK102", "`name` must be a non-empty string")]
+    problems: list[tuple[str, str]] = [("SK102", "`name` must be a non-empty string")] if not name else \
+        list(check_name(name, name, lambda code, msg, hint=None: (code, msg)))
     if name in RESERVED_NAMES:
         problems.append(("SK603", f"skill name `{name}` is reserved for the registry's own pages"))
     if problems:

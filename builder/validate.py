@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 from urllib.parse import unquote
 
 from .config import PROFILES, RegistryConfig
@@ -235,7 +235,10 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
             yield at("SK123", "when_to_use", "`when_to_use` is deprecated")
 
 
-def check_name(name: str, folder: str, report: Callable[..., Diagnostic]) -> Iterable[Diagnostic]:
+_Finding = TypeVar("_Finding")
+
+
+def check_name(name: str, folder: str, report: Callable[..., _Finding]) -> Iterable[_Finding]:
     if name in PLACEHOLDER_NAMES:
         yield report("SK201", f"`name` is still the template placeholder `{name}`")
     if len(name) > MAX_NAME:
@@ -262,8 +265,13 @@ def _check_metadata(meta: Any, config: RegistryConfig, at: Callable[..., Diagnos
             yield at("SK112", f"metadata.{key}", f"`metadata` key {key!r} is not a string", hint=f"Quote it: `\"{key}\"`.")
         elif not isinstance(value, str):
             shown = str(value).lower() if isinstance(value, bool) else value
-            yield at("SK113", f"metadata.{key}", f"`metadata.{key}` must be a string, got {_show(value)}",
-                     hint=f"Quote it: `{key}: \"{shown}\"`." if isinstance(value, (int, float)) else None)
+            if isinstance(value, (int, float)):
+                hint: str | None = f"Quote it: `{key}: \"{shown}\"`."
+            elif isinstance(value, list):
+                hint = f"Write one comma-separated string: `{key}: \"{', '.join(map(str, value))}\"`."
+            else:
+                hint = None
+            yield at("SK113", f"metadata.{key}", f"`metadata.{key}` must be a string, got {_show(value)}", hint=hint)
     category = meta.get("category")
     if isinstance(category, str) and config.categories:
         if category not in config.category_slugs:
