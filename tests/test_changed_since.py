@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
@@ -157,6 +158,7 @@ def test_text_and_json_output(repo: Path) -> None:
     result = CliRunner().invoke(cli, ["validate", "--changed-since", "main", "--format", "json"])
     data = json.loads(result.output)
     assert result.exit_code == 0
+    jsonschema.validate(data, json.loads((REPO / "builder/schemas/validate.schema.json").read_text()))
     assert data["changed_since"] == {"ref": "main", "base": base, "config_changed": False, "skills": [
         {"name": "log-summarizer", "status": "removed", "old_name": None, "new_digest": None,
          "old_digest": removed}]}
