@@ -224,7 +224,7 @@ def validate_changes(config: RegistryConfig, ref: str, profile: str | None = Non
     base = merge_base(top, ref)
     pathspecs = [f"{prefix}/" if prefix else "."]
     config_rel = None
-    if config.path is not None:
+    if config.path is not None and config.path.resolve().is_relative_to(top):
         config_rel = config.path.resolve().relative_to(top).as_posix()
         pathspecs.append(config_rel)
     entries = changed_paths(top, base, pathspecs)
