@@ -330,6 +330,12 @@ def check_deploy(url: str, commit: str, timeout: float, interval: float) -> None
     click.echo(f"{result.url} serves commit {commit} (attempt {result.attempts})")
 
 
+from .cli_client import COMMANDS as _CLIENT_COMMANDS  # noqa: E402  (the client's commands live in their own module)
+
+for _command in _CLIENT_COMMANDS:
+    cli.add_command(_command)
+
+
 def main() -> None:
     cli(prog_name="skillreg")
 

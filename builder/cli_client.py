@@ -1,0 +1,348 @@
+"""The client commands of ``skillreg``: search, info, install, update, remove, list, verify, mcp.
+
+Each command parses its options, calls one function of ``builder.client``, prints the result and picks
+the exit code; errors become one line on stderr through the CLI's shared handler.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+EXIT_OK, EXIT_FAIL = 0, 1
+
+
+def _handled(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The CLI's one error handler, looked up when the command runs (cli.py imports this module)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from .cli import handle_errors
+
+        return handle_errors(func)(*args, **kwargs)
+
+    return wrapper
+
+
+def registry_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--registry", "location", envvar="SKILLREG_REGISTRY", metavar="URL",
+                        help="Registry root: https:// URL, http://127.0.0.1 URL, file:// URL or a folder "
+                             "(default: $SKILLREG_REGISTRY, else site/ of the local registry's build).")(func)
+
+
+def global_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--global", "global_", is_flag=True,
+                        help="The user's skill folders (~/...) and lock, instead of the current project's.")(func)
+
+
+def _warn(message: str) -> None:
+    click.echo(f"Warning: {message}", err=True)
+
+
+def default_location() -> str:
+    """The output folder of the local registry's build: works with no network."""
+    from .config import load_config
+    from .errors import ConfigError, UsageError
+
+    obj = click.get_current_context().find_root().obj
+    try:
+        config = obj.config if obj is not None else load_config(None)
+    except ConfigError:
+        raise UsageError("no registry given: pass --registry URL or set SKILLREG_REGISTRY "
+                         "(or run inside a registry checkout after `skillreg build`)") from None
+    return str(config.root / "site")
+
+
+def open_registry(location: str | None):
+    from .client.registry import Registry
+
+    return Registry(location or default_location(), warn=_warn)
+
+
+def _registry_for(location: str | None) -> Callable[[str], Any]:
+    """The registry a lock entry came from, unless --registry names one for all; each is opened once."""
+    from .client.registry import Registry
+
+    explicit = open_registry(location) if location else None
+    opened: dict[str, Any] = {}
+
+    def registry_for(url: str):
+        if explicit is not None:
+            return explicit
+        if url not in opened:
+            opened[url] = Registry(url, warn=_warn)
+        return opened[url]
+
+    return registry_for
+
+
+def display_path(path: Path) -> str:
+    from .loader import display_path as shown
+
+    return shown(path)
+
+
+def _short(digest: str) -> str:
+    return digest[:19]
+
+
+def _lock(global_: bool):
+    from .client.lock import read_lock
+
+    return read_lock(Path.cwd(), global_=global_)
+
+
+# -- search and info ------------------------------------------------------------------------------------------
+
+@click.command()
+@click.argument("query")
+@click.option("--category", help="Only skills in this category (a slug).")
+@click.option("--tag", help="Only skills with this tag.")
+@click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="At most this many results.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@registry_option
+@_handled
+def search(query: str, category: str | None, tag: str | None, limit: int, as_json: bool,
+           location: str | None) -> None:
+    """Find skills by name, description, category, tags and headings, ranked as the website ranks them."""
+    from .search import rank
+
+    registry = open_registry(location)
+    hits = rank(registry.search_index(), query, category=category, tag=tag, limit=limit)
+    if as_json:
+        skills = [{"name": h.row[0], "description": h.row[1], "category": h.row[2] or None,
+                   "tags": list(h.row[3]), "score": h.score} for h in hits]
+        click.echo(json.dumps({"query": query, "count": len(skills), "skills": skills}, indent=2,
+                              ensure_ascii=False))
+        return
+    if not hits:
+        click.echo(f"No skills match {query!r}.")
+        return
+    width = max(len(h.name) for h in hits)
+    for hit in hits:
+        _, description, cat, tags, _ = hit.row
+        labels = " · ".join(x for x in (cat, ", ".join(tags)) if x)
+        click.echo(f"{hit.name.ljust(width)}  {labels}")
+        click.echo("  " + textwrap.shorten(description, 110, placeholder=" …"))
+
+
+@click.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the registry's detail document as JSON.")
+@registry_option
+@_handled
+def info(name: str, as_json: bool, location: str | None) -> None:
+    """Show one skill: description, files, permissions summary, provenance and digest."""
+    registry = open_registry(location)
+    detail = registry.detail(name)
+    if as_json:
+        click.echo(json.dumps(detail, indent=2, sort_keys=True, ensure_ascii=False))
+        return
+    click.echo(f"{detail['name']} {detail.get('version') or ''}".rstrip())
+    click.echo(textwrap.fill(str(detail.get("description", "")), 100))
+    click.echo()
+    rows = [("category", detail.get("category") or "-"), ("tags", ", ".join(detail.get("tags") or []) or "-"),
+            ("license", detail.get("license") or "-"), ("digest", detail["digest"])]
+    for label, value in rows:
+        click.echo(f"{label + ':':<13}{value}")
+    files = [f for f in detail.get("files", []) if isinstance(f, dict)]
+    click.echo(f"{'files:':<13}{len(files)} ({detail.get('size', 0):,} bytes)")
+    width = max((len(str(f.get('path'))) for f in files), default=0)
+    for f in files:
+        mark = "  executable" if f.get("executable") else ""
+        click.echo(f"  {str(f.get('path')).ljust(width)}  {f.get('size', 0):>9,}{mark}")
+    perms = detail.get("permissions") or {}
+    click.echo("permissions:")
+    for label, key, none in (("scripts", "scripts", "none"), ("allowed tools", "allowed_tools", "not declared"),
+                             ("network", "network", "none spotted"), ("runs programs", "shell", "none spotted")):
+        click.echo(f"  {label + ':':<16}{', '.join(perms.get(key) or []) or none}")
+    prov = detail.get("provenance") or {}
+    click.echo("provenance:")
+    for label, value in (("created", prov.get("created")), ("updated", prov.get("updated")),
+                         ("authors", ", ".join(prov.get("authors") or [])), ("commit", prov.get("commit")),
+                         ("source", prov.get("source_url") or prov.get("source_path"))):
+        click.echo(f"  {label + ':':<16}{value or '-'}")
+    click.echo(f"install with: skillreg install {detail['name']}")
+
+
+# -- install, update, remove -----------------------------------------------------------------------------------
+
+def _split(spec: str) -> tuple[str, str | None]:
+    name, _, digest = spec.partition("@")
+    return name, digest or None
+
+
+def _print_changes(changes, lock) -> None:
+    for change in changes:
+        where = ", ".join(change.targets)
+        version = f" {change.version}" if change.version else ""
+        if change.action == "unchanged":
+            click.echo(f"{change.name}{version} is already installed in {where}")
+        elif change.action in ("updated", "would update"):
+            verb = "Updated" if change.action == "updated" else "Would update"
+            click.echo(f"{verb} {change.name} {_short(change.previous or '')}… -> {_short(change.digest)}…{version}"
+                       f" in {where}")
+        else:
+            click.echo(f"{change.action.capitalize()} {change.name}{version} ({_short(change.digest)}…) into {where}")
+    if any(c.action not in ("unchanged", "would update", "not published") for c in changes):
+        click.echo(f"Recorded in {display_path(lock.path)}")
+
+
+@click.command()
+@click.argument("specs", nargs=-1, metavar="[NAME[@DIGEST]]...")
+@click.option("--agent", "agents", multiple=True, metavar="AGENT",
+              help="Install into this agent's skill folder (repeatable): claude (default), codex, gemini, copilot, "
+                   "cursor, opencode, agents.")
+@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path),
+              help="Install into this skills folder instead (the skill goes into DIR/NAME).")
+@global_option
+@click.option("--force", is_flag=True, help="Replace local changes and folders the lock does not know.")
+@click.option("--frozen", is_flag=True, help="Fail instead of changing skills-lock.json when it and the registry "
+                                              "disagree.")
+@registry_option
+@_handled
+def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None, global_: bool, force: bool,
+            frozen: bool, location: str | None) -> None:
+    """Download, verify and install skills; with no NAME, restore everything in skills-lock.json.
+
+    The bundle must match the published sha256 and the files the published digest before anything is
+    written; the new folder is swapped in with one rename. Nothing from the skill is run.
+    """
+    from .client import project
+    from .client.agents import agent_table
+    from .errors import UsageError
+
+    lock = _lock(global_)
+    if not specs:
+        if agents or folder:
+            raise UsageError("--agent and --dir choose where new skills go; a restore uses the folders in the lock")
+        if not lock.entries:
+            raise UsageError(f"nothing to restore: {display_path(lock.path)} lists no skills; name the skills to install")
+        lock, changes = project.restore(lock, _registry_for(location), force=force, frozen=frozen)
+        _print_changes(changes, lock)
+        return
+    if agents and folder:
+        raise UsageError("give --agent or --dir, not both")
+    if folder is not None:
+        folders = [folder.expanduser().absolute()]
+    else:
+        table = agent_table()
+        folders = [table.get(a).folder(global_=global_, project_root=Path.cwd()) for a in (agents or (None,))]
+    lock, changes = project.install(lock, open_registry(location), [_split(s) for s in specs], folders,
+                                    force=force, frozen=frozen)
+    _print_changes(changes, lock)
+
+
+@click.command()
+@click.argument("names", nargs=-1)
+@click.option("--dry-run", is_flag=True, help="Print what would change, file by file, as a unified diff.")
+@click.option("--force", is_flag=True, help="Update even skills whose installed files were changed locally.")
+@global_option
+@registry_option
+@_handled
+def update(names: tuple[str, ...], dry_run: bool, force: bool, global_: bool, location: str | None) -> None:
+    """Install the newest published version of installed skills (all, or NAMES): a new digest is an update."""
+    from .client import project
+
+    lock = _lock(global_)
+    if not lock.entries:
+        click.echo(f"Nothing to update: {display_path(lock.path)} lists no skills.")
+        return
+    lock, changes = project.update(lock, list(names), _registry_for(location), dry_run=dry_run, force=force)
+    for change in changes:
+        if change.action == "unchanged":
+            click.echo(f"{change.name} is up to date ({change.version or _short(change.digest) + '…'})")
+        elif change.action == "not published":
+            click.echo(f"{change.name}: the registry no longer publishes it; left as installed")
+        else:
+            _print_changes([change], lock)
+            if dry_run:
+                click.echo(change.diff, nl=False)
+    if not dry_run and any(c.action == "updated" for c in changes):
+        click.echo(f"Recorded in {display_path(lock.path)}")
+
+
+@click.command()
+@click.argument("name")
+@click.option("--force", is_flag=True, help="Remove even if installed files were changed locally.")
+@global_option
+@_handled
+def remove(name: str, force: bool, global_: bool) -> None:
+    """Delete an installed skill from every folder it was installed in, and from the lock."""
+    from .client import project
+
+    lock, change = project.remove(_lock(global_), name, force=force)
+    click.echo(f"Removed {name} from {', '.join(change.targets)}")
+
+
+@click.command(name="list")
+@click.option("--json", "as_json", is_flag=True, help="Print the lock's entries as JSON.")
+@global_option
+@_handled
+def list_(as_json: bool, global_: bool) -> None:
+    """Show the skills recorded in skills-lock.json: version, digest and folders."""
+    lock = _lock(global_)
+    entries = [lock.entries[n] for n in sorted(lock.entries)]
+    if as_json:
+        click.echo(json.dumps({"lock": str(lock.path), "skills": [e.to_dict() for e in entries]}, indent=2,
+                              sort_keys=True, ensure_ascii=False))
+        return
+    if not entries:
+        click.echo(f"No skills installed ({display_path(lock.path)} lists none).")
+        return
+    width = max(len(e.name) for e in entries)
+    vwidth = max(len(e.version or "-") for e in entries)
+    for e in entries:
+        click.echo(f"{e.name.ljust(width)}  {(e.version or '-').ljust(vwidth)}  {_short(e.digest)}…  "
+                   f"{', '.join(e.targets)}")
+
+
+@click.command()
+@click.argument("names", nargs=-1)
+@global_option
+@_handled
+def verify(names: tuple[str, ...], global_: bool) -> None:
+    """Check installed files against skills-lock.json: report files changed, added or missing locally.
+
+    Exit 0 when every folder matches, 1 otherwise. Reads only local files.
+    """
+    from .client import project
+
+    lock = _lock(global_)
+    results = project.verify(lock, list(names))
+    if not results:
+        click.echo(f"Nothing to verify: {display_path(lock.path)} lists no skills.")
+        return
+    bad = 0
+    for r in results:
+        if r.state.clean:
+            click.echo(f"ok        {r.name}  {r.target}")
+            continue
+        bad += 1
+        click.echo(f"{'missing' if r.state.absent else 'modified':<10}{r.name}  {r.target}")
+        for label, paths in (("changed", r.state.changed), ("added", r.state.added), ("missing", r.state.missing)):
+            for path in paths:
+                click.echo(f"    {label}: {path}")
+    if bad:
+        click.echo(f"{bad} of {len(results)} installed folder(s) differ from {lock.path.name}")
+        sys.exit(EXIT_FAIL)
+    click.echo(f"All {len(results)} installed folder(s) match {lock.path.name}")
+
+
+@click.command()
+@registry_option
+@_handled
+def mcp(location: str | None) -> None:
+    """Serve search_skills, get_skill and install_skill to an agent over MCP (stdio)."""
+    from .mcp_server import serve
+
+    serve(location or default_location())
+
+
+COMMANDS = [search, info, install, update, remove, list_, verify, mcp]

@@ -1,0 +1,341 @@
+"""Verified, atomic installation of one skill into one folder. Nothing from the skill is ever executed.
+
+Order of trust: the detail document names the bundle's sha256 and the skill digest; the bundle's bytes
+must match the sha256 before they are opened, and the unpacked files must match the digest before
+anything is written. Files go into a new hidden folder next to the target (``O_NOFOLLOW | O_EXCL``), are
+flushed, read back and checked, and only then swapped in with one rename. Until that rename the
+previous version is untouched; a failure or a kill leaves it as it was.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import difflib
+import errno
+import os
+import secrets
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..diagnostics import Severity
+from ..errors import ClientError
+from ..frontmatter import parse_skill_md
+from ..loader import is_junk
+from ..model import SkillFile, sha256_hex, skill_digest
+from .archive import UnpackLimits, read_bundle
+from .registry import Registry
+
+TMP_PREFIX = ".skillreg-tmp-"
+OLD_PREFIX = ".skillreg-old-"
+MAX_FRONTMATTER_BYTES = 256 * 1024
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+@dataclass(frozen=True)
+class FetchedSkill:
+    """A skill's verified files, in memory, ready to be written."""
+
+    registry: str
+    name: str
+    version: str | None
+    digest: str
+    skill_md: str
+    files: tuple[SkillFile, ...]
+    detail: Mapping[str, Any]
+
+    @property
+    def hashes(self) -> dict[str, str]:
+        return {f.path: f.sha256 for f in self.files}
+
+
+@dataclass(frozen=True)
+class LocalState:
+    """How an installed folder differs from the files recorded for it."""
+
+    changed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    absent: bool = False  # the folder itself is gone
+
+    @property
+    def clean(self) -> bool:
+        return not (self.changed or self.added or self.missing or self.absent)
+
+    def describe(self) -> str:
+        if self.absent:
+            return "the folder is missing"
+        parts = [f"{what}: {', '.join(paths)}" for what, paths in
+                 (("changed", self.changed), ("added", self.added), ("missing", self.missing)) if paths]
+        return "; ".join(parts)
+
+
+def digest_matches(published: str, wanted: str) -> bool:
+    """``wanted`` is a full ``sha256:`` digest or at least 12 hex digits of one."""
+    hex_wanted = wanted.removeprefix("sha256:").lower()
+    return len(hex_wanted) >= 12 and published.removeprefix("sha256:").startswith(hex_wanted)
+
+
+def fetch_skill(registry: Registry, name: str, *, digest: str | None = None,
+                detail: Mapping[str, Any] | None = None, limits: UnpackLimits = UnpackLimits()) -> FetchedSkill:
+    """Detail document (unless given) and bundle: two requests at most, both verified."""
+    detail = detail if detail is not None else registry.detail(name)
+    published = str(detail["digest"])
+    if digest is not None and not digest_matches(published, digest):
+        raise ClientError(f"{name}: the registry publishes {published[:19]}…, not {digest}; "
+                          f"install {name} without @DIGEST to take the published version")
+    bundle = detail["bundles"]["zip"]
+    data = registry.artifact(bundle["path"], bundle["sha256"], bundle["size"])
+    files = read_bundle(data, limits)
+    if skill_digest(files) != published:
+        raise ClientError(f"{name}: the bundle's files do not match the published digest {published[:19]}…; "
+                          "nothing was installed")
+    listed = {f.get("path"): bool(f.get("executable")) for f in detail.get("files", []) if isinstance(f, dict)}
+    # Scripts keep their executable bit; nothing outside scripts/ becomes executable.
+    files = [SkillFile(f.path, f.data, f.executable and listed.get(f.path, False) and f.path.startswith("scripts/"))
+             for f in files]
+    skill_md = detail.get("skill_md") if detail.get("skill_md") in ("SKILL.md", "skill.md") else "SKILL.md"
+    return FetchedSkill(registry.url, name, detail.get("version") if isinstance(detail.get("version"), str) else None,
+                        published, str(skill_md), tuple(files), detail)
+
+
+# -- reading what is installed ---------------------------------------------------------------------------
+
+def _walk(folder: Path) -> Iterable[tuple[str, os.stat_result, Path]]:
+    """(relative path, lstat, path) for everything below ``folder``, never following a link."""
+    stack = [(folder, "")]
+    while stack:
+        current, prefix = stack.pop()
+        with os.scandir(current) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                rel = prefix + entry.name
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    if not is_junk(entry.name, True):
+                        stack.append((Path(entry.path), rel + "/"))
+                    continue
+                yield rel, st, Path(entry.path)
+
+
+def local_state(folder: Path, expected: Mapping[str, str]) -> LocalState:
+    """Compare an installed folder with the path -> sha256 map recorded when it was installed."""
+    if folder.is_symlink() or not folder.is_dir():
+        return LocalState(absent=True)
+    changed, added, seen = [], [], set()
+    for rel, st, path in _walk(folder):
+        seen.add(rel)
+        if rel not in expected:
+            if not is_junk(path.name, False):
+                added.append(rel)
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            changed.append(rel)
+            continue
+        with open(path, "rb") as fh:
+            if sha256_hex(fh.read()) != expected[rel]:
+                changed.append(rel)
+    missing = sorted(set(expected) - seen)
+    return LocalState(tuple(sorted(changed)), tuple(sorted(added)), tuple(missing))
+
+
+def read_installed(folder: Path) -> dict[str, bytes]:
+    """Regular files of an installed skill, for diffs; links and special files are left out."""
+    if folder.is_symlink() or not folder.is_dir():
+        return {}
+    out = {}
+    for rel, st, path in _walk(folder):
+        if stat.S_ISREG(st.st_mode) and not is_junk(path.name, False):
+            out[rel] = path.read_bytes()
+    return out
+
+
+def unified_diff(old: Mapping[str, bytes], new: Iterable[SkillFile]) -> str:
+    """One unified diff per changed file, as ``git diff`` would show them (binary files are named only)."""
+    new_files = {f.path: f.data for f in new}
+    out: list[str] = []
+    for path in sorted(set(old) | set(new_files), key=lambda p: p.encode("utf-8")):
+        before, after = old.get(path), new_files.get(path)
+        if before == after:
+            continue
+        a = f"a/{path}" if before is not None else "/dev/null"
+        b = f"b/{path}" if after is not None else "/dev/null"
+        try:
+            before_text = (before or b"").decode("utf-8")
+            after_text = (after or b"").decode("utf-8")
+        except UnicodeDecodeError:
+            out.append(f"Binary files {a} and {b} differ\n")
+            continue
+        lines = difflib.unified_diff(before_text.splitlines(keepends=True), after_text.splitlines(keepends=True),
+                                     a, b)
+        for line in lines:
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+# -- writing -----------------------------------------------------------------------------------------------
+
+def write_skill(skill: FetchedSkill, folder: Path) -> None:
+    """Put ``skill`` at ``folder`` atomically; the previous folder stays until the new one is complete and checked."""
+    parent = folder.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    clean_leftovers(parent)
+    tmp = parent / f"{TMP_PREFIX}{skill.name}-{os.getpid()}-{secrets.token_hex(4)}"
+    os.mkdir(tmp, 0o700)
+    try:
+        for f in skill.files:
+            _write_file(tmp, f)
+        _fsync_tree(tmp)
+        check_written(tmp, skill)
+        os.chmod(tmp, 0o755)
+        _swap(tmp, folder)
+    except BaseException:
+        _remove(tmp)
+        raise
+    _fsync_dir(parent)
+
+
+def _write_file(root: Path, f: SkillFile) -> None:
+    current = root
+    for part in f.path.split("/")[:-1]:
+        current = current / part
+        try:
+            os.mkdir(current, 0o755)
+        except FileExistsError:
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                raise ClientError(f"cannot write {f.path}: {part} is not a folder") from None
+    mode = 0o755 if f.executable else 0o644
+    fd = os.open(root / f.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode)
+    try:
+        view = memoryview(f.data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fchmod(fd, mode)  # whatever the umask says: scripts 0755, everything else 0644
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    for current, dirs, _ in os.walk(root):
+        for d in dirs:
+            _fsync_dir(Path(current) / d)
+    _fsync_dir(root)
+
+
+def check_written(folder: Path, skill: FetchedSkill) -> None:
+    """Read the written files back: same digest, and a SKILL.md whose frontmatter is valid and names the skill."""
+    files = []
+    for rel, st, path in _walk(folder):
+        if not stat.S_ISREG(st.st_mode):
+            raise ClientError(f"{skill.name}: {rel} was not written as a regular file")
+        files.append(SkillFile(rel, path.read_bytes()))
+    if skill_digest(files) != skill.digest:
+        raise ClientError(f"{skill.name}: the files read back do not match the digest; nothing was installed")
+    skill_md = next((f for f in files if f.path == skill.skill_md), None)
+    if skill_md is None:
+        raise ClientError(f"{skill.name}: the bundle has no {skill.skill_md}; nothing was installed")
+    parsed = parse_skill_md(skill_md.data, f"{skill.name}/{skill.skill_md}",
+                            max_frontmatter_bytes=MAX_FRONTMATTER_BYTES, skill=skill.name)
+    errors = [d for d in parsed.diagnostics if d.severity is Severity.ERROR]
+    if parsed.frontmatter is None or errors:
+        why = errors[0].message if errors else "no frontmatter"
+        raise ClientError(f"{skill.name}: its {skill.skill_md} is not valid ({why}); nothing was installed")
+    declared = parsed.frontmatter.data.get("name")
+    if declared != skill.name:
+        raise ClientError(f"{skill.name}: its {skill.skill_md} names the skill {declared!r}; nothing was installed")
+    description = parsed.frontmatter.data.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise ClientError(f"{skill.name}: its {skill.skill_md} has no description; nothing was installed")
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step with Linux's renameat2(RENAME_EXCHANGE); False where unavailable."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def _swap(tmp: Path, folder: Path) -> None:
+    if not (folder.exists() or folder.is_symlink()):
+        os.rename(tmp, folder)
+        return
+    if _exchange(tmp, folder):
+        _remove(tmp)  # now the previous version
+        return
+    old = folder.parent / f"{OLD_PREFIX}{folder.name}-{os.getpid()}-{secrets.token_hex(4)}"
+    os.rename(folder, old)
+    os.rename(tmp, folder)
+    _remove(old)
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    elif path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_folder(folder: Path) -> None:
+    """Take an installed skill away in one rename, then delete it."""
+    if not (folder.exists() or folder.is_symlink()):
+        return
+    if folder.is_symlink():
+        folder.unlink()
+        return
+    old = folder.parent / f"{OLD_PREFIX}{folder.name}-{os.getpid()}-{secrets.token_hex(4)}"
+    os.rename(folder, old)
+    _remove(old)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError as exc:
+        return exc.errno != errno.ESRCH
+    return True
+
+
+def clean_leftovers(parent: Path) -> None:
+    """Remove what an interrupted install left in ``parent``; put back a folder a kill left aside."""
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    for entry in entries:
+        for prefix in (TMP_PREFIX, OLD_PREFIX):
+            if not entry.name.startswith(prefix):
+                continue
+            rest = entry.name[len(prefix):]
+            name, _, tail = rest.rpartition("-")  # tail: random; name-pid before it
+            name, _, pid = name.rpartition("-")
+            if not pid.isdigit() or _alive(int(pid)):  # another install (or this one) is still at work
+                continue
+            path = Path(entry.path)
+            if prefix == OLD_PREFIX and name and not (parent / name).exists() and not (parent / name).is_symlink():
+                os.rename(path, parent / name)  # killed between the two renames of a non-atomic swap
+            else:
+                _remove(path)

@@ -1,0 +1,145 @@
+"""``skills-lock.json``: what was installed where, from which registry, at which digest.
+
+One block per skill, keys sorted, two-space indent, a newline at the end: two branches that each add a
+skill merge without conflict. The project lock sits in the project folder and records folders relative to
+it; ``--global`` installs go to a lock in the user data folder and record ``~/`` paths. Targets are checked
+on read, so a lock from a cloned repository cannot point an install outside the project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Any, Mapping
+
+from ..errors import ClientError, UsageError
+from ..fs import write_atomic
+from ..loader import path_problems
+from .registry import DIGEST, NAME, SHA256
+
+LOCK_NAME = "skills-lock.json"
+LOCK_VERSION = 1
+
+
+@dataclass(frozen=True)
+class LockEntry:
+    name: str
+    registry: str
+    version: str | None
+    digest: str
+    targets: tuple[str, ...]  # skill folders, as recorded (relative to the project, or ~/...)
+    files: Mapping[str, str] = field(default_factory=dict)  # path -> sha256 hex, to tell local edits
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "registry": self.registry, "version": self.version, "digest": self.digest,
+                "targets": sorted(self.targets), "files": dict(sorted(self.files.items()))}
+
+
+@dataclass(frozen=True)
+class Lock:
+    path: Path
+    base: Path  # the project folder (or the home folder for the user lock)
+    global_: bool
+    entries: Mapping[str, LockEntry]
+
+    def folder(self, target: str) -> Path:
+        if self.global_:
+            return Path(target).expanduser() if target.startswith("~/") else Path(target)
+        return self.base / target
+
+    def target(self, folder: Path) -> str:
+        """How ``folder`` is recorded: relative to the project, or below ~ for the user lock."""
+        folder = Path(os.path.abspath(folder))
+        if self.global_:
+            home = Path(os.path.abspath(Path.home()))
+            return "~/" + folder.relative_to(home).as_posix() if folder.is_relative_to(home) else folder.as_posix()
+        base = Path(os.path.abspath(self.base))
+        if not folder.is_relative_to(base) or folder == base:
+            raise UsageError(f"{folder} is outside the project {base}; the lock records folders inside it "
+                             "(use --global for folders elsewhere)")
+        return folder.relative_to(base).as_posix()
+
+    def with_entry(self, entry: LockEntry) -> Lock:
+        return replace(self, entries={**self.entries, entry.name: entry})
+
+    def without(self, name: str) -> Lock:
+        return replace(self, entries={k: v for k, v in self.entries.items() if k != name})
+
+    def dumps(self) -> bytes:
+        data = {"lock_version": LOCK_VERSION,
+                "skills": {name: self.entries[name].to_dict() for name in sorted(self.entries)}}
+        return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def user_lock_path() -> Path:
+    import platformdirs
+
+    return platformdirs.user_data_path("skillreg", appauthor=False) / LOCK_NAME
+
+
+def lock_location(project: Path, global_: bool) -> tuple[Path, Path]:
+    """(lock file, base folder) for a project or for the user's global installs."""
+    if global_:
+        return user_lock_path(), Path.home()
+    return project / LOCK_NAME, project
+
+
+def read_lock(project: Path, *, global_: bool = False) -> Lock:
+    path, base = lock_location(project, global_)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Lock(path, base, global_, {})
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ClientError(f"cannot read {path}: {exc}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ClientError(f"{path} is not valid JSON ({exc}); fix it or delete it and install again") from None
+    if not isinstance(data, dict) or data.get("lock_version") != LOCK_VERSION or \
+            not isinstance(data.get("skills"), dict):
+        raise ClientError(f"{path} is not a version-{LOCK_VERSION} skills lock file")
+    entries = {}
+    for name, raw in data["skills"].items():
+        entries[name] = _entry(path, name, raw, global_)
+    return Lock(path, base, global_, entries)
+
+
+def _entry(path: Path, name: str, raw: object, global_: bool) -> LockEntry:
+    def bad(why: str) -> ClientError:
+        return ClientError(f"{path}: skill {name!r}: {why}")
+
+    if not isinstance(raw, dict) or not NAME.match(name) or raw.get("name") != name:
+        raise bad("the entry's name does not match its key")
+    if not isinstance(raw.get("registry"), str) or not DIGEST.match(str(raw.get("digest", ""))):
+        raise bad("needs a registry URL and a sha256: digest")
+    version = raw.get("version")
+    if version is not None and not isinstance(version, str):
+        raise bad("`version` must be a string")
+    targets = raw.get("targets")
+    if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
+        raise bad("`targets` must list the folders the skill is installed in")
+    for target in targets:
+        _check_target(target, name, global_, bad)
+    files = raw.get("files", {})
+    if not isinstance(files, dict) or not all(isinstance(p, str) and not path_problems(p) and isinstance(h, str)
+                                              and SHA256.match(h) for p, h in files.items()):
+        raise bad("`files` must map relative paths to sha256 hashes")
+    return LockEntry(name, raw["registry"], version, raw["digest"], tuple(sorted(targets)), files)
+
+
+def _check_target(target: str, name: str, global_: bool, bad: Any) -> None:
+    parts = PurePosixPath(target).parts
+    if parts[-1:] != (name,) or ".." in parts:
+        raise bad(f"target {target!r} must end in the skill's own folder and contain no `..`")
+    if global_:
+        if not (target.startswith("~/") or target.startswith("/")):
+            raise bad(f"target {target!r} must start with ~/ or /")
+    elif target.startswith(("/", "~")) or path_problems(target):
+        raise bad(f"target {target!r} must be a folder inside the project")
+
+
+def write_lock(lock: Lock) -> None:
+    write_atomic(lock.path, lock.dumps())

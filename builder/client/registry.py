@@ -1,0 +1,356 @@
+"""Reading a published registry from an https:// or loopback http:// URL, a file:// URL or a local build folder.
+
+Paths inside the published documents are relative to the site root and are resolved against the registry
+the user named, never against the absolute ``url`` fields (a mirror serves the same files elsewhere).
+Over HTTP every document is cached with its ETag and revalidated with If-None-Match, so an unchanged
+check costs one request answered 304; bundles are immutable (their names carry the digest), so a verified
+cached bundle costs none. When the registry cannot be reached, a cached document is used with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import re
+import socket
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import quote, unquote, urlsplit
+
+from .. import __version__
+from ..api import INDEX_PATH, detail_path
+from ..errors import ClientError, UsageError
+from ..fs import write_atomic
+from ..loader import path_problems
+from ..model import sha256_hex
+from ..search import SEARCH_INDEX_PATH
+
+DEFAULT_TIMEOUT = 15.0  # seconds without a byte before a request is given up
+ATTEMPTS = 3  # one request and two retries, on 5xx, 429, timeouts and connection errors
+BACKOFF = 0.25  # seconds before the first retry; doubled before each next one
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
+CHUNK = 64 * 1024
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class NotFound(ClientError):
+    """The registry answered that a document does not exist (HTTP 404, or no such file)."""
+
+
+class Unreachable(ClientError):
+    """The registry did not answer usefully after every retry."""
+
+
+def cache_root() -> Path:
+    """``SKILLREG_CACHE_DIR``, else the platform's user cache folder."""
+    override = os.environ.get("SKILLREG_CACHE_DIR")
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return platformdirs.user_cache_path("skillreg", appauthor=False)
+
+
+def default_timeout() -> float:
+    try:
+        value = float(os.environ.get("SKILLREG_TIMEOUT", DEFAULT_TIMEOUT))
+    except ValueError:
+        raise UsageError("SKILLREG_TIMEOUT must be a number of seconds") from None
+    return value if value > 0 else DEFAULT_TIMEOUT
+
+
+def check_name(name: str) -> str:
+    if not (isinstance(name, str) and 0 < len(name) <= 64 and NAME.match(name)):
+        raise UsageError(f"{name!r} is not a skill name (lowercase letters, digits and single hyphens)")
+    return name
+
+
+def check_site_path(path: object, what: str) -> str:
+    """A path from a published document: relative, inside the site, no tricks."""
+    if not isinstance(path, str) or not path or "\\" in path or path_problems(path) or \
+            any(part in ("", ".") for part in path.split("/")):
+        raise ClientError(f"the registry published an unsafe {what} path {path!r}; refusing it")
+    return path
+
+
+def normalize_location(location: str) -> tuple[str, Path | None]:
+    """(registry root URL ending in '/', local folder or None) for what a user typed."""
+    text = location.strip()
+    for suffix in (INDEX_PATH, "index.json"):
+        if text.endswith("/" + suffix):
+            text = text[: -len(suffix)]
+            break
+    if "://" not in text:
+        folder = Path(text).expanduser().resolve()
+        return folder.as_uri().rstrip("/") + "/", folder
+    parts = urlsplit(text)
+    scheme = parts.scheme.lower()
+    if scheme == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise UsageError(f"{location}: only local file:// URLs are supported")
+        folder = Path(unquote(parts.path)).resolve()
+        return folder.as_uri().rstrip("/") + "/", folder
+    if scheme not in ("http", "https"):
+        raise UsageError(f"{location}: the registry must be an https:// URL, a file:// URL or a folder")
+    if scheme == "http" and (parts.hostname or "") not in LOOPBACK:
+        raise UsageError(f"{location}: plain http:// is allowed only for 127.0.0.1 and localhost; use https://")
+    if parts.query or parts.fragment:
+        raise UsageError(f"{location}: a registry URL has no query or fragment")
+    path = parts.path if parts.path.endswith("/") else parts.path + "/"
+    return f"{scheme}://{parts.netloc}{path}", None
+
+
+@dataclass(frozen=True)
+class _Cached:
+    body: bytes
+    etag: str | None
+    fetched: str
+
+
+class _Cache:
+    """One folder per registry root: ``<path>`` holds the body, ``<path>.meta.json`` its ETag and checksum."""
+
+    def __init__(self, root: Path, registry_url: str) -> None:
+        host = re.sub(r"[^A-Za-z0-9.-]+", "_", urlsplit(registry_url).netloc)[:40] or "local"
+        self.folder = root / "registries" / f"{host}-{hashlib.sha256(registry_url.encode()).hexdigest()[:16]}"
+
+    def _paths(self, path: str) -> tuple[Path, Path]:
+        body = self.folder / path
+        return body, body.with_name(body.name + ".meta.json")
+
+    def get(self, path: str) -> _Cached | None:
+        body_path, meta_path = self._paths(path)
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            body = body_path.read_bytes()
+        except (OSError, ValueError):
+            return None
+        if not isinstance(meta, dict) or meta.get("sha256") != sha256_hex(body):
+            return None
+        return _Cached(body, meta.get("etag"), str(meta.get("fetched", "?")))
+
+    def put(self, path: str, body: bytes, etag: str | None) -> None:
+        body_path, meta_path = self._paths(path)
+        fetched = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        meta = {"etag": etag, "fetched": fetched, "sha256": sha256_hex(body)}
+        try:
+            write_atomic(body_path, body)
+            write_atomic(meta_path, json.dumps(meta, sort_keys=True).encode())
+        except OSError:
+            pass  # the cache only saves requests; a read-only cache folder must not stop an install
+
+
+@dataclass(frozen=True)
+class _Response:
+    status: int  # 200 or 304
+    body: bytes
+    etag: str | None
+
+
+class Registry:
+    """One registry root. Counts the HTTP requests it sends (``requests``) so tests and benchmarks can check them."""
+
+    def __init__(self, location: str, *, cache_dir: Path | None = None, timeout: float | None = None,
+                 warn: Callable[[str], None] | None = None, attempts: int = ATTEMPTS,
+                 backoff: float = BACKOFF) -> None:
+        self.url, self.folder = normalize_location(location)
+        self.timeout = timeout if timeout is not None else default_timeout()
+        self.attempts = max(1, attempts)
+        self.backoff = backoff
+        self.requests = 0
+        self.warnings: list[str] = []
+        self._warn = warn
+        self._cache = _Cache(cache_dir or cache_root(), self.url) if self.folder is None else None
+        host = urlsplit(self.url).hostname or ""
+        # Loopback never goes through a proxy configured for the outside world.
+        handlers = [urllib.request.ProxyHandler({})] if host in LOOPBACK else []
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.url!r})"
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self._warn is not None:
+            self._warn(message)
+
+    # -- documents ---------------------------------------------------------------------------------------
+
+    def document(self, path: str) -> dict[str, Any]:
+        data = self._document_bytes(check_site_path(path, "document"))
+        try:
+            doc = json.loads(data)
+        except ValueError as exc:
+            raise ClientError(f"{self.url}{path} is not valid JSON ({exc})") from None
+        if not isinstance(doc, dict):
+            raise ClientError(f"{self.url}{path} is not a JSON object")
+        return doc
+
+    def index(self) -> dict[str, Any]:
+        doc = self.document(INDEX_PATH)
+        if not isinstance(doc.get("skills"), list):
+            raise ClientError(f"{self.url}{INDEX_PATH} lists no skills; is this a skill registry?")
+        return doc
+
+    def search_index(self) -> dict[str, Any]:
+        doc = self.document(SEARCH_INDEX_PATH)
+        if not isinstance(doc.get("skills"), list):
+            raise ClientError(f"{self.url}{SEARCH_INDEX_PATH} is not a search index")
+        return doc
+
+    def detail(self, name: str) -> dict[str, Any]:
+        check_name(name)
+        try:
+            doc = self.document(detail_path(name))
+        except NotFound:
+            raise NotFound(f"no skill named {name!r} in {self.url}") from None
+        if doc.get("name") != name or not DIGEST.match(str(doc.get("digest", ""))):
+            raise ClientError(f"{self.url}{detail_path(name)} does not describe {name!r}; refusing it")
+        zip_bundle = (doc.get("bundles") or {}).get("zip") or {}
+        check_site_path(zip_bundle.get("path"), "bundle")
+        if not SHA256.match(str(zip_bundle.get("sha256", ""))) or not isinstance(zip_bundle.get("size"), int):
+            raise ClientError(f"{self.url}{detail_path(name)} gives no sha256 and size for its bundle; refusing it")
+        return doc
+
+    # -- immutable artifacts -------------------------------------------------------------------------------
+
+    def artifact(self, path: str, sha256: str, size: int) -> bytes:
+        """The bytes of a published file whose sha256 and size are known; nothing else is ever returned."""
+        check_site_path(path, "artifact")
+        if size > MAX_ARTIFACT_BYTES:
+            raise ClientError(f"{path} is {size:,} bytes; the client accepts at most {MAX_ARTIFACT_BYTES:,}")
+        if self.folder is not None:
+            data = self._read_local(path, size + 1)
+        else:
+            assert self._cache is not None
+            cached = self._cache.get(path)
+            if cached is not None and sha256_hex(cached.body) == sha256:
+                return cached.body
+            data = self._get(self._url(path), None, size + 1).body
+        if len(data) != size or sha256_hex(data) != sha256:
+            raise ClientError(f"{self.url}{path}: the download does not match the published sha256 "
+                              f"(expected {sha256[:12]}… and {size:,} bytes, got {sha256_hex(data)[:12]}… and "
+                              f"{len(data):,} bytes); nothing was installed")
+        if self._cache is not None:
+            self._cache.put(path, data, None)
+        return data
+
+    # -- transport -------------------------------------------------------------------------------------------
+
+    def _url(self, path: str) -> str:
+        return self.url + quote(path, safe="/")
+
+    def _read_local(self, path: str, limit: int) -> bytes:
+        assert self.folder is not None
+        target = self.folder / path
+        try:
+            if not target.resolve().is_relative_to(self.folder.resolve()):
+                raise ClientError(f"{target} leaves the registry folder; refusing it")
+            with open(target, "rb") as fh:
+                data = fh.read(limit)
+        except FileNotFoundError:
+            if not (self.folder / INDEX_PATH).is_file():
+                raise ClientError(f"{self.folder} holds no published registry (no {INDEX_PATH}); "
+                                  "run `skillreg build` first or pass --registry") from None
+            raise NotFound(f"{target}: no such file in the registry") from None
+        except IsADirectoryError:
+            raise NotFound(f"{target} is a folder, not a published file") from None
+        except OSError as exc:
+            raise ClientError(f"cannot read {target}: {exc.strerror}") from None
+        if len(data) >= limit:
+            raise ClientError(f"{target} is larger than the client accepts ({limit - 1:,} bytes)")
+        return data
+
+    def _document_bytes(self, path: str) -> bytes:
+        if self.folder is not None:
+            return self._read_local(path, MAX_DOCUMENT_BYTES + 1)
+        assert self._cache is not None
+        cached = self._cache.get(path)
+        url = self._url(path)
+        try:
+            response = self._get(url, cached.etag if cached else None, MAX_DOCUMENT_BYTES + 1)
+        except Unreachable as exc:
+            if cached is None:
+                raise
+            self.warn(f"{exc}; working offline with the copy of {path} cached {cached.fetched}")
+            return cached.body
+        if response.status == 304:
+            if cached is None:  # we sent no validator; a 304 makes no sense
+                raise ClientError(f"{url}: the server answered 304 Not Modified to an unconditional request")
+            return cached.body
+        self._cache.put(path, response.body, response.etag)
+        return response.body
+
+    def _get(self, url: str, etag: str | None, limit: int) -> _Response:
+        headers = {"User-Agent": f"skillreg/{__version__}", "Accept-Encoding": "identity"}
+        if etag:
+            headers["If-None-Match"] = etag
+        problem = "no answer"
+        for attempt in range(self.attempts):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            self.requests += 1
+            try:
+                with self._opener.open(urllib.request.Request(url, headers=headers), timeout=self.timeout) as resp:
+                    body = self._read_body(resp, limit, url)
+                    return _Response(200, body, resp.headers.get("ETag"))
+            except urllib.error.HTTPError as exc:
+                exc.close()
+                if exc.code == 304:
+                    return _Response(304, b"", exc.headers.get("ETag"))
+                if exc.code == 404 or exc.code == 410:
+                    raise NotFound(f"{url}: not found (HTTP {exc.code})") from None
+                if exc.code < 500 and exc.code != 429:
+                    raise ClientError(f"{url}: the server refused the request (HTTP {exc.code} {exc.reason})") from None
+                problem = f"HTTP {exc.code} {exc.reason}"
+            except urllib.error.URLError as exc:
+                problem = _describe(exc.reason, self.timeout)
+            except (OSError, http.client.HTTPException) as exc:
+                problem = _describe(exc, self.timeout)
+        raise Unreachable(f"cannot fetch {url}: {problem} (tried {self.attempts} times)")
+
+    def _read_body(self, resp: http.client.HTTPResponse, limit: int, url: str) -> bytes:
+        declared = resp.headers.get("Content-Length")
+        deadline = time.monotonic() + self.timeout * 4
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = resp.read(CHUNK)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total >= limit:
+                raise ClientError(f"{url}: the response is larger than the {limit - 1:,} bytes expected; refusing it")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the download took longer than {self.timeout * 4:g} s")
+            chunks.append(chunk)
+        if declared is not None and declared.isdigit() and int(declared) != total:
+            raise http.client.IncompleteRead(b"", int(declared) - total)
+        return b"".join(chunks)
+
+
+def _describe(reason: object, timeout: float) -> str:
+    if isinstance(reason, (TimeoutError, socket.timeout)):
+        return str(reason) if str(reason).startswith("the download") else f"no answer within {timeout:g} s"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(reason, http.client.IncompleteRead):
+        return f"the connection closed {reason.expected:,} bytes early"
+    if isinstance(reason, http.client.RemoteDisconnected):
+        return "the server closed the connection without answering"
+    if isinstance(reason, socket.gaierror):
+        return "unknown host"
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror
+    return str(reason) or type(reason).__name__

@@ -1,0 +1,158 @@
+"""``skillreg mcp``: the client library as MCP tools over stdio, with prompts.chat's tool and field names.
+
+Tools: ``search_skills`` (the registry's own ranking), ``get_skill`` (metadata and every file, from the
+verified bundle) and ``install_skill`` (the same verified, atomic, locked install as ``skillreg install``).
+stdout carries the protocol only; warnings go to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Annotated, Any, Mapping
+from urllib.parse import quote
+
+from pydantic import Field
+
+from . import __version__
+from .api import page_path
+from .client.registry import Registry
+from .errors import SkillRegError
+from .search import rank
+
+
+def _title(name: str, headings: str) -> str:
+    first = headings.split(" · ", 1)[0].strip() if headings else ""
+    return first or name.replace("-", " ").title()
+
+
+class SkillCatalog:
+    """What the tools return, as plain data; kept apart from the server so it is easy to test and reuse."""
+
+    def __init__(self, registry: Registry, project: Path | None = None) -> None:
+        self.registry = registry
+        self.project = project
+
+    def link(self, detail: Mapping[str, Any]) -> str | None:
+        """The skill's web page on the registry that was named (a local build links to the published page)."""
+        if self.registry.folder is None:
+            return self.registry.url + quote(page_path(str(detail["name"])))
+        page = (detail.get("links") or {}).get("page")
+        return page if isinstance(page, str) and "://" in page else None
+
+    def summary(self, detail: Mapping[str, Any], headings: str = "") -> dict[str, Any]:
+        meta = (detail.get("frontmatter") or {}).get("metadata") or {}
+        authors = (detail.get("provenance") or {}).get("authors") or []
+        files = [str(f.get("path")) for f in detail.get("files", []) if isinstance(f, dict)]
+        name = str(detail["name"])
+        return {
+            "id": name,
+            "slug": name,
+            "title": _title(name, headings),
+            "description": detail.get("description"),
+            "author": meta.get("author") if isinstance(meta.get("author"), str) else (authors[0] if authors else None),
+            "category": detail.get("category"),
+            "tags": list(detail.get("tags") or []),
+            "version": detail.get("version"),
+            "digest": detail.get("digest"),
+            "files": files,
+            "fileCount": len(files),
+            "createdAt": (detail.get("provenance") or {}).get("created"),
+            "link": self.link(detail),
+        }
+
+    def search(self, query: str, limit: int = 10, category: str | None = None,
+               tag: str | None = None) -> dict[str, Any]:
+        hits = rank(self.registry.search_index(), query, category=category, tag=tag, limit=limit)
+        with ThreadPoolExecutor(max_workers=min(8, max(1, len(hits)))) as pool:
+            details = list(pool.map(lambda h: self.registry.detail(h.name), hits))
+        skills = [self.summary(detail, str(hit.row[4])) for hit, detail in zip(hits, details)]
+        return {"query": query, "count": len(skills), "skills": skills}
+
+    def get(self, id_or_slug: str) -> dict[str, Any]:
+        from .client.install import fetch_skill
+
+        detail = self.registry.detail(id_or_slug.strip())
+        skill = fetch_skill(self.registry, id_or_slug.strip(), detail=detail)
+        files = []
+        for f in skill.files:
+            if f.is_text:
+                files.append({"filename": f.path, "content": f.data.decode("utf-8")})
+            else:
+                import base64
+
+                files.append({"filename": f.path, "content": base64.b64encode(f.data).decode("ascii"),
+                              "encoding": "base64"})
+        skill_md = next((f["content"] for f in files if f["filename"] == skill.skill_md), "")
+        headings = " · ".join(line.lstrip("#").strip() for line in skill_md.split("\n") if line.startswith("# "))
+        return {**self.summary(detail, headings), "license": detail.get("license"),
+                "updatedAt": (detail.get("provenance") or {}).get("updated"), "files": files}
+
+    def install(self, slug: str, target: str = "claude", force: bool = False) -> dict[str, Any]:
+        """``target``: an agent name from the agent table, or a skills folder (the skill goes into TARGET/SLUG)."""
+        from .client import project as project_ops
+        from .client.agents import agent_table
+        from .client.lock import read_lock
+
+        root = self.project or Path.cwd()
+        table = agent_table()
+        if target in table.agents:
+            folder = table.get(target).folder(global_=False, project_root=root)
+        else:
+            folder = Path(target).expanduser()
+            folder = folder if folder.is_absolute() else root / folder
+        lock, changes = project_ops.install(read_lock(root), self.registry, [(slug.strip(), None)], [folder],
+                                            force=force)
+        change = changes[0]
+        entry = lock.entries[change.name]
+        return {"slug": change.name, "status": change.action, "version": change.version, "digest": change.digest,
+                "path": str(lock.folder(lock.target(folder / change.name))), "files": sorted(entry.files),
+                "lock": str(lock.path)}
+
+
+def create_server(registry: Registry, project: Path | None = None):
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    catalog = SkillCatalog(registry, project)
+    server = MCPServer("skillreg", version=__version__,
+                       instructions="Search the skill registry, read a skill's files, and install a skill into "
+                                    "this project after verifying its digest.")
+
+    def run(call, *args: Any) -> dict[str, Any]:
+        try:
+            return call(*args)
+        except SkillRegError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool(description="Search the registry's Agent Skills by keyword, ranked like the registry's website. "
+                             "Returns each skill's id, slug, title, description, author, category, tags, files, "
+                             "fileCount, createdAt and link.")
+    def search_skills(query: Annotated[str, Field(description="Search query to find relevant skills")],
+                      limit: Annotated[int, Field(ge=1, le=50, description="Maximum number of skills (1-50)")] = 10,
+                      category: Annotated[str | None, Field(description="Filter by category slug")] = None,
+                      tag: Annotated[str | None, Field(description="Filter by tag slug")] = None) -> dict[str, Any]:
+        return run(catalog.search, query, limit, category, tag)
+
+    @server.tool(description="Get an Agent Skill by id or slug, with every file's content (verified against the "
+                             "published digest). Save the files under .claude/skills/{slug}/ to use it, or call "
+                             "install_skill.")
+    def get_skill(id: Annotated[str, Field(description="The skill's id or slug")]) -> dict[str, Any]:
+        return run(catalog.get, id)
+
+    @server.tool(description="Install an Agent Skill into this project: verifies the bundle's sha256 and the "
+                             "skill digest, swaps the folder in atomically and records it in skills-lock.json. "
+                             "Never runs anything from the skill.")
+    def install_skill(slug: Annotated[str, Field(description="The skill's slug")],
+                      target: Annotated[str, Field(description="An agent (claude, codex, gemini, copilot, cursor, "
+                                                               "opencode, agents) or a skills folder")] = "claude"
+                      ) -> dict[str, Any]:
+        return run(catalog.install, slug, target)
+
+    return server
+
+
+def serve(location: str) -> None:
+    registry = Registry(location, warn=lambda message: print(f"Warning: {message}", file=sys.stderr))
+    create_server(registry).run("stdio")

@@ -1,0 +1,258 @@
+"""Test support for the client and MCP tests: real builds of the bundled registry, served by a real HTTP server
+on 127.0.0.1 whose handler counts requests, honours If-None-Match and can be told to misbehave."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import unquote, urlsplit
+
+from builder.build import build
+from builder.config import load_config
+
+REPO = Path(__file__).resolve().parent.parent
+SKILLREG = Path(sys.executable).parent / "skillreg"
+GIT_ENV = {"GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.com",
+           "GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "author@example.com",
+           "GIT_AUTHOR_DATE": "2026-01-02T03:04:05Z", "GIT_COMMITTER_DATE": "2026-01-02T03:04:05Z"}
+
+
+def copy_registry(dest: Path) -> Path:
+    """registry.yaml and skills/ of this repository, as a git repository of their own (for provenance)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(REPO / "registry.yaml", dest / "registry.yaml")
+    shutil.copytree(REPO / "skills", dest / "skills", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    commit(dest, "skills")
+    return dest
+
+
+def commit(repo: Path, message: str) -> None:
+    env = {**os.environ, **GIT_ENV}
+    if not (repo / ".git").exists():
+        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True, env=env)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
+    subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, check=True, env=env)
+
+
+def build_site(registry: Path, out: Path) -> Path:
+    """A real ``skillreg build`` of ``registry``; skills that other work left invalid are left out."""
+    # The web pages are not what the client reads; leave them out where the build can.
+    extra = {"site": False} if "site" in inspect.signature(build).parameters else {}
+    build(load_config(registry / "registry.yaml"), out, keep_going=True, **extra)
+    return out
+
+
+def edit_csv_profiler(registry: Path) -> None:
+    """A new version of csv-profiler: SKILL.md changes, a reference is added, the script changes."""
+    folder = registry / "skills" / "csv-profiler"
+    skill_md = (folder / "SKILL.md").read_text(encoding="utf-8")
+    skill_md = skill_md.replace("version: 1.0.0", "version: 1.1.0").replace('version: "1.0.0"', 'version: "1.1.0"')
+    (folder / "SKILL.md").write_text(skill_md + "\n## Changes in 1.1.0\n\nTSV detection is now automatic.\n",
+                                     encoding="utf-8")
+    (folder / "references" / "tsv-notes.md").write_text("# TSV notes\n\nTabs separate fields.\n", encoding="utf-8")
+    script = folder / "scripts" / "profile_csv.py"
+    script.write_text(script.read_text(encoding="utf-8") + "\n# 1.1.0: sniff the delimiter\n", encoding="utf-8")
+    commit(registry, "csv-profiler 1.1.0")
+
+
+# -- the server ------------------------------------------------------------------------------------------------
+
+@dataclass
+class Fault:
+    """What the server does for one request to a path, instead of answering normally."""
+
+    status: int | None = None  # answer with this status and no body
+    body: bytes | None = None  # serve these bytes instead of the file
+    cut_at: float | None = None  # send only this fraction of the body, then close (declared length stays full)
+    stall_at: float | None = None  # send this fraction of the body, then wait until released (or 30 s)
+    delay: float = 0.0  # wait this long before answering
+
+
+@dataclass
+class Request:
+    path: str
+    status: int
+    etag_sent: bool
+
+
+@dataclass
+class ServerState:
+    root: Path
+    log: list[Request] = field(default_factory=list)
+    faults: dict[str, list[Fault]] = field(default_factory=dict)
+    overrides: dict[str, bytes] = field(default_factory=dict)  # path -> bytes, for every request
+    release: threading.Event = field(default_factory=threading.Event)
+    stalled: threading.Event = field(default_factory=threading.Event)
+    finished: dict[str, threading.Event] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fault(self, path: str, *faults: Fault) -> None:
+        self.faults.setdefault(path, []).extend(faults)
+
+    def paths(self) -> list[tuple[str, int]]:
+        return [(r.path, r.status) for r in self.log]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "TestRegistry/1"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        state: ServerState = self.server.state  # type: ignore[attr-defined]
+        path = unquote(urlsplit(self.path).path).lstrip("/")
+        with state.lock:
+            queue = state.faults.get(path)
+            fault = queue.pop(0) if queue else Fault()
+        if fault.delay:
+            time.sleep(fault.delay)
+        if fault.status is not None:
+            return self._finish(state, path, fault.status, b"", etag_sent=False)
+        body = fault.body if fault.body is not None else state.overrides.get(path)
+        if body is None:
+            file = (state.root / path)
+            if not file.resolve().is_relative_to(state.root.resolve()) or not file.is_file():
+                return self._finish(state, path, 404, b"not found\n", etag_sent=False)
+            body = file.read_bytes()
+        etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+        sent = self.headers.get("If-None-Match")
+        if sent == etag:
+            return self._finish(state, path, 304, b"", etag_sent=True, etag=etag)
+        if fault.cut_at is not None or fault.stall_at is not None:
+            fraction = fault.cut_at if fault.cut_at is not None else fault.stall_at
+            assert fraction is not None
+            state.log.append(Request(path, 200, sent is not None))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("ETag", etag)
+            self.end_headers()
+            self.wfile.write(body[: int(len(body) * fraction)])
+            self.wfile.flush()
+            if fault.stall_at is not None:
+                state.stalled.set()
+                state.release.wait(30)
+            self.close_connection = True
+            return
+        self._finish(state, path, 200, body, etag_sent=sent is not None, etag=etag)
+
+    def _finish(self, state: ServerState, path: str, status: int, body: bytes, *, etag_sent: bool,
+                etag: str | None = None) -> None:
+        state.log.append(Request(path, status, etag_sent))  # before answering: the client may be quicker
+        self.send_response(status)
+        if etag:
+            self.send_header("ETag", etag)
+        if status != 304:
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Type", "application/json" if path.endswith(".json") else
+                             "application/octet-stream")
+        self.end_headers()
+        if status != 304:
+            self.wfile.write(body)
+        self.wfile.flush()
+        if path in state.finished:
+            state.finished[path].set()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (timeouts, kills) is part of the tests; keep it out of their output."""
+
+
+class RegistryServer:
+    """``with RegistryServer(site) as server:`` serves ``site`` at ``server.url`` until the block ends."""
+
+    def __init__(self, root: Path) -> None:
+        self.state = ServerState(root)
+        self.httpd = _QuietServer(("127.0.0.1", 0), _Handler)
+        self.httpd.state = self.state  # type: ignore[attr-defined]
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self) -> RegistryServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.state.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+# -- hostile archives -------------------------------------------------------------------------------------------
+
+def zeros_bomb(size: int = 1 << 30, declared: int | None = None) -> bytes:
+    """A zip with one entry of ``size`` zero bytes, deflated, built from one repeated block so it takes
+    about a second and a megabyte, not a gigabyte. ``declared`` makes the headers lie about the size."""
+    chunk = bytes(1 << 20)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = compressor.compress(chunk) + compressor.flush(zlib.Z_FULL_FLUSH)
+    count = size // len(chunk)
+    data = block * count + zlib.compressobj(9, zlib.DEFLATED, -15).flush()  # a final empty block ends the stream
+    crc = 0
+    for _ in range(count):
+        crc = zlib.crc32(chunk, crc)
+    return _zip_raw([("SKILL.md", data, crc, declared if declared is not None else size)])
+
+
+def _zip_raw(entries: list[tuple[str, bytes, int, int]]) -> bytes:
+    """A zip from already-deflated entries: (name, deflated bytes, crc32, uncompressed size)."""
+    out, central = bytearray(), bytearray()
+    for name, data, crc, size in entries:
+        encoded = name.encode("utf-8")
+        offset = len(out)
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0x800, 8, 0, 0x21, crc, len(data), size,
+                           len(encoded), 0) + encoded + data
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 0x314, 20, 0x800, 8, 0, 0x21, crc, len(data), size,
+                               len(encoded), 0, 0, 0, 0, 0o100644 << 16, offset) + encoded
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central), len(out), 0)
+    return bytes(out + central + end)
+
+
+def run_skillreg(args: list[str], cwd: Path, **kwargs: Any) -> subprocess.Popen:
+    command = [str(SKILLREG)] if SKILLREG.exists() else [sys.executable, "-m", "builder.cli"]
+    return subprocess.Popen(command + args, cwd=cwd, env=os.environ.copy(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.01)
+
+
+def tree(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file below ``folder`` with its bytes and permission bits: 'byte-identical' made checkable."""
+    return {p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mode & 0o777)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+_SITES: dict[str, Path] = {}
+
+
+def sites(factory: Any) -> tuple[Path, Path]:
+    """(version 1, version 2) of the bundled registry, built once per test session; v2 changes csv-profiler."""
+    if not _SITES:
+        base = factory.mktemp("client-registry")
+        registry = copy_registry(base / "registry")
+        _SITES["v1"] = build_site(registry, base / "site-v1")
+        edit_csv_profiler(registry)
+        _SITES["v2"] = build_site(registry, base / "site-v2")
+    return _SITES["v1"], _SITES["v2"]

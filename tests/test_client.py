@@ -1,0 +1,338 @@
+"""The client against a real HTTP server on 127.0.0.1 serving a real build of the bundled registry:
+search, info, install into every agent layout, the lock, restore, update with a diff, remove, verify."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from builder.cli import cli
+from builder.client.agents import agent_table
+from builder.client.lock import user_lock_path
+from builder.search import rank
+from client_helpers import RegistryServer, sites, tree
+
+AGENTS = sorted(agent_table().agents)
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sites(tmp_path_factory)[0]
+
+
+@pytest.fixture(scope="session")
+def site_v2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sites(tmp_path_factory)[1]
+
+
+@pytest.fixture
+def server(site: Path):
+    with RegistryServer(site) as running:
+        yield running
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def source_files(site: Path, name: str) -> dict[str, tuple[bytes, int]]:
+    """What an install must produce: the published raw files, scripts 0755 and everything else 0644."""
+    detail = json.loads((site / f"api/v1/skills/{name}.json").read_text())
+    return {f["path"]: ((site / f["raw"]).read_bytes(), 0o755 if f["executable"] else 0o644)
+            for f in detail["files"]}
+
+
+def test_search_ranks_exactly_as_the_site_does(server: RegistryServer, site: Path, project: Path) -> None:
+    index = json.loads((site / "api/v1/search-index.json").read_text())
+    for args, kwargs in [(["data"], {}), (["csv"], {}), (["check", "--limit", "2"], {"limit": 2}),
+                         (["", "--category", "security"], {"category": "security"}),
+                         (["json", "--tag", "json"], {"tag": "json"})]:
+        result = run("search", *args, "--json", "--registry", server.url)
+        assert result.exit_code == 0, result.output
+        shown = json.loads(result.stdout)
+        expected = rank(index, args[0], **kwargs)
+        assert [s["name"] for s in shown["skills"]] == [h.name for h in expected]
+        assert [s["score"] for s in shown["skills"]] == [h.score for h in expected]
+        assert shown["count"] == len(expected) and shown["query"] == args[0]
+
+
+def test_search_text_output_and_limits(server: RegistryServer, project: Path) -> None:
+    result = run("search", "csv", "--registry", server.url)
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0].split() == ["csv-profiler", "data", "·", "csv,", "profiling,",
+                                                     "data-quality,", "tsv"]
+    assert run("search", "zzzz-nothing", "--registry", server.url).stdout == "No skills match 'zzzz-nothing'.\n"
+    assert run("search", "csv", "--limit", "51", "--registry", server.url).exit_code == 2
+
+
+def test_info_shows_files_permissions_provenance_and_digest(server: RegistryServer, site: Path,
+                                                            project: Path) -> None:
+    detail = json.loads((site / "api/v1/skills/csv-profiler.json").read_text())
+    result = run("info", "csv-profiler", "--registry", server.url)
+    assert result.exit_code == 0
+    text = result.stdout
+    assert text.startswith("csv-profiler 1.0.0\n")
+    assert f"digest:      {detail['digest']}\n" in text
+    assert "scripts/profile_csv.py" in text and "executable" in text
+    assert "  scripts:        scripts/profile_csv.py\n" in text
+    assert "  authors:        Test Author\n" in text
+    as_json = run("info", "csv-profiler", "--json", "--registry", server.url)
+    assert json.loads(as_json.stdout) == detail
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_install_into_each_agents_project_folder(agent: str, server: RegistryServer, site: Path,
+                                                 project: Path) -> None:
+    result = run("install", "csv-profiler", "--agent", agent, "--registry", server.url)
+    assert result.exit_code == 0, result.output
+    folder = project / agent_table().get(agent).project / "csv-profiler"
+    assert tree(folder) == source_files(site, "csv-profiler")
+    lock = json.loads((project / "skills-lock.json").read_text())
+    entry = lock["skills"]["csv-profiler"]
+    assert entry["targets"] == [f"{agent_table().get(agent).project}/csv-profiler"]
+    assert entry["registry"] == server.url and entry["version"] == "1.0.0"
+    assert result.stdout.startswith(f"Installed csv-profiler 1.0.0 ({entry['digest'][:19]}…) into "
+                                    f"{entry['targets'][0]}\n")
+    assert [name for name in os.listdir(folder.parent)] == ["csv-profiler"]  # no temporary folder left
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_install_global_goes_below_home_with_a_user_lock(agent: str, server: RegistryServer, site: Path,
+                                                         project: Path) -> None:
+    result = run("install", "csv-profiler", "--agent", agent, "--global", "--registry", server.url)
+    assert result.exit_code == 0, result.output
+    user_folder = agent_table().get(agent).user
+    folder = Path(user_folder).expanduser() / "csv-profiler"
+    assert folder.is_relative_to(Path(os.environ["HOME"]))
+    assert tree(folder) == source_files(site, "csv-profiler")
+    assert not (project / "skills-lock.json").exists()
+    lock = json.loads(user_lock_path().read_text())
+    assert lock["skills"]["csv-profiler"]["targets"] == [f"{user_folder}/csv-profiler"]
+    listed = run("list", "--global")
+    assert f"{user_folder}/csv-profiler" in listed.stdout
+    assert run("verify", "--global").exit_code == 0
+    assert run("remove", "csv-profiler", "--global").exit_code == 0
+    assert not folder.exists()
+
+
+def test_install_into_a_folder_and_at_a_digest(server: RegistryServer, site: Path, project: Path) -> None:
+    digest = json.loads((site / "api/v1/skills/log-summarizer.json").read_text())["digest"]
+    result = run("install", f"log-summarizer@{digest[7:19]}", "--dir", "vendor/skills", "--registry", server.url)
+    assert result.exit_code == 0, result.output
+    assert tree(project / "vendor/skills/log-summarizer") == source_files(site, "log-summarizer")
+    wrong = run("install", "csv-profiler@0123456789ab", "--registry", server.url)
+    assert wrong.exit_code == 1
+    assert wrong.stderr.startswith("Error: csv-profiler: the registry publishes sha256:")
+    assert "not 0123456789ab" in wrong.stderr
+    assert not (project / ".claude").exists()
+
+
+def test_lock_is_sorted_stable_and_one_block_per_skill(server: RegistryServer, project: Path) -> None:
+    run("install", "log-summarizer", "csv-profiler", "--registry", server.url)
+    first = (project / "skills-lock.json").read_bytes()
+    data = json.loads(first)
+    assert first == (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    assert list(data["skills"]) == ["csv-profiler", "log-summarizer"]
+    assert set(data["skills"]["csv-profiler"]) == {"name", "registry", "version", "digest", "targets", "files"}
+    # Each skill is its own block: the lines of one never interleave with another's.
+    lines = first.decode().splitlines()
+    assert lines[3] == '    "csv-profiler": {' and '    "log-summarizer": {' in lines
+    again = run("install", "csv-profiler", "log-summarizer", "--registry", server.url)
+    assert again.stdout.count("is already installed") == 2
+    assert (project / "skills-lock.json").read_bytes() == first
+
+
+def test_requests_per_install_and_per_unchanged_update_check(server: RegistryServer, project: Path) -> None:
+    run("search", "csv", "--registry", server.url)  # caches the search index
+    server.state.log.clear()
+    assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
+    assert server.state.paths() == [("api/v1/skills/csv-profiler.json", 200),
+                                    ("api/v1/bundles/csv-profiler/" + server.state.log[1].path.rsplit("/", 1)[1],
+                                     200)]
+    server.state.log.clear()
+    assert run("install", "csv-profiler", "--agent", "codex", "--registry", server.url).exit_code == 0
+    assert server.state.paths() == [("api/v1/skills/csv-profiler.json", 304)]  # the bundle comes from the cache
+    assert run("update").exit_code == 0  # first check: the index is fetched and cached
+    server.state.log.clear()
+    result = run("update")
+    assert result.stdout == "csv-profiler is up to date (1.0.0)\n"
+    assert server.state.paths() == [("api/v1/index.json", 304)]
+    assert server.state.log[0].etag_sent
+
+
+def test_restore_from_the_lock_and_frozen(server: RegistryServer, site: Path, site_v2: Path, project: Path) -> None:
+    run("install", "csv-profiler", "log-summarizer", "--registry", server.url)
+    lock_before = (project / "skills-lock.json").read_bytes()
+    for name in ("csv-profiler", "log-summarizer"):
+        for path in sorted((project / ".claude/skills" / name).rglob("*"), reverse=True):
+            path.rmdir() if path.is_dir() else path.unlink()
+        (project / ".claude/skills" / name).rmdir()
+    result = run("install", "--frozen")
+    assert result.exit_code == 0, result.output
+    assert "Restored csv-profiler 1.0.0" in result.stdout
+    assert tree(project / ".claude/skills/csv-profiler") == source_files(site, "csv-profiler")
+    assert (project / "skills-lock.json").read_bytes() == lock_before
+    # The registry moves on: --frozen refuses and changes nothing.
+    server.state.root = site_v2
+    installed = tree(project / ".claude/skills/csv-profiler")
+    frozen = run("install", "--frozen")
+    assert frozen.exit_code == 1
+    assert frozen.stderr.startswith("Error: --frozen: the lock and the registry disagree: csv-profiler (lock sha256:")
+    assert frozen.stderr.rstrip().endswith("nothing was changed")
+    assert tree(project / ".claude/skills/csv-profiler") == installed
+    assert (project / "skills-lock.json").read_bytes() == lock_before
+    # Without --frozen the restore takes the registry's version and records it.
+    moved = run("install")
+    assert moved.exit_code == 0
+    assert "Updated csv-profiler" in moved.stdout
+    assert tree(project / ".claude/skills/csv-profiler") == source_files(site_v2, "csv-profiler")
+    assert json.loads((project / "skills-lock.json").read_text())["skills"]["csv-profiler"]["version"] == "1.1.0"
+
+
+def test_update_dry_run_prints_a_diff_then_update_applies_it(server: RegistryServer, site: Path, site_v2: Path,
+                                                             project: Path) -> None:
+    run("install", "csv-profiler", "json-schema-check", "--registry", server.url)
+    before = tree(project / ".claude/skills/csv-profiler")
+    lock_before = (project / "skills-lock.json").read_bytes()
+    server.state.root = site_v2
+    dry = run("update", "--dry-run")
+    assert dry.exit_code == 0
+    out = dry.stdout
+    assert out.startswith("Would update csv-profiler sha256:")
+    assert "--- a/SKILL.md\n+++ b/SKILL.md\n" in out
+    assert "-  version: \"1.0.0\"\n+  version: \"1.1.0\"\n" in out
+    assert "+## Changes in 1.1.0\n" in out
+    assert "--- /dev/null\n+++ b/references/tsv-notes.md\n@@ -0,0 +1,3 @@\n+# TSV notes\n" in out
+    assert "+# 1.1.0: sniff the delimiter\n" in out
+    assert "json-schema-check is up to date (1.0.0)\n" in out
+    assert tree(project / ".claude/skills/csv-profiler") == before
+    assert (project / "skills-lock.json").read_bytes() == lock_before
+    real = run("update", "csv-profiler")
+    assert real.exit_code == 0
+    assert tree(project / ".claude/skills/csv-profiler") == source_files(site_v2, "csv-profiler")
+    entry = json.loads((project / "skills-lock.json").read_text())["skills"]["csv-profiler"]
+    assert entry["version"] == "1.1.0" and "references/tsv-notes.md" in entry["files"]
+    assert run("update", "--dry-run").stdout.count("is up to date") == 2
+
+
+def test_local_edits_block_update_and_remove_until_forced(server: RegistryServer, site_v2: Path,
+                                                          project: Path) -> None:
+    run("install", "csv-profiler", "--registry", server.url)
+    folder = project / ".claude/skills/csv-profiler"
+    (folder / "SKILL.md").write_text("my own notes\n")
+    (folder / "notes.txt").write_text("extra\n")
+    edited = tree(folder)
+    server.state.root = site_v2
+    refused = run("update")
+    assert refused.exit_code == 1
+    assert refused.stderr == ("Error: csv-profiler was changed locally (.claude/skills/csv-profiler: changed: "
+                              "SKILL.md; added: notes.txt); updating would lose those changes. "
+                              "Use --force to do it anyway\n")
+    assert tree(folder) == edited
+    assert run("remove", "csv-profiler").exit_code == 1
+    assert tree(folder) == edited
+    assert run("update", "--force").exit_code == 0
+    assert "notes.txt" not in tree(folder)
+
+
+def test_an_existing_folder_the_lock_does_not_know_is_not_replaced(server: RegistryServer, project: Path) -> None:
+    mine = project / ".claude/skills/csv-profiler"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_text("---\nname: csv-profiler\ndescription: mine\n---\n")
+    result = run("install", "csv-profiler", "--registry", server.url)
+    assert result.exit_code == 1
+    assert result.stderr == ("Error: .claude/skills/csv-profiler already exists and is not in skills-lock.json; "
+                             "use --force to replace it\n")
+    assert (mine / "SKILL.md").read_text().endswith("description: mine\n---\n")
+    assert run("install", "csv-profiler", "--force", "--registry", server.url).exit_code == 0
+    assert "description: mine" not in (mine / "SKILL.md").read_text()
+
+
+def test_remove_deletes_every_folder_and_the_lock_entry(server: RegistryServer, project: Path) -> None:
+    run("install", "csv-profiler", "--agent", "claude", "--agent", "cursor", "--registry", server.url)
+    result = run("remove", "csv-profiler")
+    assert result.exit_code == 0
+    assert result.stdout == "Removed csv-profiler from .claude/skills/csv-profiler, .cursor/skills/csv-profiler\n"
+    assert not (project / ".claude/skills/csv-profiler").exists()
+    assert not (project / ".cursor/skills/csv-profiler").exists()
+    assert json.loads((project / "skills-lock.json").read_text())["skills"] == {}
+    missing = run("remove", "csv-profiler")
+    assert missing.exit_code == 2
+    assert missing.stderr.startswith("Error: not installed (not in ")
+
+
+def test_verify_reports_changed_added_and_missing_files(server: RegistryServer, project: Path) -> None:
+    run("install", "csv-profiler", "log-summarizer", "--registry", server.url)
+    assert run("verify").stdout.endswith("All 2 installed folder(s) match skills-lock.json\n")
+    folder = project / ".claude/skills/csv-profiler"
+    (folder / "SKILL.md").write_bytes((folder / "SKILL.md").read_bytes() + b"\n")
+    (folder / "scripts/helper.sh").write_text("echo hi\n")
+    (folder / "references/data-quality-checklist.md").unlink()
+    result = run("verify")
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "modified  csv-profiler  .claude/skills/csv-profiler\n"
+        "    changed: SKILL.md\n"
+        "    added: scripts/helper.sh\n"
+        "    missing: references/data-quality-checklist.md\n"
+        "ok        log-summarizer  .claude/skills/log-summarizer\n"
+        "1 of 2 installed folder(s) differ from skills-lock.json\n")
+
+
+def test_list_shows_the_lock(server: RegistryServer, project: Path) -> None:
+    assert run("list").stdout.startswith("No skills installed")
+    run("install", "csv-profiler", "--registry", server.url)
+    result = run("list", "--json")
+    data = json.loads(result.stdout)
+    assert [s["name"] for s in data["skills"]] == ["csv-profiler"]
+    assert run("list").stdout.startswith("csv-profiler  1.0.0  sha256:")
+
+
+def test_local_folder_file_url_and_default_registry_need_no_network(site: Path, project: Path,
+                                                                    tmp_path: Path) -> None:
+    assert run("install", "csv-profiler", "--registry", str(site)).exit_code == 0
+    assert run("install", "log-summarizer", "--registry", site.as_uri()).exit_code == 0
+    lock = json.loads((project / "skills-lock.json").read_text())
+    assert lock["skills"]["csv-profiler"]["registry"] == site.as_uri() + "/"
+    # Default: site/ of the local registry (found from --config here, as it would be from the current folder).
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    (registry / "registry.yaml").write_text("title: T\nbase_url: ''\n", encoding="utf-8")
+    missing = run("--config", str(registry / "registry.yaml"), "search", "csv")
+    assert missing.exit_code == 1
+    assert "holds no published registry (no api/v1/index.json); run `skillreg build` first" in missing.stderr
+    (registry / "site").symlink_to(site, target_is_directory=True)
+    found = run("--config", str(registry / "registry.yaml"), "search", "csv")
+    assert found.exit_code == 0 and found.stdout.startswith("csv-profiler")
+
+
+@pytest.mark.parametrize("location, message", [
+    ("http://example.com/registry/", "plain http:// is allowed only for 127.0.0.1 and localhost; use https://"),
+    ("ftp://example.com/", "the registry must be an https:// URL, a file:// URL or a folder"),
+])
+def test_registry_locations_that_are_refused(location: str, message: str, project: Path) -> None:
+    result = run("search", "csv", "--registry", location)
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: {location}: {message}\n"
+
+
+def test_a_lock_pointing_outside_the_project_is_refused(project: Path, server: RegistryServer) -> None:
+    run("install", "csv-profiler", "--registry", server.url)
+    data = json.loads((project / "skills-lock.json").read_text())
+    data["skills"]["csv-profiler"]["targets"] = ["../../.ssh/csv-profiler"]
+    (project / "skills-lock.json").write_text(json.dumps(data))
+    result = run("install")
+    assert result.exit_code == 1
+    assert "target '../../.ssh/csv-profiler' must end in the skill's own folder and contain no `..`" in result.stderr
