@@ -336,3 +336,34 @@ def test_a_lock_pointing_outside_the_project_is_refused(project: Path, server: R
     result = run("install")
     assert result.exit_code == 1
     assert "target '../../.ssh/csv-profiler' must end in the skill's own folder and contain no `..`" in result.stderr
+
+
+def test_a_folder_that_cannot_be_written_is_a_clear_error(server: RegistryServer, project: Path) -> None:
+    (project / "vendor").write_text("a file where a folder should be\n")
+    result = run("install", "csv-profiler", "--dir", "vendor/skills", "--registry", server.url)
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: cannot install csv-profiler into {project}/vendor/skills/csv-profiler: "
+                             "Not a directory\n")
+    assert not (project / "skills-lock.json").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["install", "csv-profiler", "--agent", "nope"],
+     "Error: unknown agent 'nope'; known agents: agents, claude, codex, copilot, cursor, gemini, opencode\n"),
+    (["install", "csv-profiler", "--agent", "codex", "--dir", "x"], "Error: give --agent or --dir, not both\n"),
+    (["install", "--agent", "codex"],
+     "Error: --agent and --dir choose where new skills go; a restore uses the folders in the lock\n"),
+    (["install"], "Error: nothing to restore: skills-lock.json lists no skills; name the skills to install\n"),
+    (["install", "Bad_Name"],
+     "Error: 'Bad_Name' is not a skill name (lowercase letters, digits and single hyphens)\n"),
+])
+def test_install_usage_errors(args: list[str], message: str, server: RegistryServer, project: Path) -> None:
+    result = run(*args, "--registry", server.url)
+    assert (result.exit_code, result.stderr) == (2, message)
+    assert server.state.log == []  # refused before any request
+
+
+def test_install_help_names_every_agent_in_the_table() -> None:
+    text = " ".join(run("install", "--help").stdout.split())
+    for name in AGENTS:
+        assert f" {name}" in text

@@ -122,6 +122,13 @@ def _walk(folder: Path) -> Iterable[tuple[str, os.stat_result, Path]]:
 
 def local_state(folder: Path, expected: Mapping[str, str]) -> LocalState:
     """Compare an installed folder with the path -> sha256 map recorded when it was installed."""
+    try:
+        return _local_state(folder, expected)
+    except OSError as exc:
+        raise ClientError(f"cannot read {folder}: {exc.strerror or exc}") from None
+
+
+def _local_state(folder: Path, expected: Mapping[str, str]) -> LocalState:
     if folder.is_symlink() or not folder.is_dir():
         return LocalState(absent=True)
     changed, added, seen = [], [], set()
@@ -146,9 +153,12 @@ def read_installed(folder: Path) -> dict[str, bytes]:
     if folder.is_symlink() or not folder.is_dir():
         return {}
     out = {}
-    for rel, st, path in _walk(folder):
-        if stat.S_ISREG(st.st_mode) and not is_junk(path.name, False):
-            out[rel] = path.read_bytes()
+    try:
+        for rel, st, path in _walk(folder):
+            if stat.S_ISREG(st.st_mode) and not is_junk(path.name, False):
+                out[rel] = path.read_bytes()
+    except OSError as exc:
+        raise ClientError(f"cannot read {folder}: {exc.strerror or exc}") from None
     return out
 
 
@@ -179,6 +189,13 @@ def unified_diff(old: Mapping[str, bytes], new: Iterable[SkillFile]) -> str:
 
 def write_skill(skill: FetchedSkill, folder: Path) -> None:
     """Put ``skill`` at ``folder`` atomically; the previous folder stays until the new one is complete and checked."""
+    try:
+        _write_skill(skill, folder)
+    except OSError as exc:
+        raise ClientError(f"cannot install {skill.name} into {folder}: {exc.strerror or exc}") from None
+
+
+def _write_skill(skill: FetchedSkill, folder: Path) -> None:
     parent = folder.parent
     parent.mkdir(parents=True, exist_ok=True)
     clean_leftovers(parent)
@@ -297,13 +314,16 @@ def _remove(path: Path) -> None:
 
 def remove_folder(folder: Path) -> None:
     """Take an installed skill away in one rename, then delete it."""
-    if not (folder.exists() or folder.is_symlink()):
-        return
-    if folder.is_symlink():
-        folder.unlink()
-        return
-    old = folder.parent / f"{OLD_PREFIX}{folder.name}-{os.getpid()}-{secrets.token_hex(4)}"
-    os.rename(folder, old)
+    try:
+        if not (folder.exists() or folder.is_symlink()):
+            return
+        if folder.is_symlink():
+            folder.unlink()
+            return
+        old = folder.parent / f"{OLD_PREFIX}{folder.name}-{os.getpid()}-{secrets.token_hex(4)}"
+        os.rename(folder, old)
+    except OSError as exc:
+        raise ClientError(f"cannot remove {folder}: {exc.strerror or exc}") from None
     _remove(old)
 
 

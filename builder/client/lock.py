@@ -142,4 +142,7 @@ def _check_target(target: str, name: str, global_: bool, bad: Any) -> None:
 
 
 def write_lock(lock: Lock) -> None:
-    write_atomic(lock.path, lock.dumps())
+    try:
+        write_atomic(lock.path, lock.dumps())
+    except OSError as exc:
+        raise ClientError(f"cannot write {lock.path}: {exc.strerror or exc}") from None
