@@ -1,0 +1,29 @@
+"""mkdocs hook (``hooks:`` in the generated mkdocs.yml): put each page's pre-rendered HTML back in place.
+
+builder/site.py keeps the raw-HTML blocks of a generated page out of its Markdown, as a JSON list beside the
+docs folder, and leaves a ``<!--sr:N-->`` comment where each block goes. Markdown then only sees headings and
+comments, so mkdocs spends no time re-parsing HTML it would pass through unchanged anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+PLACEHOLDER = re.compile(r"<!--sr:(\d+)-->")
+FRAGMENTS_DIR = "fragments"
+
+
+def fragments_path(docs_dir: Path, src_uri: str) -> Path:
+    return docs_dir.parent / FRAGMENTS_DIR / f"{src_uri}.json"
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    path = fragments_path(Path(config["docs_dir"]), page.file.src_uri)
+    try:
+        parts = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return html
+    return PLACEHOLDER.sub(lambda m: parts[int(m.group(1))], html)

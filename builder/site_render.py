@@ -1,0 +1,82 @@
+"""Untrusted skill Markdown to safe HTML: render with python-markdown, then sanitise with nh3.
+
+A skill's body comes from a pull request, so raw HTML in it is allowed through Markdown and then cut down to
+ordinary formatting by the sanitiser: no scripts, styles, frames, forms, event handlers or ``javascript:``
+URLs. Relative links and images point at the skill's published raw files; anything else relative is dropped.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Collection
+from urllib.parse import quote, urlsplit
+
+import markdown
+import nh3
+
+TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em", "h1", "h2", "h3",
+    "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "samp", "small",
+    "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+})
+ATTRIBUTES = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title", "width", "height"},
+    "code": {"class"},
+    "th": {"align", "colspan", "rowspan"},
+    "td": {"align", "colspan", "rowspan"},
+    "ol": {"start"},
+    "h1": {"id"}, "h2": {"id"}, "h3": {"id"}, "h4": {"id"}, "h5": {"id"}, "h6": {"id"},
+}
+URL_SCHEMES = frozenset({"http", "https", "mailto"})
+# Body ids get a prefix so a heading can never take an id the page or the theme relies on.
+ID_PREFIX = "skill-"
+_SAFE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_CODE_CLASS = re.compile(r"^language-[A-Za-z0-9_+-]+$")
+_BASE_DIR = re.compile(r"^\{baseDir\}/")
+
+
+class BodyRenderer:
+    """Renders many skill bodies with one Markdown instance (creating one per page is the slow part)."""
+
+    def __init__(self) -> None:
+        self._md = markdown.Markdown(extensions=["fenced_code", "tables", "toc"],
+                                     extension_configs={"toc": {"baselevel": 2}}, output_format="html")
+        self._files: Collection[str] = ()
+        self._raw_prefix = ""
+        self._cleaner = nh3.Cleaner(tags=set(TAGS), attributes={k: set(v) for k, v in ATTRIBUTES.items()},
+                                    attribute_filter=self._filter, url_schemes=set(URL_SCHEMES),
+                                    clean_content_tags={"script", "style"}, link_rel="noopener noreferrer nofollow")
+
+    def render(self, body: str, files: Collection[str], raw_prefix: str) -> str:
+        """``raw_prefix`` is the URL (relative to the page) of the skill's raw files folder, ending in ``/``."""
+        self._files, self._raw_prefix = files, raw_prefix
+        self._md.reset()
+        return self._cleaner.clean(self._md.convert(body))
+
+    def _filter(self, tag: str, attr: str, value: str) -> str | None:
+        if attr == "id":
+            return ID_PREFIX + value if _SAFE_ID.match(value) else None
+        if attr == "class":
+            return value if tag == "code" and _CODE_CLASS.match(value) else None
+        if attr in ("href", "src"):
+            return resolve_link(value, self._files, self._raw_prefix)
+        return value
+
+
+def resolve_link(value: str, files: Collection[str], raw_prefix: str) -> str | None:
+    """Keep absolute http(s)/mailto URLs, point skill-relative paths at raw files, drop everything else."""
+    url = value.strip()
+    if url.startswith("#"):
+        return "#" + ID_PREFIX + url[1:] if _SAFE_ID.match(url[1:]) else None
+    parts = urlsplit(url)
+    if parts.scheme:
+        return url if parts.scheme.lower() in URL_SCHEMES else None
+    if parts.netloc or url.startswith(("/", "\\")):
+        return None
+    path = _BASE_DIR.sub("", parts.path)
+    path = posixpath.normpath(path) if path else ""
+    if path not in files:
+        return None
+    return raw_prefix + quote(path)
