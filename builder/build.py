@@ -15,7 +15,8 @@ import hashlib
 import json
 import os
 import shutil
-from concurrent.futures import ProcessPoolExecutor
+import subprocess
+import sys
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -34,9 +35,8 @@ from .provenance import History, read_history
 from .schemas import SCHEMA_DIR, write_schemas
 from .search import SEARCH_INDEX_PATH, search_entry, search_index
 from .validate import ValidationReport, check_registry, check_skill
+from .workers import run_parallel
 
-# Below this many skills to build, a pool of processes costs more than it saves.
-PARALLEL_THRESHOLD = 200
 MANIFEST_VERSION = 2
 GLOBAL_UNITS = (INDEX_PATH, SEARCH_INDEX_PATH, SCHEMA_DIR, f"{WELL_KNOWN_V1}/index.json",
                 f"{WELL_KNOWN_V2}/index.json", ".nojekyll")
@@ -102,9 +102,8 @@ class _Outcome:
         return Skill(self.name, Path(self.folder), self.skill_md, fm, "", 1, ())
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "fresh"}
         data["diagnostics"] = [d.to_dict() for d in self.diagnostics]
-        del data["fresh"]
         return data
 
     @classmethod
@@ -119,6 +118,7 @@ _JOB: _Job | None = None
 def _init_worker(job: _Job) -> None:
     global _JOB
     _JOB = job
+    _MADE.clear()
 
 
 def signature(folder: Path) -> str:
@@ -154,9 +154,18 @@ def _skill_key(config: RegistryConfig, history: History, name: str, digest: str,
     return sha256_hex(json.dumps(material, sort_keys=True).encode())
 
 
+_MADE: set[Path] = set()  # folders this process created; on a slow disk even a failing mkdir costs
+
+
+def _mkdirs(folder: Path) -> None:
+    if folder not in _MADE:
+        folder.mkdir(parents=True, exist_ok=True)
+        _MADE.add(folder)
+
+
 def _write(root: Path, rel: str, data: bytes) -> Path:
     path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _mkdirs(path.parent)
     with open(path, "xb") as fh:
         fh.write(data)
     return path
@@ -189,7 +198,7 @@ def _build_one(folder: Path) -> _Outcome:
     for f in skill.files:
         raw = _write(job.tmp, raw_path(skill.name, f.path), f.data)
         copy = job.tmp / WELL_KNOWN_V1 / skill.name / f.path
-        copy.parent.mkdir(parents=True, exist_ok=True)
+        _mkdirs(copy.parent)
         os.link(raw, copy)  # the same bytes under the discovery path, without writing them twice
     key = _skill_key(job.config, job.history, skill.name, skill.digest, str(folder), skill.skill_md)
     return _Outcome(**base, digest=skill.digest, key=key, index=index_entry(skill, prov),
@@ -205,8 +214,11 @@ def _manifest_path(config: RegistryConfig, out: Path) -> Path:
 
 def _settings(config: RegistryConfig, profile: str, site: bool) -> str:
     """A rebuild may reuse skills only when everything else the output depends on is unchanged."""
-    return sha256_hex(json.dumps({"builder": __version__, "config": repr(config), "profile": profile,
-                                  "site": site}, sort_keys=True).encode())
+    settings = asdict(config)
+    settings["root"] = str(config.root.resolve())
+    settings["path"] = str(config.path.resolve()) if config.path else None
+    return sha256_hex(json.dumps({"builder": __version__, "config": settings, "profile": profile, "site": site},
+                                 sort_keys=True, default=str).encode())
 
 
 def _read_manifest(path: Path, settings: str, out: Path) -> dict[str, _Outcome] | None:
@@ -285,7 +297,8 @@ def _commit_units(tmp: Path, out: Path, units: list[str]) -> None:
             os.rename(tmp / rel, out / rel)
     journal["state"] = "committed"
     _write_json_atomic(journal_file, journal)
-    shutil.rmtree(backup, ignore_errors=True)
+    if backup.exists():
+        _discard(backup, out)
     journal_file.unlink()
 
 
@@ -299,18 +312,48 @@ def _write_json_atomic(path: Path, data: Any) -> None:
 
 
 def _swap(tmp: Path, out: Path) -> None:
-    """Put ``tmp`` at ``out``; an existing ``out`` is exchanged atomically where the OS allows, then removed."""
+    """Put ``tmp`` at ``out``; an existing ``out`` is exchanged atomically where the OS allows, then discarded."""
     if out.exists():
         if _exchange(tmp, out):
-            shutil.rmtree(tmp)
+            _discard(tmp, out)
             return
         old = out.with_name(f".{out.name}.old-{os.getpid()}")
         os.rename(out, old)
         os.rename(tmp, out)
-        shutil.rmtree(old)
+        _discard(old, out)
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
         os.rename(tmp, out)
+
+
+def _trash_prefix(out: Path) -> str:
+    return f".{out.name}.trash-"
+
+
+def _discard(folder: Path, out: Path) -> None:
+    """Delete a replaced tree in a detached process: on a slow disk removing 100,000 files takes minutes, and
+    nothing waits for it. A leftover from a process that died is removed by the next build."""
+    trash = out.with_name(f"{_trash_prefix(out)}{os.getpid()}-{folder.name.rsplit('-', 1)[-1]}")
+    os.rename(folder, trash)
+    try:
+        subprocess.Popen([sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], True)", str(trash)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    except OSError:
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+def _empty_trash(out: Path) -> None:
+    """Remove trees left by a detached deletion that did not finish (its process no longer runs)."""
+    if not out.parent.is_dir():
+        return
+    for entry in out.parent.iterdir():
+        if not entry.name.startswith(_trash_prefix(out)):
+            continue
+        pid = entry.name[len(_trash_prefix(out)):].split("-", 1)[0]
+        if pid.isdigit() and Path(f"/proc/{pid}").exists() and int(pid) != os.getpid():
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -348,6 +391,7 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
         if not root.is_dir():
             raise UsageError(f"{display_path(root)}: no such folder")
     recover(out)
+    _empty_trash(out)
     _check_out(out, config)
     folders = sorted({f for root in roots for f in find_skill_folders(root)}, key=lambda p: (p.name, str(p)))
     history = read_history(roots[0])
@@ -370,7 +414,8 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
     _remove(tmp)
     tmp.mkdir(parents=True)
     try:
-        built = _run(_Job(config, profile, history, tmp), to_build, jobs, on_progress)
+        built = run_parallel(_build_one, to_build, initializer=_init_worker,
+                             initargs=(_Job(config, profile, history, tmp),), jobs=jobs, on_progress=on_progress)
         outcomes = sorted(reused + built, key=lambda o: (o.name, o.folder))
         diagnostics = [d for o in outcomes for d in o.diagnostics]
         diagnostics += check_registry([o.head() for o in outcomes])
@@ -418,24 +463,3 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
         removed=tuple(removed),
         commit=source.commit,
     )
-
-
-def _run(job: _Job, folders: list[Path], jobs: int | None,
-         on_progress: Callable[[int, int], None] | None) -> list[_Outcome]:
-    total = len(folders)
-    if jobs is None:
-        jobs = min(os.cpu_count() or 1, 8) if total >= PARALLEL_THRESHOLD else 1
-    outcomes: list[_Outcome] = []
-    if jobs <= 1:
-        _init_worker(job)
-        for folder in folders:
-            outcomes.append(_build_one(folder))
-            if on_progress:
-                on_progress(len(outcomes), total)
-        return outcomes
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(job,)) as pool:
-        for outcome in pool.map(_build_one, folders, chunksize=max(1, min(64, total // (jobs * 8) or 1))):
-            outcomes.append(outcome)
-            if on_progress:
-                on_progress(len(outcomes), total)
-    return outcomes

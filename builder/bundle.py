@@ -35,7 +35,7 @@ def zip_bytes(files: Iterable[SkillFile]) -> bytes:
             info.create_system = 3  # Unix, so external_attr carries the mode
             info.external_attr = (0o100000 | file_mode(f)) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, f.data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
+            archive.writestr(info, f.data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=6)
     return buffer.getvalue()
 
 

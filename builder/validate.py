@@ -11,7 +11,7 @@ import difflib
 import posixpath
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 from urllib.parse import unquote
@@ -21,6 +21,7 @@ from .diagnostics import RULES, Diagnostic, Severity
 from .errors import UsageError
 from .loader import display_path, find_skill_folders, load_skill
 from .model import Skill
+from .workers import run_parallel
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -46,6 +47,8 @@ RESERVED_NAMES = frozenset({
 INVISIBLE = re.compile("[\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
                        "|(?<=[\x00-\u1fff])\u200d")
 USER_PATH = re.compile(r"(?<![\w./~-])(?:/home/[\w.-]+|/Users/[\w.-]+|[A-Za-z]:\\[\w\\. -]*)")
+USER_PATH_MARKERS = ("/home/", "/Users/", ":\\")
+CODE_SPAN = re.compile(r"`[^`]*`")
 MD_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+[\"'(][^)]*)?\)")
 MD_REFDEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -113,8 +116,29 @@ class ValidationReport:
                 f"in {flagged} of {len(self.skills)} {noun}")
 
 
-def validate_paths(paths: Sequence[Path], config: RegistryConfig, profile: str | None = None) -> ValidationReport:
-    """Load every skill under ``paths`` (skill folders or folders of skills) and check each and all together."""
+_SETTINGS: tuple[RegistryConfig, str] | None = None
+
+
+def _init_worker(config: RegistryConfig, profile: str) -> None:
+    global _SETTINGS
+    _SETTINGS = (config, profile)
+
+
+def _check_folder(folder: Path) -> tuple[Skill, list[Diagnostic]]:
+    """Load and check one skill; the skill comes back without its file bytes (they stay in the worker)."""
+    assert _SETTINGS is not None
+    config, profile = _SETTINGS
+    loaded = load_skill(folder, config)
+    found = [*loaded.diagnostics, *check_skill(loaded.skill, config, profile)]
+    return replace(loaded.skill, files=()), found
+
+
+def validate_paths(paths: Sequence[Path], config: RegistryConfig, profile: str | None = None,
+                   jobs: int | None = None) -> ValidationReport:
+    """Load every skill under ``paths`` (skill folders or folders of skills) and check each and all together.
+
+    The report's skills carry no file bytes: validating a large registry must not hold all of it in memory.
+    """
     profile = profile or config.profile
     if profile not in PROFILES:
         raise UsageError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
@@ -131,16 +155,11 @@ def validate_paths(paths: Sequence[Path], config: RegistryConfig, profile: str |
         if not found:
             diagnostics.append(RULES["SK604"].at(display_path(path), 0, f"no skill folders in {display_path(path)}"))
         folders.extend(found)
-    skills = []
-    seen: set[Path] = set()
-    for folder in folders:
-        if folder.resolve() in seen:
-            continue
-        seen.add(folder.resolve())
-        loaded = load_skill(folder, config)
-        skills.append(loaded.skill)
-        diagnostics.extend(loaded.diagnostics)
-        diagnostics.extend(check_skill(loaded.skill, config, profile))
+    unique = list({folder.resolve(): folder for folder in folders}.values())
+    results = run_parallel(_check_folder, unique, initializer=_init_worker, initargs=(config, profile), jobs=jobs)
+    skills = [skill for skill, _ in results]
+    for _, found in results:
+        diagnostics.extend(found)
     diagnostics.extend(check_registry(skills))
     diagnostics.sort(key=Diagnostic.sort_key)
     return ValidationReport(tuple(skills), tuple(diagnostics))
@@ -157,7 +176,7 @@ def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diag
         if not f.is_text and not f.path.startswith("assets/") and f.path != skill.skill_md:  # SK003 covers it
             out.append(RULES["SK509"].at(f"{shown}/{f.path}", 0, f"`{f.path}` is binary but not under assets/",
                                          skill=skill.name))
-        if (f.path == skill.skill_md or f.path.startswith("scripts/")) and f.is_text:
+        if (f.path == skill.skill_md or f.path.startswith("scripts/")) and not f.data.isascii() and f.is_text:
             out.extend(_invisible_chars(f.data.decode("utf-8"), f"{shown}/{f.path}", skill.name))
     return out
 
@@ -309,33 +328,37 @@ def _check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
     if words > MAX_BODY_WORDS:
         yield RULES["SK402"].at(file, skill.body_line, f"the body has {words:,} words; keep it under {MAX_BODY_WORDS:,}",
                                 skill=skill.name)
+    if any(marker in body for marker in USER_PATH_MARKERS):
+        for offset, line in enumerate(lines):
+            for match in USER_PATH.finditer(line):
+                yield RULES["SK403"].at(file, skill.body_line + offset, f"absolute user path `{match.group(0)}`",
+                                        column=match.start() + 1, skill=skill.name)
+    if "](" not in body and "]:" not in body:
+        return
     paths = {f.path for f in skill.files}
     folders = {posixpath.dirname(p) for p in paths}
     folders |= {"/".join(p.split("/")[:i]) for p in folders for i in range(1, p.count("/") + 1)}
     in_fence = False
     fence = ""
     for offset, line in enumerate(lines):
-        line_no = skill.body_line + offset
-        for match in USER_PATH.finditer(line):
-            yield RULES["SK403"].at(file, line_no, f"absolute user path `{match.group(0)}`", column=match.start() + 1,
-                                    skill=skill.name)
-        stripped = line.lstrip()
-        if stripped.startswith(("```", "~~~")):
-            marker = stripped[:3]
-            if not in_fence:
-                in_fence, fence = True, marker
-            elif marker == fence:
-                in_fence = False
+        if "`" in line or "~~~" in line:
+            stripped = line.lstrip()
+            if stripped.startswith(("```", "~~~")):
+                marker = stripped[:3]
+                if not in_fence:
+                    in_fence, fence = True, marker
+                elif marker == fence:
+                    in_fence = False
+                continue
+        if in_fence or ("](" not in line and "]:" not in line):
             continue
-        if in_fence:
-            continue
-        text = re.sub(r"`[^`]*`", lambda m: " " * len(m.group(0)), line)
+        text = CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line) if "`" in line else line
         targets = [(m.group(1), m.start()) for m in MD_LINK.finditer(text)]
         ref = MD_REFDEF.match(text)
         if ref:
             targets.append((ref.group(1), ref.start(1)))
         for target, column in targets:
-            yield from _check_link(target, paths, folders, file, line_no, column + 1, skill.name)
+            yield from _check_link(target, paths, folders, file, skill.body_line + offset, column + 1, skill.name)
 
 
 def _check_link(target: str, paths: set[str], folders: set[str], file: str, line: int, column: int,
@@ -363,7 +386,7 @@ def _check_link(target: str, paths: set[str], folders: set[str], file: str, line
 
 
 def _invisible_chars(text: str, file: str, skill: str) -> Iterable[Diagnostic]:
-    if not INVISIBLE.search(text):
+    if text.isascii() or not INVISIBLE.search(text):
         return
     for line_no, line in enumerate(text.split("\n"), start=1):
         for match in INVISIBLE.finditer(line):

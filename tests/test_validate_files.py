@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from builder.config import RegistryConfig, load_config
-from builder.loader import path_problems
+from builder.loader import load_skill, path_problems
 from builder.validate import validate_paths
 from conftest import write_tree
 
@@ -108,7 +108,7 @@ def test_junk_files_and_folders(registry: RegistryConfig) -> None:
 
 def test_junk_is_left_out_of_the_skill_files(registry: RegistryConfig) -> None:
     write_tree(Path("skills/demo"), {".DS_Store": b"\x00", "scripts/__pycache__/t.pyc": b"\x00", "scripts/t.py": "1\n"})
-    (skill,) = validate_paths([Path("skills")], registry, "spec").skills
+    skill = load_skill(Path("skills/demo"), registry).skill
     assert [f.path for f in skill.files] == ["SKILL.md", "scripts/t.py"]
 
 

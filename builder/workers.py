@@ -1,0 +1,40 @@
+"""Spread per-skill work over processes when there is enough of it to pay for starting them."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Callable, Sequence, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# Below this many items one process is faster: starting workers and sending results back costs more.
+PARALLEL_THRESHOLD = 200
+
+
+def default_jobs(count: int) -> int:
+    return min(os.cpu_count() or 1, 8) if count >= PARALLEL_THRESHOLD else 1
+
+
+def run_parallel(func: Callable[[T], R], items: Sequence[T], *, initializer: Callable[..., Any],
+                 initargs: tuple[Any, ...], jobs: int | None = None,
+                 on_progress: Callable[[int, int], None] | None = None) -> list[R]:
+    """``[func(item) for item in items]`` in order, after ``initializer(*initargs)`` in every worker."""
+    total = len(items)
+    jobs = default_jobs(total) if jobs is None else jobs
+    results: list[R] = []
+    if jobs <= 1:
+        initializer(*initargs)
+        for item in items:
+            results.append(func(item))
+            if on_progress:
+                on_progress(len(results), total)
+        return results
+    chunksize = max(1, min(64, total // (jobs * 8) or 1))
+    with ProcessPoolExecutor(max_workers=jobs, initializer=initializer, initargs=initargs) as pool:
+        for result in pool.map(func, items, chunksize=chunksize):
+            results.append(result)
+            if on_progress:
+                on_progress(len(results), total)
+    return results
