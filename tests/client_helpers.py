@@ -74,6 +74,7 @@ class Fault:
     """What the server does for one request to a path, instead of answering normally."""
 
     status: int | None = None  # answer with this status and no body
+    location: str | None = None  # with ``status``: a Location header (redirects)
     body: bytes | None = None  # serve these bytes instead of the file
     cut_at: float | None = None  # send only this fraction of the body, then close (declared length stays full)
     stall_at: float | None = None  # send this fraction of the body, then wait until released (or 30 s)
@@ -121,7 +122,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.delay:
             time.sleep(fault.delay)
         if fault.status is not None:
-            return self._finish(state, path, fault.status, b"", etag_sent=False)
+            return self._finish(state, path, fault.status, b"", etag_sent=False, location=fault.location)
         body = fault.body if fault.body is not None else state.overrides.get(path)
         if body is None:
             file = (state.root / path)
@@ -150,9 +151,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._finish(state, path, 200, body, etag_sent=sent is not None, etag=etag)
 
     def _finish(self, state: ServerState, path: str, status: int, body: bytes, *, etag_sent: bool,
-                etag: str | None = None) -> None:
+                etag: str | None = None, location: str | None = None) -> None:
         state.log.append(Request(path, status, etag_sent))  # before answering: the client may be quicker
         self.send_response(status)
+        if location:
+            self.send_header("Location", location)
         if etag:
             self.send_header("ETag", etag)
         if status != 304:

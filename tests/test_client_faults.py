@@ -118,6 +118,18 @@ def test_missing_skill_is_a_404(installed, project: Path) -> None:
     assert unchanged(project, before)
 
 
+def test_redirects_stay_on_https_or_this_machine(installed, project: Path, site_v2: Path) -> None:
+    server, before = installed
+    index = "api/v1/index.json"
+    server.state.fault(index, Fault(status=302, location=f"{server.url}mirror/{index}"))
+    server.state.overrides[f"mirror/{index}"] = (site_v2 / index).read_bytes()
+    server.state.fault(DETAIL, Fault(status=301, location=f"http://example.invalid/{DETAIL}"))
+    failed(run("update"), f"{server.url}{DETAIL} redirects to http://example.invalid/{DETAIL}; "
+                          "refusing to follow it off https://")
+    assert server.state.paths()[:3] == [(index, 302), (f"mirror/{index}", 200), (DETAIL, 301)]
+    assert unchanged(project, before)
+
+
 def test_truncated_bundle(installed, project: Path, site_v2: Path) -> None:
     server, before = installed
     server.state.fault(bundle_path(site_v2), *[Fault(cut_at=0.5)] * 3)

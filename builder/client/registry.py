@@ -158,6 +158,17 @@ class _Response:
     etag: str | None
 
 
+class _SafeRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to https://, or to plain http:// on this machine: never down to plain HTTP elsewhere."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> urllib.request.Request | None:
+        parts = urlsplit(newurl)
+        if parts.scheme != "https" and not (parts.scheme == "http" and (parts.hostname or "") in LOOPBACK):
+            raise ClientError(f"{req.full_url} redirects to {newurl}; refusing to follow it off https://")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 class Registry:
     """One registry root. Counts the HTTP requests it sends (``requests``) so tests and benchmarks can check them."""
 
@@ -174,7 +185,9 @@ class Registry:
         self._cache = _Cache(cache_dir or cache_root(), self.url) if self.folder is None else None
         host = urlsplit(self.url).hostname or ""
         # Loopback never goes through a proxy configured for the outside world.
-        handlers = [urllib.request.ProxyHandler({})] if host in LOOPBACK else []
+        handlers: list[urllib.request.BaseHandler] = [_SafeRedirects()]
+        if host in LOOPBACK:
+            handlers.append(urllib.request.ProxyHandler({}))
         self._opener = urllib.request.build_opener(*handlers)
 
     def __repr__(self) -> str:
