@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -54,17 +55,22 @@ def build_site(registry: Path, out: Path) -> Path:
     return out
 
 
+NEW_VERSION = "9.1.0"
+
+
 def edit_csv_profiler(registry: Path) -> None:
-    """A new version of csv-profiler: SKILL.md changes, a reference is added, the script changes."""
+    """A new version of csv-profiler: SKILL.md changes (metadata.version becomes NEW_VERSION), a reference is
+    added, the script changes."""
     folder = registry / "skills" / "csv-profiler"
     skill_md = (folder / "SKILL.md").read_text(encoding="utf-8")
-    skill_md = skill_md.replace("version: 1.0.0", "version: 1.1.0").replace('version: "1.0.0"', 'version: "1.1.0"')
+    skill_md, count = re.subn(r'(?m)^(\s+version:\s*)"?[^"\n]*"?$', rf'\g<1>"{NEW_VERSION}"', skill_md, count=1)
+    assert count == 1, "csv-profiler's SKILL.md has no metadata.version line"
     (folder / "SKILL.md").write_text(skill_md + "\n## Changes in 1.1.0\n\nTSV detection is now automatic.\n",
                                      encoding="utf-8")
     (folder / "references" / "tsv-notes.md").write_text("# TSV notes\n\nTabs separate fields.\n", encoding="utf-8")
     script = folder / "scripts" / "profile_csv.py"
     script.write_text(script.read_text(encoding="utf-8") + "\n# 1.1.0: sniff the delimiter\n", encoding="utf-8")
-    commit(registry, "csv-profiler 1.1.0")
+    commit(registry, f"csv-profiler {NEW_VERSION}")
 
 
 # -- the server ------------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from builder.cli import cli
 from builder.client.agents import agent_table
 from builder.client.lock import user_lock_path
 from builder.search import rank
-from client_helpers import RegistryServer, sites, tree
+from client_helpers import NEW_VERSION, RegistryServer, sites, tree
 
 AGENTS = sorted(agent_table().agents)
 
@@ -47,6 +47,14 @@ def run(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
+def detail_of(site: Path, name: str) -> dict:
+    return json.loads((site / f"api/v1/skills/{name}.json").read_text())
+
+
+def version(site: Path, name: str) -> str:
+    return detail_of(site, name)["version"]
+
+
 def source_files(site: Path, name: str) -> dict[str, tuple[bytes, int]]:
     """What an install must produce: the published raw files, scripts 0755 and everything else 0644."""
     detail = json.loads((site / f"api/v1/skills/{name}.json").read_text())
@@ -68,11 +76,12 @@ def test_search_ranks_exactly_as_the_site_does(server: RegistryServer, site: Pat
         assert shown["count"] == len(expected) and shown["query"] == args[0]
 
 
-def test_search_text_output_and_limits(server: RegistryServer, project: Path) -> None:
-    result = run("search", "csv", "--registry", server.url)
+def test_search_text_output_and_limits(server: RegistryServer, site: Path, project: Path) -> None:
+    result = run("search", "csv-profiler", "--registry", server.url)
     assert result.exit_code == 0
-    assert result.stdout.splitlines()[0].split() == ["csv-profiler", "data", "·", "csv,", "profiling,",
-                                                     "data-quality,", "tsv"]
+    detail = detail_of(site, "csv-profiler")
+    assert result.stdout.splitlines()[0] == f"csv-profiler  {detail['category']} · {', '.join(detail['tags'])}"
+    assert result.stdout.splitlines()[1].startswith("  " + detail["description"][:60])
     assert run("search", "zzzz-nothing", "--registry", server.url).stdout == "No skills match 'zzzz-nothing'.\n"
     assert run("search", "csv", "--limit", "51", "--registry", server.url).exit_code == 2
 
@@ -83,7 +92,7 @@ def test_info_shows_files_permissions_provenance_and_digest(server: RegistryServ
     result = run("info", "csv-profiler", "--registry", server.url)
     assert result.exit_code == 0
     text = result.stdout
-    assert text.startswith("csv-profiler 1.0.0\n")
+    assert text.startswith(f"csv-profiler {detail['version']}\n")
     assert f"digest:      {detail['digest']}\n" in text
     assert "scripts/profile_csv.py" in text and "executable" in text
     assert "  scripts:        scripts/profile_csv.py\n" in text
@@ -102,8 +111,8 @@ def test_install_into_each_agents_project_folder(agent: str, server: RegistrySer
     lock = json.loads((project / "skills-lock.json").read_text())
     entry = lock["skills"]["csv-profiler"]
     assert entry["targets"] == [f"{agent_table().get(agent).project}/csv-profiler"]
-    assert entry["registry"] == server.url and entry["version"] == "1.0.0"
-    assert result.stdout.startswith(f"Installed csv-profiler 1.0.0 ({entry['digest'][:19]}…) into "
+    assert entry["registry"] == server.url and entry["version"] == version(site, "csv-profiler")
+    assert result.stdout.startswith(f"Installed csv-profiler {entry['version']} ({entry['digest'][:19]}…) into "
                                     f"{entry['targets'][0]}\n")
     assert [name for name in os.listdir(folder.parent)] == ["csv-profiler"]  # no temporary folder left
 
@@ -154,7 +163,8 @@ def test_lock_is_sorted_stable_and_one_block_per_skill(server: RegistryServer, p
     assert (project / "skills-lock.json").read_bytes() == first
 
 
-def test_requests_per_install_and_per_unchanged_update_check(server: RegistryServer, project: Path) -> None:
+def test_requests_per_install_and_per_unchanged_update_check(server: RegistryServer, site: Path,
+                                                             project: Path) -> None:
     run("search", "csv", "--registry", server.url)  # caches the search index
     server.state.log.clear()
     assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
@@ -167,7 +177,7 @@ def test_requests_per_install_and_per_unchanged_update_check(server: RegistrySer
     assert run("update").exit_code == 0  # first check: the index is fetched and cached
     server.state.log.clear()
     result = run("update")
-    assert result.stdout == "csv-profiler is up to date (1.0.0)\n"
+    assert result.stdout == f"csv-profiler is up to date ({version(site, 'csv-profiler')})\n"
     assert server.state.paths() == [("api/v1/index.json", 304)]
     assert server.state.log[0].etag_sent
 
@@ -181,7 +191,7 @@ def test_restore_from_the_lock_and_frozen(server: RegistryServer, site: Path, si
         (project / ".claude/skills" / name).rmdir()
     result = run("install", "--frozen")
     assert result.exit_code == 0, result.output
-    assert "Restored csv-profiler 1.0.0" in result.stdout
+    assert f"Restored csv-profiler {version(site, 'csv-profiler')}" in result.stdout
     assert tree(project / ".claude/skills/csv-profiler") == source_files(site, "csv-profiler")
     assert (project / "skills-lock.json").read_bytes() == lock_before
     # The registry moves on: --frozen refuses and changes nothing.
@@ -198,7 +208,7 @@ def test_restore_from_the_lock_and_frozen(server: RegistryServer, site: Path, si
     assert moved.exit_code == 0
     assert "Updated csv-profiler" in moved.stdout
     assert tree(project / ".claude/skills/csv-profiler") == source_files(site_v2, "csv-profiler")
-    assert json.loads((project / "skills-lock.json").read_text())["skills"]["csv-profiler"]["version"] == "1.1.0"
+    assert json.loads((project / "skills-lock.json").read_text())["skills"]["csv-profiler"]["version"] == NEW_VERSION
 
 
 def test_update_dry_run_prints_a_diff_then_update_applies_it(server: RegistryServer, site: Path, site_v2: Path,
@@ -212,18 +222,18 @@ def test_update_dry_run_prints_a_diff_then_update_applies_it(server: RegistrySer
     out = dry.stdout
     assert out.startswith("Would update csv-profiler sha256:")
     assert "--- a/SKILL.md\n+++ b/SKILL.md\n" in out
-    assert "-  version: \"1.0.0\"\n+  version: \"1.1.0\"\n" in out
+    assert f'+  version: "{NEW_VERSION}"\n' in out and "\n-  version: " in out
     assert "+## Changes in 1.1.0\n" in out
     assert "--- /dev/null\n+++ b/references/tsv-notes.md\n@@ -0,0 +1,3 @@\n+# TSV notes\n" in out
     assert "+# 1.1.0: sniff the delimiter\n" in out
-    assert "json-schema-check is up to date (1.0.0)\n" in out
+    assert f"json-schema-check is up to date ({version(site, 'json-schema-check')})\n" in out
     assert tree(project / ".claude/skills/csv-profiler") == before
     assert (project / "skills-lock.json").read_bytes() == lock_before
     real = run("update", "csv-profiler")
     assert real.exit_code == 0
     assert tree(project / ".claude/skills/csv-profiler") == source_files(site_v2, "csv-profiler")
     entry = json.loads((project / "skills-lock.json").read_text())["skills"]["csv-profiler"]
-    assert entry["version"] == "1.1.0" and "references/tsv-notes.md" in entry["files"]
+    assert entry["version"] == NEW_VERSION and "references/tsv-notes.md" in entry["files"]
     assert run("update", "--dry-run").stdout.count("is up to date") == 2
 
 
@@ -291,13 +301,13 @@ def test_verify_reports_changed_added_and_missing_files(server: RegistryServer, 
         "1 of 2 installed folder(s) differ from skills-lock.json\n")
 
 
-def test_list_shows_the_lock(server: RegistryServer, project: Path) -> None:
+def test_list_shows_the_lock(server: RegistryServer, site: Path, project: Path) -> None:
     assert run("list").stdout.startswith("No skills installed")
     run("install", "csv-profiler", "--registry", server.url)
     result = run("list", "--json")
     data = json.loads(result.stdout)
     assert [s["name"] for s in data["skills"]] == ["csv-profiler"]
-    assert run("list").stdout.startswith("csv-profiler  1.0.0  sha256:")
+    assert run("list").stdout.startswith(f"csv-profiler  {version(site, 'csv-profiler')}  sha256:")
 
 
 def test_local_folder_file_url_and_default_registry_need_no_network(site: Path, project: Path,

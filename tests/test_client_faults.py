@@ -49,7 +49,7 @@ def run(*args: str) -> Result:
 
 @pytest.fixture
 def installed(site: Path, site_v2: Path, project: Path):
-    """csv-profiler 1.0.0 installed from a live server, which then serves 1.1.0; yields (server, snapshot)."""
+    """csv-profiler installed from a live server, which then serves its next version; yields (server, snapshot)."""
     with RegistryServer(site) as server:
         assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
         server.state.root = site_v2

@@ -61,12 +61,13 @@ def test_mcp_server_over_stdio(site: Path, tmp_path: Path) -> None:
     assert data["query"] == "data" and data["count"] == len(data["skills"])
     assert [s["slug"] for s in data["skills"]] == [h.name for h in rank(index, "data")]
     first = _payload(one)["skills"][0]
+    title = next(row[4] for row in index["skills"] if row[0] == "csv-profiler").split(" · ")[0]
     detail = json.loads((site / "api/v1/skills/csv-profiler.json").read_text())
     assert first == {
-        "id": "csv-profiler", "slug": "csv-profiler", "title": "CSV Profiler", "description": detail["description"],
-        "author": "skill-registry maintainers", "category": "data", "tags": ["csv", "profiling", "data-quality", "tsv"],
-        "version": "1.0.0", "digest": detail["digest"],
-        "files": ["SKILL.md", "references/data-quality-checklist.md", "scripts/profile_csv.py"], "fileCount": 3,
+        "id": "csv-profiler", "slug": "csv-profiler", "title": title, "description": detail["description"],
+        "author": detail["frontmatter"]["metadata"]["author"], "category": detail["category"], "tags": detail["tags"],
+        "version": detail["version"], "digest": detail["digest"],
+        "files": [f["path"] for f in detail["files"]], "fileCount": len(detail["files"]),
         "createdAt": "2026-01-02T03:04:05Z", "link": f"{server.url}skills/csv-profiler/",
     }
 
@@ -76,7 +77,7 @@ def test_mcp_server_over_stdio(site: Path, tmp_path: Path) -> None:
     got = _payload(skill)
     assert {f["filename"]: f["content"].encode() for f in got["files"]} == \
         {f["path"]: (site / f["raw"]).read_bytes() for f in detail["files"]}
-    assert got["slug"] == "csv-profiler" and got["fileCount"] == 3
+    assert got["slug"] == "csv-profiler" and got["fileCount"] == len(detail["files"])
 
     assert missing.is_error
     assert missing.content[0].text == f"Error executing tool get_skill: no skill named 'no-such-skill' in {server.url}"
