@@ -70,9 +70,9 @@ def _truncate(text: str, limit: int = LISTED_DESCRIPTION_CHARS) -> str:
     return text if len(text) <= limit else text[:limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def heading_text(text: str) -> str:
+def heading_text(text: str, empty: str = "Untitled") -> str:
     """Text safe for a Markdown heading: mkdocs turns headings into page titles, which themes print unescaped."""
-    return " ".join(_HEADING_UNSAFE.sub(" ", text).split()) or "Untitled"
+    return " ".join(_HEADING_UNSAFE.sub(" ", text).split()) or empty
 
 
 def tag_slug(tag: str) -> str:
@@ -249,7 +249,9 @@ def mkdocs_config(plan: _Plan, docs: Path, site_dir: Path) -> dict[str, Any]:
     navigation and turns mkdocs-material's full-text search on: the set-up the benchmark compares against."""
     data = yaml.safe_load((TEMPLATES / "mkdocs.yml").read_text(encoding="utf-8"))
     registry = plan.index["registry"]
-    data.update(site_name=registry["title"] or "Skill Registry", site_description=registry["description"] or "",
+    # Themes print the site name and description into attributes and titles without escaping them.
+    data.update(site_name=heading_text(registry["title"] or "Skill Registry"),
+                site_description=heading_text(registry["description"] or "", ""),
                 docs_dir=str(docs), site_dir=str(site_dir))
     if plan.site_url:
         data["site_url"] = plan.site_url

@@ -1,0 +1,219 @@
+"""The website: pages for every skill, category and tag, built from the published API; safe; links resolve."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from builder.build import build
+from builder.config import load_config
+from builder.site import heading_text, tag_slug, write_site
+from builder.site_render import BodyRenderer, resolve_link
+from conftest import REPO
+from site_helpers import broken_links, read_page, write_hostile_registry
+
+NAV = ["../..", "../../categories/", "../../tags/", "../../search/"]
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled registry built once (skills another change leaves invalid are skipped, not fatal)."""
+    out = tmp_path_factory.mktemp("bundled") / "site"
+    result = build(load_config(REPO / "registry.yaml"), out, keep_going=True)
+    assert len(result.published) >= 5
+    return out
+
+
+@pytest.fixture(scope="module")
+def index(bundled: Path) -> dict:
+    return json.loads((bundled / "api/v1/index.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = write_hostile_registry(tmp_path_factory.mktemp("hostile"))
+    out = root / "site"
+    assert build(load_config(root / "registry.yaml"), out).published == ("evil-skill",)
+    return out
+
+
+def test_the_site_sits_beside_the_api_in_one_output(bundled: Path) -> None:
+    for rel in ("index.html", "404.html", "search/index.html", "categories/index.html", "tags/index.html",
+                "assets/search.js", "assets/site.css", "sitemap.xml", "api/v1/index.json",
+                "api/v1/search-index.json", ".well-known/agent-skills/index.json", ".nojekyll"):
+        assert (bundled / rel).is_file(), rel
+    assert not [p.name for p in bundled.iterdir() if p.name.startswith(".site-work")]
+
+
+def test_every_skill_has_a_page_with_install_commands_files_and_provenance(bundled: Path, index: dict) -> None:
+    base = index["registry"]["url"]
+    for skill in index["skills"]:
+        name = skill["name"]
+        page_file = bundled / "skills" / name / "index.html"
+        text = page_file.read_text(encoding="utf-8")
+        detail = json.loads((bundled / f"api/v1/skills/{name}.json").read_text(encoding="utf-8"))
+        assert f"skillreg install {name} --registry {base}" in text
+        assert f"npx skills add {base} --skill {name}" in text
+        page = read_page(page_file)
+        zip_path = detail["bundles"]["zip"]["path"]
+        assert f"../../{zip_path}" in page.links_to("../../api/v1/bundles/")
+        raw = set(page.links_to(f"../../api/v1/skills/{name}/files/"))
+        assert {f"../../{f['raw']}" for f in detail["files"]} <= raw
+        for heading in ("Install", "SKILL.md", "Files", "Frontmatter", "Provenance", "Permissions"):
+            assert f">{heading}</h2>" in text
+        assert f"<code>{detail['provenance']['source_path']}</code>" in text
+
+
+def test_skill_pages_are_out_of_the_navigation_and_link_no_other_skill(bundled: Path, index: dict) -> None:
+    names = [s["name"] for s in index["skills"]]
+    for name in names:
+        page = read_page(bundled / "skills" / name / "index.html")
+        tabs = [attrs["href"] for tag, attrs in page.tags if tag == "a" and "md-tabs__link" in attrs.get("class", "")]
+        assert tabs == NAV
+        assert page.links_to("../../skills/") == []
+    assert not (bundled / "search" / "search_index.json").exists()  # mkdocs-material's full-text index is off
+
+
+def test_home_shows_counts_categories_recent_skills_and_a_search_box(bundled: Path, index: dict) -> None:
+    text = (bundled / "index.html").read_text(encoding="utf-8")
+    page = read_page(bundled / "index.html")
+    assert f"<strong>{index['count']}</strong> skills" in text
+    used = {s["category"] for s in index["skills"]}
+    assert {f"categories/{slug}/" for slug in used} <= set(page.links_to("categories/"))
+    assert len(page.links_to("skills/")) == min(10, index["count"])
+    assert any(tag == "input" and "sr-search__input" in attrs.get("class", "") for tag, attrs in page.tags)
+
+
+def test_category_and_tag_pages_list_exactly_their_skills(bundled: Path, index: dict) -> None:
+    for category in index["categories"]:
+        page = read_page(bundled / "categories" / category["slug"] / "index.html")
+        expected = [f"../../skills/{s['name']}/" for s in index["skills"] if s["category"] == category["slug"]]
+        assert page.links_to("../../skills/") == expected
+    tags = sorted({t for s in index["skills"] for t in s["tags"]})
+    assert tags
+    for tag in tags:
+        page = read_page(bundled / "tags" / tag_slug(tag) / "index.html")
+        expected = [f"../../skills/{s['name']}/" for s in index["skills"] if tag in s["tags"]]
+        assert page.links_to("../../skills/") == expected
+
+
+def test_sitemap_lists_every_page_under_the_base_url(bundled: Path, index: dict) -> None:
+    sitemap = (bundled / "sitemap.xml").read_text(encoding="utf-8")
+    for skill in index["skills"]:
+        assert f"<loc>{index['registry']['url']}skills/{skill['name']}/</loc>" in sitemap
+
+
+def test_every_internal_link_and_asset_of_the_site_resolves(bundled: Path, index: dict) -> None:
+    assert broken_links(bundled, index["registry"]["url"]) == []
+
+
+def test_the_link_check_finds_a_broken_link(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "index.html").write_text('<a href="../b/">b</a><img src="/base/c.png"><a href="../a/">a</a>')
+    assert broken_links(tmp_path, "https://x.org/base/") == ["a/index.html: ../b/", "a/index.html: /base/c.png"]
+
+
+def test_hostile_markdown_and_metadata_reach_no_page_as_markup(hostile: Path) -> None:
+    pages = sorted(hostile.rglob("*.html"))
+    assert hostile / "skills/evil-skill/index.html" in pages
+    for path in pages:
+        page = read_page(path)
+        for tag, attrs in page.tags:
+            assert tag not in ("iframe", "form", "object", "embed", "style"), (path, tag)
+            assert not [a for a in attrs if a.startswith("on")], (path, tag, attrs)
+            assert "pwned=" not in " ".join(attrs.values()), (path, tag, attrs)
+            if tag == "input":  # only the theme's toggles, the install tabs and our search box
+                assert attrs.get("type") in ("checkbox", "radio", "search"), (path, attrs)
+        assert not [s for s in page.scripts if "pwned" in s], path
+    text = (hostile / "skills/evil-skill/index.html").read_text(encoding="utf-8")
+    assert "&lt;b onmouseover=&#34;window.__pwned=true&#34;&gt;hover me&lt;/b&gt;" in text
+    assert "{{ config }} {% raw %}" in text  # template syntax in a skill is text, never evaluated
+
+
+def test_skill_relative_links_point_at_raw_files(hostile: Path) -> None:
+    page = read_page(hostile / "skills/evil-skill/index.html")
+    raw = "../../api/v1/skills/evil-skill/files/"
+    assert {raw + "scripts/run.sh", raw + "references/guide.md"} <= set(page.links_to(raw))
+    assert ("img", {"src": raw + "assets/logo.png", "alt": "logo"}) in page.tags
+    assert "#skill-usage" in page.links_to("#")
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    ("https://example.org/x", "https://example.org/x"),
+    ("mailto:a@example.org", "mailto:a@example.org"),
+    ("javascript:alert(1)", None),
+    (" JaVaScRiPt:alert(1)", None),
+    ("data:text/html;base64,PHNjcmlwdD4=", None),
+    ("vbscript:x", None),
+    ("//evil.example/x", None),
+    ("/etc/passwd", None),
+    ("references/a.md", "RAW/references/a.md"),
+    ("./references/a.md", "RAW/references/a.md"),
+    ("{baseDir}/references/a.md", "RAW/references/a.md"),
+    ("references/../references/a.md", "RAW/references/a.md"),
+    ("../other-skill/SKILL.md", None),
+    ("references/missing.md", None),
+    ("references/a b.md", "RAW/references/a%20b.md"),
+    ("#usage", "#skill-usage"),
+    ("#Bad Id", None),
+])
+def test_resolve_link(url: str, expected: str | None) -> None:
+    assert resolve_link(url, {"references/a.md", "references/a b.md"}, "RAW/") == expected
+
+
+def test_body_renderer_keeps_formatting_and_drops_active_content() -> None:
+    html = BodyRenderer().render(
+        "# Title\n\n**bold** `code`\n\n| a |\n|---|\n| 1 |\n\n```python\nx = '<script>'\n```\n\n"
+        '<details><summary>More</summary>text</details>\n\n<div id="__config" class="x">clobber</div>\n',
+        set(), "RAW/")
+    assert '<h2 id="skill-title">Title</h2>' in html  # body headings start below the page title
+    assert "<strong>bold</strong>" in html and "<code>code</code>" in html and "<table>" in html
+    assert '<code class="language-python">x = \'&lt;script&gt;\'\n</code>' in html
+    assert "<details><summary>More</summary>text</details>" in html
+    assert "<div>clobber</div>" in html  # no ids or classes from the skill: it cannot clobber the theme's
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Code review", "Code review"),
+    ("</title><script>x</script>", "/title script x /script"),
+    ("*emph* [link](javascript:x)", "emph link javascript:x"),
+    ("<>", "Untitled"),
+])
+def test_heading_text_cannot_carry_markup(text: str, expected: str) -> None:
+    assert heading_text(text) == expected
+
+
+@pytest.mark.parametrize(("tag", "expected"), [("csv", "csv"), ("Data Quality", "data-quality"),
+                                               ("c++", "c"), ("日本", "tag-")])
+def test_tag_slug(tag: str, expected: str) -> None:
+    assert tag_slug(tag).startswith(expected)
+
+
+def _api_only(built: Path, dest: Path) -> Path:
+    shutil.copytree(built, dest, ignore=lambda d, names: [] if Path(d) != built else
+                    [n for n in names if n not in ("api", ".well-known", ".nojekyll")])
+    return dest
+
+
+def _site_files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and p.relative_to(out).parts[0] not in ("api", ".well-known")}
+
+
+def test_the_site_is_byte_identical_whether_built_in_one_process_or_in_shards(bundled: Path,
+                                                                             tmp_path: Path) -> None:
+    root = _api_only(bundled, tmp_path / "out")
+    result = write_site(load_config(REPO / "registry.yaml"), root, jobs=2)
+    assert result.warnings == ()
+    assert _site_files(root) == _site_files(bundled)
+
+
+def test_naive_site_puts_every_skill_in_the_navigation_and_indexes_full_text(hostile: Path, tmp_path: Path) -> None:
+    root = _api_only(hostile, tmp_path / "out")
+    write_site(load_config(hostile.parent / "registry.yaml"), root, naive=True)
+    assert (root / "search" / "search_index.json").is_file()
+    home = read_page(root / "index.html")
+    assert "skills/evil-skill/" in home.links_to("skills/")
