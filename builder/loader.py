@@ -5,11 +5,12 @@ Nothing here follows a symbolic link or opens a special file: they are reported 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from .config import RegistryConfig
 from .diagnostics import RULES, Diagnostic
@@ -23,6 +24,7 @@ JUNK_DIRS = frozenset({"__pycache__", "node_modules", ".git", ".svn", ".hg", ".m
 JUNK_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 JUNK_SUFFIXES = (".pyc", ".pyo", ".swp", "~")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_DRIVE = re.compile(r"[A-Za-z]:")
 
 
 @dataclass(frozen=True)
@@ -33,11 +35,16 @@ class LoadedSkill:
 
 def display_path(path: Path) -> str:
     """The path as a user would type it: relative to the current folder when below it."""
+    return _display_path(str(path), os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)
+def _display_path(path: str, cwd: str) -> str:
     try:
-        return Path(os.path.relpath(path)).as_posix() if not os.path.relpath(path).startswith("..") \
-            else path.as_posix()
+        relative = os.path.relpath(path, cwd)
     except ValueError:  # another drive on Windows
-        return path.as_posix()
+        return Path(path).as_posix()
+    return Path(relative).as_posix() if not relative.startswith("..") else Path(path).as_posix()
 
 
 def is_junk(name: str, is_dir: bool) -> bool:
@@ -51,8 +58,8 @@ def path_problems(path: str) -> list[tuple[str, str]]:
     problems = []
     if _CONTROL.search(path):
         problems.append(("SK504", f"path {path!r} contains a control character"))
-    parts = PurePosixPath(path).parts
-    if path.startswith("/") or ".." in parts or (parts and re.match(r"^[A-Za-z]:", parts[0])):
+    parts = path.split("/")
+    if path.startswith("/") or ".." in parts or _DRIVE.match(path):
         problems.append(("SK503", f"path {path!r} is absolute or contains a `..` component"))
     if len(path) > MAX_PATH_CHARS:
         problems.append(("SK505", f"path is {len(path)} characters long; the limit is {MAX_PATH_CHARS}: {path[:60]}…"))
