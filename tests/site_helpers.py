@@ -12,7 +12,9 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from conftest import write_tree
+from builder.build import build
+from builder.config import load_config
+from conftest import REPO, write_tree
 
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "poster"}
 
@@ -57,6 +59,26 @@ metadata:
 Run [the script](scripts/run.sh), read [the guide](references/guide.md) or [jump](#usage).
 ![logo](assets/logo.png)
 """
+
+
+def bundled_site(base: Path) -> Path:
+    """The bundled registry built once per test session into ``base`` (skills another change leaves invalid are
+    left out rather than failing every website test)."""
+    out = base / "bundled-site"
+    if not (out / "index.html").is_file():
+        result = build(load_config(REPO / "registry.yaml"), out, keep_going=True)
+        assert len(result.published) >= 5
+    return out
+
+
+def hostile_site(base: Path) -> Path:
+    """A registry of one skill whose body and metadata try every way in; built once per session into ``base``."""
+    root = base / "hostile-registry"
+    out = root / "site"
+    if not (out / "index.html").is_file():
+        write_hostile_registry(root)
+        assert build(load_config(root / "registry.yaml"), out).published == ("evil-skill",)
+    return out
 
 
 def write_hostile_registry(root: Path) -> Path:

@@ -8,23 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from builder.build import build
 from builder.config import load_config
 from builder.site import heading_text, tag_slug, write_site
 from builder.site_render import BodyRenderer, resolve_link
 from conftest import REPO
-from site_helpers import broken_links, read_page, write_hostile_registry
+from site_helpers import broken_links, bundled_site, hostile_site, read_page
 
 NAV = ["../..", "../../categories/", "../../tags/", "../../search/"]
 
 
 @pytest.fixture(scope="module")
 def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled registry built once (skills another change leaves invalid are skipped, not fatal)."""
-    out = tmp_path_factory.mktemp("bundled") / "site"
-    result = build(load_config(REPO / "registry.yaml"), out, keep_going=True)
-    assert len(result.published) >= 5
-    return out
+    return bundled_site(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="module")
@@ -34,10 +29,7 @@ def index(bundled: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write_hostile_registry(tmp_path_factory.mktemp("hostile"))
-    out = root / "site"
-    assert build(load_config(root / "registry.yaml"), out).published == ("evil-skill",)
-    return out
+    return hostile_site(tmp_path_factory.getbasetemp())
 
 
 def test_the_site_sits_beside_the_api_in_one_output(bundled: Path) -> None:
