@@ -81,6 +81,12 @@ _RULES = [
     Rule("SK010", E, "The frontmatter is not a YAML mapping", "Write `key: value` lines, starting with `name:`."),
     Rule("SK011", E, "SKILL.md is empty", "Start from `skillreg new NAME`."),
     Rule("SK012", E, "A frontmatter key is not a string", "Keys are field names such as `name` or `description`."),
+    Rule("SK013", E, "The frontmatter uses YAML that strict readers such as skills-ref refuse",
+         "Write lists as `- item` lines or one string, and values out in full (no `[...]`, `{...}`, `&`, `*` or `!tags`). "
+         "A warning outside the `spec` profile."),
+    Rule("SK014", E, "SKILL.md starts with a byte-order mark",
+         "Save the file as UTF-8 without a BOM; skills-ref and some agents do not see the `---` behind it. "
+         "A warning outside the `spec` profile."),
     # SK1xx: fields of the open standard and the profiles
     Rule("SK101", E, "Required field `name` is missing", "Add `name:` with the folder's name."),
     Rule("SK102", E, "`name` must be a non-empty string", ""),

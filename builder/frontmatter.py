@@ -57,7 +57,8 @@ def parse_skill_md(data: bytes, file: str, *, max_frontmatter_bytes: int, skill:
     if text is None:
         assert error is not None
         return fail(error)
-    if text.startswith("\ufeff"):
+    bom = text.startswith("\ufeff")
+    if bom:
         text = text[1:]
     lines = text.split("\n")
     if not _is_delimiter(lines[0]):
@@ -80,7 +81,8 @@ def parse_skill_md(data: bytes, file: str, *, max_frontmatter_bytes: int, skill:
     data_obj, lines_of = _load_yaml(yaml_text, file, skill, diagnostics)
     if diagnostics and data_obj is None:
         return ParsedSkillMd(None, body, body_line, tuple(diagnostics))
-    frontmatter = Frontmatter(data=data_obj or {}, lines=lines_of, start_line=1, end_line=close + 1)
+    frontmatter = Frontmatter(data=data_obj or {}, lines=lines_of, start_line=1, end_line=close + 1,
+                              non_strict=_non_strict_features(yaml_text), bom=bom)
     return ParsedSkillMd(frontmatter, body, body_line, tuple(diagnostics))
 
 
@@ -156,6 +158,32 @@ def _load_yaml(text: str, file: str, skill: str,
     if bad_keys:
         return None, {}
     return value, lines
+
+
+_STRICT_REFUSES = {yaml.FlowSequenceStartToken: "a flow-style list `[...]`",
+                   yaml.FlowMappingStartToken: "a flow-style mapping `{...}`",
+                   yaml.AnchorToken: "an anchor `&`", yaml.AliasToken: "an alias `*`", yaml.TagToken: "a tag `!`"}
+
+
+def _non_strict_features(text: str) -> tuple[tuple[str, int, int], ...]:
+    """Uses of YAML features that strict YAML readers refuse; scanned only when a marker character appears."""
+    if not any(c in text for c in "[{&*!"):
+        return ()
+    found = []
+    loader = _Loader(text)
+    try:
+        while True:
+            token = loader.get_token()
+            if token is None or isinstance(token, yaml.StreamEndToken):
+                break
+            what = _STRICT_REFUSES.get(type(token))
+            if what:
+                found.append((what, token.start_mark.line + 2, token.start_mark.column + 1))
+    except yaml.YAMLError:
+        pass
+    finally:
+        loader.dispose()
+    return tuple(found)
 
 
 def _kind(node: yaml.Node) -> str:

@@ -52,6 +52,9 @@ class Frontmatter:
     lines: Mapping[str, int]
     start_line: int  # line of the opening ---
     end_line: int  # line of the closing ---
+    # YAML that strict readers (skills-ref's strictyaml) refuse: (what, line, column) of each use.
+    non_strict: tuple[tuple[str, int, int], ...] = ()
+    bom: bool = False  # the file starts with a UTF-8 byte-order mark
 
     def line_of(self, key: str) -> int:
         return self.lines.get(key, self.start_line)

@@ -232,6 +232,14 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
         yield from _check_metadata(data["metadata"], config, at)
     elif config.categories:
         yield at("SK305", "name", "`metadata.category` is missing")
+    # YAML the reference validator cannot read: an error where the open standard is the contract
+    strict_severity = Severity.ERROR if profile == "spec" else Severity.WARNING
+    for what, line, column in fm.non_strict:
+        yield RULES["SK013"].at(file, line, f"the frontmatter uses {what}", column=column, skill=skill.name,
+                                severity=strict_severity)
+    if fm.bom:
+        yield RULES["SK014"].at(file, 1, "SKILL.md starts with a UTF-8 byte-order mark", skill=skill.name,
+                                severity=strict_severity)
     # fields outside the standard, by profile
     known = set(OPEN_FIELDS) | (set(CLAUDE_FIELDS) if profile != "spec" else set())
     for key in data:

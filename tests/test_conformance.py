@@ -144,8 +144,8 @@ def test_where_skills_ref_rejects_a_fixture_we_reject_it_too() -> None:
     assert disagreements == []
 
 
-# Where skills-ref rejects what we accept under `spec`. DESIGN.md promises that anything we publish passes
-# skills-ref, so each of these is a gap in the validator, kept here so that closing it shows up (strict xfail).
+# YAML that skills-ref (strictyaml) cannot read. DESIGN.md promises that anything we publish passes skills-ref,
+# so `spec` refuses these (SK013, SK014) although PyYAML reads them; other profiles only warn.
 SKILLS_REF_ONLY = [
     ("flow-mapping", "metadata: {author: ann}\n"),
     ("flow-sequence", "allowed-tools: [Read, Bash]\n"),
@@ -154,21 +154,17 @@ SKILLS_REF_ONLY = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="skills-ref reads frontmatter with strictyaml, which refuses flow style, "
-                                       "anchors and tags; we accept them under `spec`")
 @pytest.mark.parametrize("extra", [c[1] for c in SKILLS_REF_ONLY], ids=[c[0] for c in SKILLS_REF_ONLY])
 def test_yaml_that_skills_ref_cannot_read_is_rejected(tmp_path: Path, extra: str) -> None:
     skill = make_skill(tmp_path, "pdf-tools", frontmatter(extra=extra))
     assert skills_ref_validate(skill) != []
-    assert any(severity == "error" for _, severity in our_findings(skill))
+    assert ("SK013", "error") in our_findings(skill)
 
 
-@pytest.mark.xfail(strict=True, reason="skills-ref compares the text to '---' without removing a byte-order mark; "
-                                       "we accept the BOM (issue 2) and publish the bytes as they are")
 def test_a_bom_that_skills_ref_cannot_read_is_rejected(tmp_path: Path) -> None:
     skill = write_tree(tmp_path / "pdf-tools", {"SKILL.md": b"\xef\xbb\xbf" + f"---\n{frontmatter()}---\n{BODY}".encode()})
     assert skills_ref_validate(skill) == ["SKILL.md must start with YAML frontmatter (---)"]
-    assert any(severity == "error" for _, severity in our_findings(skill))
+    assert our_findings(skill) == [("SK014", "error")]
 
 
 def test_a_dashes_substring_does_not_end_our_frontmatter_but_ends_skills_refs(tmp_path: Path) -> None:
