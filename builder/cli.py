@@ -143,7 +143,7 @@ def _show_progress() -> bool:
 @handle_errors
 def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_going: bool, profile: str | None,
           site: bool, verbose: bool) -> None:
-    """Validate every skill, then write the JSON API, bundles and discovery indexes to --out.
+    """Validate every skill, then write the website, JSON API, bundles and discovery indexes to --out.
 
     Any validation error stops the build before anything is written (exit 1).
     """
@@ -178,6 +178,39 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     commit = f" at commit {result.commit[:12]}" if result.commit else " (not a git repository: no provenance)"
     click.echo(f"Built {len(result.published)} skills into {out}/{commit} "
                f"({len(result.written)} written, {len(result.reused)} unchanged)")
+
+
+@cli.command()
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
+              help="Output folder to build into and serve.")
+@pass_context
+@handle_errors
+def serve(obj: Context, port: int, out: Path) -> None:
+    """Build, serve the site on 127.0.0.1 and rebuild whenever a skill or registry.yaml changes (Ctrl-C stops)."""
+    from .build import BuildFailed
+    from .report import format_text
+    from .site_serve import ServeEvent, serve as run_serve
+
+    def show(event: ServeEvent) -> None:
+        if event.changed:
+            click.echo(f"Changed: {', '.join(event.changed[:3])}{' ...' if len(event.changed) > 3 else ''}")
+        if event.kind == "serving":
+            click.echo(f"Serving {out}/ at {event.url} (Ctrl-C to stop)")
+        elif event.kind == "built" and event.result is not None:
+            click.echo(f"Built {len(event.result.published)} skills into {out}/")
+        elif event.kind == "failed":
+            if isinstance(event.error, BuildFailed):
+                click.echo(format_text(event.error.report), nl=False)
+            click.echo(f"Error: {event.error}; still serving the previous build", err=True)
+
+    try:
+        run_serve(obj.config, out, port=port, on_event=show)
+    except KeyboardInterrupt:
+        click.echo("Stopped.")
+    except OSError as exc:
+        raise UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
 def _registry_skill(obj: Context, name: str):

@@ -82,20 +82,24 @@ def test_search_from_home_then_open_the_skill_with_the_keyboard(driver, site: st
     from selenium.webdriver.common.keys import Keys
 
     index = json.loads((bundled / "api/v1/search-index.json").read_text(encoding="utf-8"))
-    query = "csv profile"
+    query = "data"
     expected = [h.name for h in rank(index, query, limit=12)]
     assert expected, "the bundled registry has no skill for the scenario's query"
     target = expected[0]
 
     driver.get(site)
-    _screenshot(driver, "home.png")
     box = driver.find_element(By.CSS_SELECTOR, ".sr-search__input")
     box.send_keys(query)
     _wait(driver, lambda d: _result_names(d) == expected, f"home search for {query!r} did not show {expected}")
+    _screenshot(driver, "home.png")
+    def active() -> list[str]:
+        return [a.text for a in driver.find_elements(By.CSS_SELECTOR, ".sr-result.sr-active .sr-result__name")]
+
+    assert active() == [target]
     box.send_keys(Keys.ARROW_DOWN)
+    assert active() == [expected[1 % len(expected)]]
     box.send_keys(Keys.ARROW_UP)
-    active = driver.find_elements(By.CSS_SELECTOR, ".sr-result.sr-active .sr-result__name")
-    assert [a.text for a in active] == [target]
+    assert active() == [target]
     box.send_keys(Keys.ENTER)
     _wait(driver, lambda d: d.current_url == f"{site}skills/{target}/", f"Enter did not open {target}")
 

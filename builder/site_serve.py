@@ -1,0 +1,98 @@
+"""``skillreg serve``: build, serve the output on 127.0.0.1, and rebuild when a skill or registry.yaml changes.
+
+Changes are found by polling modification times once a second, which needs no extra dependency and works the
+same on every platform. A build that fails leaves the previous output in place, so the page being read stays
+up while the skill is fixed.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable
+
+from .build import BuildResult, build
+from .config import RegistryConfig
+from .errors import SkillRegError
+
+Snapshot = dict[str, tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class ServeEvent:
+    """What the loop tells its caller: ``serving`` (url), ``built`` (result), ``failed`` (error)."""
+
+    kind: str
+    url: str = ""
+    result: BuildResult | None = None
+    error: SkillRegError | None = None
+    changed: tuple[str, ...] = ()
+
+
+def snapshot(paths: list[Path]) -> Snapshot:
+    """Modification time and size of every file below ``paths`` (files or folders); hidden entries skipped."""
+    seen: Snapshot = {}
+    for path in paths:
+        if path.is_file():
+            stat = path.stat()
+            seen[str(path)] = (stat.st_mtime_ns, stat.st_size)
+            continue
+        for folder, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in files:
+                if name.startswith("."):
+                    continue
+                full = os.path.join(folder, name)
+                try:
+                    stat = os.stat(full)
+                except OSError:
+                    continue  # removed while we looked
+                seen[full] = (stat.st_mtime_ns, stat.st_size)
+    return seen
+
+
+def _changed(before: Snapshot, after: Snapshot) -> tuple[str, ...]:
+    return tuple(sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p)))
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+def serve(config: RegistryConfig, out: Path, *, port: int = 8000, interval: float = 1.0,
+          on_event: Callable[[ServeEvent], None] = lambda event: None,
+          stop: threading.Event | None = None, **build_options: Any) -> None:
+    """Build ``out``, serve it on 127.0.0.1:``port`` and rebuild on change until ``stop`` is set (or Ctrl-C)."""
+    stop = stop or threading.Event()
+    watched = [config.skills_path] + ([config.path] if config.path else [])
+
+    def rebuild(changed: tuple[str, ...] = ()) -> None:
+        try:
+            on_event(ServeEvent("built", result=build(config, out, **build_options), changed=changed))
+        except SkillRegError as exc:
+            on_event(ServeEvent("failed", error=exc, changed=changed))
+
+    before = snapshot(watched)
+    rebuild()
+    out.mkdir(parents=True, exist_ok=True)
+    server = ThreadingHTTPServer(("127.0.0.1", port), functools.partial(_QuietHandler, directory=str(out)))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="skillreg-serve", daemon=True)
+    thread.start()
+    try:
+        on_event(ServeEvent("serving", url=f"http://127.0.0.1:{server.server_port}/"))
+        while not stop.wait(interval):
+            after = snapshot(watched)
+            changed = _changed(before, after)
+            if changed:
+                before = after
+                rebuild(changed)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -1,0 +1,90 @@
+"""``skillreg serve``: builds, serves on 127.0.0.1, rebuilds when a skill changes, keeps serving after a failure."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from builder.cli import cli
+from builder.config import load_config
+from builder.site_serve import ServeEvent, serve, snapshot
+from conftest import write_tree
+
+REGISTRY = """\
+title: Serve test
+categories:
+  - slug: data
+    title: Data
+"""
+
+
+def skill_md(description: str, name: str = "demo") -> str:
+    return (f"---\nname: {name}\ndescription: {description}\nlicense: MIT\nmetadata:\n  category: data\n"
+            f"  tags: demo\n---\n# Demo\n\nRead the data.\n")
+
+
+def fetch(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.read().decode("utf-8")
+
+
+def next_event(events: queue.Queue[ServeEvent], kind: str, timeout: float = 60) -> ServeEvent:
+    deadline = time.monotonic() + timeout
+    while True:
+        event = events.get(timeout=max(0.1, deadline - time.monotonic()))
+        if event.kind == kind:
+            return event
+
+
+def test_serve_builds_serves_and_rebuilds_on_change_then_stops(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "registry", {
+        "registry.yaml": REGISTRY,
+        "skills/demo/SKILL.md": skill_md("Profiles demo data files when asked what a data file holds."),
+    })
+    events: queue.Queue[ServeEvent] = queue.Queue()
+    stop = threading.Event()
+    thread = threading.Thread(target=serve, args=(load_config(root / "registry.yaml"), root / "site"),
+                              kwargs={"port": 0, "interval": 0.2, "on_event": events.put, "stop": stop})
+    thread.start()
+    try:
+        assert next_event(events, "built").result.published == ("demo",)
+        url = next_event(events, "serving").url
+        assert url.startswith("http://127.0.0.1:")
+        assert "Profiles demo data files" in fetch(url + "skills/demo/")
+
+        (root / "skills/demo/SKILL.md").write_text(skill_md("Summarises demo logs when asked about errors."))
+        rebuilt = next_event(events, "built")
+        assert rebuilt.changed == (str(root / "skills/demo/SKILL.md"),)
+        assert "Summarises demo logs" in fetch(url + "skills/demo/")
+
+        (root / "skills/demo/SKILL.md").write_text(skill_md("Broken: the name is wrong.", name="Other"))
+        failed = next_event(events, "failed")
+        assert "the build stopped" in str(failed.error)
+        assert "Summarises demo logs" in fetch(url + "skills/demo/")  # the previous build is still served
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+    with pytest.raises(urllib.error.URLError):
+        fetch(url)
+
+
+def test_snapshot_sees_edits_additions_and_removals_but_not_hidden_files(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a/SKILL.md": "x", ".git/HEAD": "ref", "a/.DS_Store": "x"})
+    before = snapshot([tmp_path])
+    assert list(before) == [str(tmp_path / "a/SKILL.md")]
+    (tmp_path / "a/new.md").write_text("y")
+    assert snapshot([tmp_path]) != before
+
+
+def test_serve_is_a_documented_command() -> None:
+    result = CliRunner().invoke(cli, ["serve", "--help"])
+    assert result.exit_code == 0
+    assert "--port" in result.output and "rebuild" in result.output
