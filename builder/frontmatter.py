@@ -74,7 +74,8 @@ def parse_skill_md(data: bytes, file: str, *, max_frontmatter_bytes: int, skill:
     if size > max_frontmatter_bytes:
         return fail(RULES["SK006"].at(
             file, 2, f"the frontmatter is {size:,} bytes; the limit is {max_frontmatter_bytes:,}", skill=skill))
-    body = "\n".join(line.rstrip("\r") for line in lines[close + 1:])
+    rest = lines[close + 1:]
+    body = "\n".join(line.rstrip("\r") for line in rest) if "\r" in text else "\n".join(rest)
     body_line = close + 2
 
     diagnostics: list[Diagnostic] = []
