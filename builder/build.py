@@ -10,7 +10,6 @@ the next build puts the previous output back before doing anything else.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import json
 import os
@@ -29,6 +28,7 @@ from .bundle import dumps, json_bundle, zip_bytes
 from .config import RegistryConfig
 from .diagnostics import Diagnostic, Severity
 from .errors import BuildError, UsageError
+from .fs import exchange
 from .loader import display_path, find_skill_folders, load_skill
 from .model import Frontmatter, Skill, sha256_hex
 from .provenance import History, read_history
@@ -314,7 +314,7 @@ def _write_json_atomic(path: Path, data: Any) -> None:
 def _swap(tmp: Path, out: Path) -> None:
     """Put ``tmp`` at ``out``; an existing ``out`` is exchanged atomically where the OS allows, then discarded."""
     if out.exists():
-        if _exchange(tmp, out):
+        if exchange(tmp, out):
             _discard(tmp, out)
             return
         old = out.with_name(f".{out.name}.old-{os.getpid()}")
@@ -354,15 +354,6 @@ def _empty_trash(out: Path) -> None:
         if pid.isdigit() and Path(f"/proc/{pid}").exists() and int(pid) != os.getpid():
             continue
         shutil.rmtree(entry, ignore_errors=True)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 def _check_out(out: Path, config: RegistryConfig) -> None:

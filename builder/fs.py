@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import tempfile
@@ -42,3 +43,13 @@ def write_new_folder(folder: Path, files: dict[str, tuple[bytes, bool]]) -> None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step with Linux's renameat2(RENAME_EXCHANGE); False where unavailable."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0

@@ -4,7 +4,6 @@ on 127.0.0.1 whose handler counts requests, honours If-None-Match and can be tol
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
 import re
 import shutil
@@ -19,6 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
+
+import pytest
 
 from builder.build import build
 from builder.config import load_config
@@ -50,8 +51,7 @@ def commit(repo: Path, message: str) -> None:
 def build_site(registry: Path, out: Path) -> Path:
     """A real ``skillreg build`` of ``registry``; skills that other work left invalid are left out."""
     # The web pages are not what the client reads; leave them out where the build can.
-    extra = {"site": False} if "site" in inspect.signature(build).parameters else {}
-    build(load_config(registry / "registry.yaml"), out, keep_going=True, **extra)
+    build(load_config(registry / "registry.yaml"), out, keep_going=True, site=False)
     return out
 
 
@@ -265,3 +265,13 @@ def sites(factory: Any) -> tuple[Path, Path]:
         edit_csv_profiler(registry)
         _SITES["v2"] = build_site(registry, base / "site-v2")
     return _SITES["v1"], _SITES["v2"]
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sites(tmp_path_factory)[0]
+
+
+@pytest.fixture(scope="session")
+def site_v2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sites(tmp_path_factory)[1]

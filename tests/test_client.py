@@ -14,19 +14,9 @@ from builder.cli import cli
 from builder.client.agents import agent_table
 from builder.client.lock import user_lock_path
 from builder.search import rank
-from client_helpers import NEW_VERSION, RegistryServer, sites, tree
+from client_helpers import NEW_VERSION, RegistryServer, site, site_v2, tree  # noqa: F401 (fixtures)
 
 AGENTS = sorted(agent_table().agents)
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sites(tmp_path_factory)[0]
-
-
-@pytest.fixture(scope="session")
-def site_v2(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sites(tmp_path_factory)[1]
 
 
 @pytest.fixture

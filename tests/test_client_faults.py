@@ -20,19 +20,10 @@ from builder.bundle import zip_bytes
 from builder.cli import cli
 from builder.client.archive import UnpackLimits, UnsafeBundle, read_bundle
 from builder.model import SkillFile, sha256_hex, skill_digest
-from client_helpers import Fault, RegistryServer, run_skillreg, sites, tree, wait_for, zeros_bomb
+from client_helpers import (Fault, RegistryServer, run_skillreg, site, site_v2, tree,  # noqa: F401 (fixtures)
+                            wait_for, zeros_bomb)
 
 DETAIL = "api/v1/skills/csv-profiler.json"
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sites(tmp_path_factory)[0]
-
-
-@pytest.fixture(scope="session")
-def site_v2(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sites(tmp_path_factory)[1]
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ previous version is untouched; a failure or a kill leaves it as it was.
 
 from __future__ import annotations
 
-import ctypes
 import difflib
 import errno
 import os
@@ -23,6 +22,7 @@ from typing import Any, Iterable, Mapping
 from ..diagnostics import Severity
 from ..errors import ClientError
 from ..frontmatter import parse_skill_md
+from ..fs import exchange
 from ..loader import is_junk
 from ..model import SkillFile, sha256_hex, skill_digest
 from .archive import UnpackLimits, read_bundle
@@ -282,21 +282,11 @@ def check_written(folder: Path, skill: FetchedSkill) -> None:
         raise ClientError(f"{skill.name}: its {skill.skill_md} has no description; nothing was installed")
 
 
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths in one step with Linux's renameat2(RENAME_EXCHANGE); False where unavailable."""
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
-
-
 def _swap(tmp: Path, folder: Path) -> None:
     if not (folder.exists() or folder.is_symlink()):
         os.rename(tmp, folder)
         return
-    if _exchange(tmp, folder):
+    if exchange(tmp, folder):
         _remove(tmp)  # now the previous version
         return
     old = folder.parent / f"{OLD_PREFIX}{folder.name}-{os.getpid()}-{secrets.token_hex(4)}"
