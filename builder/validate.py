@@ -125,19 +125,19 @@ def _init_worker(config: RegistryConfig, profile: str) -> None:
 
 
 def _check_folder(folder: Path) -> tuple[Skill, list[Diagnostic]]:
-    """Load and check one skill; the skill comes back without its file bytes and body (they stay in the worker)."""
+    """Load and check one skill; the skill comes back without its file bytes (they stay in the worker)."""
     assert _SETTINGS is not None
     config, profile = _SETTINGS
     loaded = load_skill(folder, config)
     found = [*loaded.diagnostics, *check_skill(loaded.skill, config, profile)]
-    return replace(loaded.skill, files=(), body=""), found
+    return replace(loaded.skill, files=()), found
 
 
 def validate_paths(paths: Sequence[Path], config: RegistryConfig, profile: str | None = None,
                    jobs: int | None = None) -> ValidationReport:
     """Load every skill under ``paths`` (skill folders or folders of skills) and check each and all together.
 
-    The report's skills carry no file bytes or body: validating a large registry must not hold it all in memory.
+    The report's skills carry no file bytes: validating a large registry must not hold all of it in memory.
     """
     profile = profile or config.profile
     if profile not in PROFILES:
