@@ -179,12 +179,12 @@ def _build_one(folder: Path) -> _Outcome:
     skill = loaded.skill
     diagnostics = loaded.diagnostics + tuple(check_skill(skill, job.config, job.profile))
     declared = skill.field("name")
-    base = dict(name=skill.name, folder=str(folder), skill_md=skill.skill_md,
-                declared=declared if isinstance(declared, str) else None,
-                name_line=skill.frontmatter.line_of("name") if skill.frontmatter else 0,
-                diagnostics=diagnostics, signature=sig)
+    checked = _Outcome(name=skill.name, folder=str(folder), skill_md=skill.skill_md,
+                       declared=declared if isinstance(declared, str) else None,
+                       name_line=skill.frontmatter.line_of("name") if skill.frontmatter else 0,
+                       diagnostics=diagnostics, signature=sig)
     if any(d.severity is Severity.ERROR for d in diagnostics):
-        return _Outcome(**base)
+        return checked
     prov = job.history.of(skill.name)
     stem = bundle_stem(skill)
     zipped = zip_bytes(skill.files)
@@ -201,8 +201,8 @@ def _build_one(folder: Path) -> _Outcome:
         _mkdirs(copy.parent)
         os.link(raw, copy)  # the same bytes under the discovery path, without writing them twice
     key = _skill_key(job.config, job.history, skill.name, skill.digest, str(folder), skill.skill_md)
-    return _Outcome(**base, digest=skill.digest, key=key, index=index_entry(skill, prov),
-                    v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill))
+    return replace(checked, digest=skill.digest, key=key, index=index_entry(skill, prov),
+                   v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill))
 
 
 # ---------------------------------------------------------------------------------------------- the manifest
@@ -283,8 +283,9 @@ def _commit_units(tmp: Path, out: Path, units: list[str]) -> None:
     """Move each staged unit over its old self, keeping the old ones aside until every unit is in place."""
     journal_file = _journal_path(out)
     backup = out.with_name(f".{out.name}.backup-{os.getpid()}")
-    plan = [{"path": rel, "had_old": (out / rel).exists() or (out / rel).is_symlink(), "has_new": (tmp / rel).exists()}
-            for rel in units]
+    plan: list[dict[str, Any]] = [
+        {"path": rel, "had_old": (out / rel).exists() or (out / rel).is_symlink(), "has_new": (tmp / rel).exists()}
+        for rel in units]
     journal = {"tmp": str(tmp), "backup": str(backup), "units": plan, "state": "prepared"}
     _write_json_atomic(journal_file, journal)
     for unit in plan:

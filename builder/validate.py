@@ -158,8 +158,8 @@ def validate_paths(paths: Sequence[Path], config: RegistryConfig, profile: str |
     unique = list({folder.resolve(): folder for folder in folders}.values())
     results = run_parallel(_check_folder, unique, initializer=_init_worker, initargs=(config, profile), jobs=jobs)
     skills = [skill for skill, _ in results]
-    for _, found in results:
-        diagnostics.extend(found)
+    for _, findings in results:
+        diagnostics.extend(findings)
     diagnostics.extend(check_registry(skills))
     diagnostics.sort(key=Diagnostic.sort_key)
     return ValidationReport(tuple(skills), tuple(diagnostics))
