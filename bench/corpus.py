@@ -1,7 +1,9 @@
 """Synthetic skill folders of realistic size, the same bytes for the same seed, to benchmark against.
 
 Skill ``i`` depends only on ``(seed, i)``, so the first 100 skills of a 1,000-skill corpus equal a 100-skill
-corpus. Every generated skill is valid under the ``spec`` profile and under skills-ref.
+corpus. Every generated skill is valid under the ``spec`` profile and under skills-ref. A cached corpus is a
+registry of its own: ``registry.yaml`` (a copy of this repository's) beside the ``skills/`` folder, so
+``skillreg --config <corpus>/registry.yaml build`` builds it.
 """
 
 from __future__ import annotations
@@ -314,30 +316,51 @@ class CorpusKey:
     seed: int
 
     def folder_name(self) -> str:
-        # The generator's own source is part of the key, so editing it never reuses a stale corpus.
-        version = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:10]
-        return f"corpus-n{self.n}-s{self.seed}-{version}"
+        # The generator's source and the registry.yaml it copies are part of the key, so editing either never
+        # reuses a stale corpus.
+        material = Path(__file__).read_bytes() + (REPO / "registry.yaml").read_bytes()
+        return f"corpus-n{self.n}-s{self.seed}-{hashlib.sha256(material).hexdigest()[:10]}"
 
 
 def cached_corpus(cache_dir: Path, n: int, seed: int = 0) -> Path:
-    """The folder of a generated corpus under ``cache_dir``, generating it first when missing.
+    """The ``skills/`` folder of a generated corpus under ``cache_dir``, generating it first when missing.
 
-    Generation goes to a temporary sibling that is renamed into place, so a crashed or concurrent run never
-    leaves a half-written corpus behind.
+    Its parent holds the ``registry.yaml`` that builds it. Generation goes to a temporary sibling that is
+    renamed into place, so a crashed or concurrent run never leaves a half-written corpus behind.
     """
     final = cache_dir / CorpusKey(n, seed).folder_name()
-    if final.is_dir():
-        return final
+    if (final / "skills").is_dir():
+        return final / "skills"
     cache_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=cache_dir))
     try:
-        generate(staging, n, seed)
+        generate(staging / "skills", n, seed)
+        shutil.copyfile(REPO / "registry.yaml", staging / "registry.yaml")
         try:
             os.rename(staging, final)
         except OSError:
-            if not final.is_dir():  # not another run that finished first
+            if not (final / "skills").is_dir():  # not another run that finished first
                 raise
     finally:
         if staging.exists():
             shutil.rmtree(staging)
-    return final
+    return final / "skills"
+
+
+# --- search rows ------------------------------------------------------------------------------------------------
+
+def search_rows(n: int, seed: int = 0) -> list[list[object]]:
+    """``n`` rows shaped like builder.search.search_entry's (name, description, category, tags, headings),
+    drawn from the same vocabulary as the skills: for search benchmarks larger than any corpus on disk."""
+    categories = category_slugs()
+    rows: list[list[object]] = []
+    for i in range(n):
+        rng = random.Random(f"search-rows:{seed}:{i}")
+        name = skill_name(i, n, rng)
+        heads = [" ".join(w.capitalize() for w in name.split("-")[2:] + [rng.choice(WORDS)]), "When to use"]
+        if rng.random() < 0.8:
+            heads.append("Files")
+        heads += [f"{rng.choice(VERBS).capitalize()} the {rng.choice(WORDS)}" for _ in range(rng.randint(1, 6))]
+        rows.append([name, description(rng), rng.choice(categories), sorted(set(rng.sample(WORDS, rng.randint(1, 5)))),
+                     " · ".join(dict.fromkeys(heads))])
+    return rows

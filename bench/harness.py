@@ -1,4 +1,5 @@
-"""What every measurement shares: the run's context, repeated timing, machine facts and the two output formats."""
+"""What every measurement shares: the run's context, repeated timing, timed subprocesses with their peak memory,
+machine facts and the two output formats."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import gc
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -19,7 +22,8 @@ from typing import Callable, Sequence
 
 from .corpus import REPO, cached_corpus
 
-JSON_VERSION = 1
+JSON_VERSION = 2  # 2: rows carry their target
+TRASH_PREFIX = ".trash-"
 
 
 class BenchError(Exception):
@@ -27,8 +31,31 @@ class BenchError(Exception):
 
 
 @dataclass(frozen=True)
+class Target:
+    """A goal from the issues, shown beside the figure it applies to: ``<``, ``<=`` or ``>=`` a value."""
+
+    op: str
+    value: float
+
+    def met(self, figure: float) -> bool:
+        if self.op == "<":
+            return figure < self.value
+        if self.op == "<=":
+            return figure <= self.value
+        if self.op == ">=":
+            return figure >= self.value
+        raise ValueError(f"unknown target operator {self.op!r}")
+
+    def __str__(self) -> str:
+        return f"{self.op} {self.value:g}"
+
+
+@dataclass(frozen=True)
 class Row:
-    """One figure: ``runs`` holds every repetition; the table shows their median, min and max."""
+    """One figure: ``runs`` holds every repetition; the table shows their median, min and max.
+
+    A figure that cannot vary between runs (a size, a request count) has one run.
+    """
 
     measurement: str
     subject: str
@@ -36,6 +63,7 @@ class Row:
     unit: str
     runs: tuple[float, ...]
     note: str = ""
+    target: Target | None = None
 
     @property
     def median(self) -> float:
@@ -50,20 +78,27 @@ class Row:
         return max(self.runs)
 
     def to_json(self) -> dict[str, object]:
+        target = None if self.target is None else {"op": self.target.op, "value": self.target.value,
+                                                   "met": self.target.met(self.median)}
         return {"measurement": self.measurement, "subject": self.subject, "n": self.n, "unit": self.unit,
                 "median": self.median, "min": self.min, "max": self.max, "runs": list(self.runs),
-                "note": self.note}
+                "note": self.note, "target": target}
 
 
 @dataclass
 class BenchContext:
-    """Handed to every measurement: where corpora are cached, how many repetitions, quick or full."""
+    """Handed to every measurement: where corpora are cached, how many repetitions, quick or full.
+
+    ``api_builds`` holds the API outputs (``skillreg build --no-site``) made in this run, by corpus size, so a
+    measurement that only reads one (sizes, site, client) reuses it instead of building again.
+    """
 
     cache_dir: Path
     quick: bool = False
     repeat: int = 5
     seed: int = 0
     log: Callable[[str], None] = field(default=lambda message: print(message, file=sys.stderr, flush=True))
+    api_builds: dict[int, Path] = field(default_factory=dict)
 
     def corpus(self, n: int) -> Path:
         """A folder of ``n`` generated skills, made once per (n, seed) and reused by every measurement."""
@@ -73,6 +108,64 @@ class BenchContext:
         if elapsed > 0.5:
             self.log(f"  generated {n:,} skills in {elapsed:.1f} s: {folder}")
         return folder
+
+    def registry(self, n: int) -> Path:
+        """The registry.yaml that builds the corpus of ``n`` skills (it sits beside the corpus's skills/)."""
+        return self.corpus(n).parent / "registry.yaml"
+
+    @property
+    def out_dir(self) -> Path:
+        """Where build outputs go: a folder on the same disk as the corpora, used by one run at a time."""
+        return self.cache_dir / "out"
+
+    # Deleting a 10,000-skill output (150,000 files) takes minutes on this disk, and the disk activity would
+    # disturb every measurement made meanwhile. Outputs are therefore renamed into a trash folder (instant)
+    # and deleted by a detached process once the run is over; the next run waits for that to finish.
+
+    @property
+    def _trash(self) -> Path:
+        return self.cache_dir / f"{TRASH_PREFIX}{os.getpid()}"
+
+    def discard(self, path: Path) -> None:
+        """Move an output out of the way now; it is deleted after the run (at once when off this disk)."""
+        if not (path.exists() or path.is_symlink()):
+            return
+        try:
+            self._trash.mkdir(parents=True, exist_ok=True)
+            os.rename(path, self._trash / f"{time.monotonic_ns()}-{path.name}")
+        except OSError:  # another file system, such as tmpfs, where deleting is quick
+            remove_tree(path)
+
+    def clear_leftovers(self) -> None:
+        """Wait for an earlier run's outputs to finish being deleted; take over whatever an earlier run left."""
+        if not self.cache_dir.is_dir():
+            return
+        for pid_file in sorted(self.cache_dir.glob(f"{TRASH_PREFIX}*.pid")):
+            trash = pid_file.with_suffix("")
+            pid = pid_file.read_text(encoding="ascii").strip()
+            if trash.exists() and pid.isdigit() and Path(f"/proc/{pid}").exists():
+                self.log(f"  waiting for an earlier run's outputs to be deleted: {trash}")
+                while trash.exists() and Path(f"/proc/{pid}").exists():
+                    time.sleep(1)
+            pid_file.unlink(missing_ok=True)
+        for leftover in sorted(self.cache_dir.glob(f"{TRASH_PREFIX}*")):
+            if leftover != self._trash:
+                self.discard(leftover)
+        self.discard(self.out_dir)
+
+    def delete_outputs(self) -> None:
+        """Start deleting this run's outputs in a detached process; ``clear_leftovers`` waits for it."""
+        self.discard(self.out_dir)
+        if not self._trash.exists():
+            return
+        try:
+            deleter = subprocess.Popen([sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], True)",
+                                        str(self._trash)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError:
+            shutil.rmtree(self._trash, ignore_errors=True)
+            return
+        self._trash.with_name(self._trash.name + ".pid").write_text(f"{deleter.pid}\n", encoding="ascii")
 
 
 def default_cache_dir() -> Path:
@@ -98,6 +191,144 @@ def interleaved(subjects: Sequence[Callable[[], object]], repeat: int) -> list[l
         for k, subject in enumerate(subjects):
             runs[k].append(timed(subject))
     return runs
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A command that ran to completion: wall-clock seconds, peak memory, and the tail of what it printed."""
+
+    seconds: float
+    max_rss: int  # bytes: the largest single process of the tree (kernel accounting, exact)
+    tree_rss: int  # bytes: the largest sum of RSS over the process and its descendants (sampled)
+    output: str
+
+
+def run_process(command: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
+                timeout: float = 1800) -> Finished:
+    """Run ``command`` and measure it; a non-zero exit is a BenchError.
+
+    ``os.wait4`` returns the child's own resource usage, whose ``ru_maxrss`` is the largest of the child and
+    the descendants it waited for: the same figure as ``getrusage(RUSAGE_CHILDREN)`` in a fresh wrapper
+    process, without one. Worker processes run side by side, so the sum over the tree is sampled as well.
+    """
+    gc.collect()
+    with tempfile.TemporaryFile() as log:
+        started = time.perf_counter()
+        proc = subprocess.Popen(list(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT)
+        sampler = _TreeSampler(proc.pid)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            timer.cancel()
+            sampler.stop()
+        seconds = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        log.seek(0)
+        output = log.read().decode("utf-8", "replace")
+    if proc.returncode != 0:
+        raise BenchError(f"`{' '.join(command)}` exited {proc.returncode}:\n{output[-3000:]}")
+    max_rss = usage.ru_maxrss * 1024  # kilobytes on Linux
+    return Finished(seconds, max_rss, max(sampler.peak, max_rss), output)
+
+
+class _TreeSampler:
+    """Every 0.1 s, the summed RSS of a process and all its descendants (found through /proc); keeps the peak.
+
+    Forked workers share pages with their parent, which each process's RSS counts again: an upper bound.
+    """
+
+    INTERVAL = 0.1
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak = 0
+        self._page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(self.INTERVAL):
+            self.peak = max(self.peak, self._tree_rss())
+
+    def _tree_rss(self) -> int:
+        parents: dict[int, int] = {}
+        rss: dict[int, int] = {}
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            return 0
+        for entry in entries:
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            parents[int(entry)] = int(fields[1])  # fields after "(comm)": state, ppid, ..., rss is the 22nd
+            rss[int(entry)] = int(fields[21]) * self._page
+        tree, frontier = {self.pid}, [self.pid]
+        children: dict[int, list[int]] = {}
+        for pid, ppid in parents.items():
+            children.setdefault(ppid, []).append(pid)
+        while frontier:
+            for child in children.get(frontier.pop(), ()):
+                if child not in tree:
+                    tree.add(child)
+                    frontier.append(child)
+        return sum(rss.get(pid, 0) for pid in tree)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+def settle() -> None:
+    """Write out what earlier runs left in the page cache, so that it is not written during the next timing."""
+    if hasattr(os, "sync"):
+        os.sync()
+
+
+def skillreg_command() -> list[str]:
+    """The installed console script next to this interpreter, else the same entry point through ``-c``."""
+    script = Path(sys.executable).parent / "skillreg"
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("skillreg")
+    return [found] if found else [sys.executable, "-c", "from builder.cli import main; main()"]
+
+
+def tree_bytes(root: Path, skip: Sequence[str] = ()) -> int:
+    """Bytes of the files below ``root``, each inode once (the API hard-links files it publishes twice), leaving
+    out the top-level entries named in ``skip``."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    stack = [Path(entry.path) for entry in os.scandir(root) if entry.name not in skip]
+    while stack:
+        path = stack.pop()
+        st = path.lstat()
+        if path.is_dir() and not path.is_symlink():
+            stack.extend(Path(entry.path) for entry in os.scandir(path))
+        elif (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_size
+    return total
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a folder (untimed housekeeping between runs); a missing one is fine."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
 
 
 def machine_info() -> dict[str, object]:
@@ -150,6 +381,8 @@ def _git_commit() -> str | None:
 
 
 def _fmt(value: float) -> str:
+    if float(value).is_integer():
+        return f"{value:,.0f}"
     if value >= 100:
         return f"{value:,.0f}"
     if value >= 10:
@@ -160,17 +393,26 @@ def _fmt(value: float) -> str:
 def render_markdown(rows: Sequence[Row], info: dict[str, object], date: str, repeat: int, quick: bool) -> str:
     lines = [
         f"Benchmark {'(quick) ' if quick else ''}of {date} on {info['cpu']}, {info['cores']} cores, "
-        f"{info['python']} (load average {info['load_average']} at start); median, min and max of {repeat} runs.",
+        f"{info['python']} (load average {info['load_average']} at start); median, min and max of {repeat} runs "
+        "unless a note says otherwise.",
         "",
-        "| Measurement | Subject | Skills | Median | Min | Max | Unit |",
-        "|---|---|---:|---:|---:|---:|---|",
+        "| Measurement | Subject | Skills | Median | Min | Max | Unit | Target |",
+        "|---|---|---:|---:|---:|---:|---|---|",
     ]
     for row in rows:
+        target = "" if row.target is None else f"{row.target} {'met' if row.target.met(row.median) else 'MISSED'}"
         lines.append(f"| {row.measurement} | {row.subject} | {row.n:,} | {_fmt(row.median)} | {_fmt(row.min)} "
-                     f"| {_fmt(row.max)} | {row.unit} |")
-    notes = [f"- {row.subject}: {row.note}" for row in rows if row.note]
+                     f"| {_fmt(row.max)} | {row.unit} | {target} |")
+    # One line per note; rows sharing a note (the same figure at two sizes, or two subjects) share the line.
+    notes: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        if row.note:
+            subjects = notes.setdefault((row.measurement, row.note), [])
+            if row.subject not in subjects:
+                subjects.append(row.subject)
     if notes:
-        lines += ["", *notes]
+        lines += ["", *(f"- {measurement}, {'; '.join(subjects)}: {note}"
+                        for (measurement, note), subjects in notes.items())]
     return "\n".join(lines) + "\n"
 
 
@@ -181,13 +423,16 @@ def report_json(rows: Sequence[Row], info: dict[str, object], date: str, repeat:
 
 
 def write_json(path: Path, document: dict[str, object]) -> None:
+    write_text(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+
+def write_text(path: Path, text: str) -> None:
     """Write atomically: a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(document, fh, indent=2, sort_keys=True)
-            fh.write("\n")
+            fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -1,8 +1,9 @@
 """``python -m bench``: run the registered measurements and print one table (and write the same figures as JSON).
 
-A measurement is a function ``name_bench(ctx: BenchContext) -> list[Row]`` added to ``MEASUREMENTS``; its
-``--only`` name is the function name without ``_bench``. It takes its corpus from ``ctx.corpus(n)`` (shared
-and cached), repeats each timing ``ctx.repeat`` times and, with ``ctx.quick``, keeps to a few seconds.
+A measurement is a function ``name_bench(ctx: BenchContext) -> list[Row]`` in its own module, added to
+``MEASUREMENTS``; its ``--only`` name is the function name without ``_bench``. It takes its corpus from
+``ctx.corpus(n)`` (shared and cached), repeats each timing ``ctx.repeat`` times and, with ``ctx.quick``, keeps
+to a few seconds. They run in the order listed: sizes, site and client read the build measurement's outputs.
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
+from .build import build_bench
+from .client import client_bench
 from .harness import (BenchContext, BenchError, Row, default_cache_dir, machine_info, now, render_markdown,
-                      report_json, write_json)
+                      report_json, write_json, write_text)
+from .site import site_bench
+from .sizes import sizes_bench
 from .validate import validate_bench
 
 Measurement = Callable[[BenchContext], list[Row]]
 
-MEASUREMENTS: list[Measurement] = [validate_bench]
+MEASUREMENTS: list[Measurement] = [validate_bench, build_bench, sizes_bench, site_bench, client_bench]
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
 
@@ -30,14 +35,18 @@ def measurement_name(measurement: Measurement) -> str:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     names = [measurement_name(m) for m in MEASUREMENTS]
-    parser = argparse.ArgumentParser(prog="python -m bench", description="Run the benchmarks and print one Markdown table; the same figures go to a JSON file.")
+    parser = argparse.ArgumentParser(prog="python -m bench", description="Run the benchmarks and print one "
+                                     "Markdown table; the same figures go to a JSON file.")
     parser.add_argument("--quick", action="store_true",
-                        help="small corpora and 3 runs; the whole suite finishes in under two minutes")
+                        help="small corpora and 3 runs; the whole suite finishes in under two minutes "
+                             "(the full suite takes 15-20 minutes)")
     parser.add_argument("--repeat", type=int, default=None, help="runs per figure (default: 5, quick: 3)")
     parser.add_argument("--only", choices=names, action="append", metavar="NAME",
                         help=f"run only this measurement (repeatable): {', '.join(names)}")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH",
                         help="where to write the results as JSON (default: bench/results/latest.json)")
+    parser.add_argument("--markdown", type=Path, default=None, metavar="PATH",
+                        help="also write the table to this file (for the README)")
     parser.add_argument("--cache-dir", type=Path, default=None, metavar="DIR",
                         help="where generated corpora are kept between runs (default: $SKILLREG_BENCH_CACHE "
                              "or <tmp>/skillreg-bench)")
@@ -57,18 +66,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     info = machine_info()
     date = now()
     rows: list[Row] = []
-    for measurement in chosen:
-        name = measurement_name(measurement)
-        ctx.log(f"{name} ...")
-        started = time.perf_counter()
-        try:
-            rows.extend(measurement(ctx))
-        except BenchError as exc:
-            print(f"Error in {name}: {exc}", file=sys.stderr)
-            return 1
-        ctx.log(f"{name} done in {time.perf_counter() - started:.1f} s")
+    ctx.clear_leftovers()
+    try:
+        for measurement in chosen:
+            name = measurement_name(measurement)
+            ctx.log(f"{name} ...")
+            started = time.perf_counter()
+            try:
+                rows.extend(measurement(ctx))
+            except BenchError as exc:
+                print(f"Error in {name}: {exc}", file=sys.stderr)
+                return 1
+            ctx.log(f"{name} done in {time.perf_counter() - started:.1f} s")
+    finally:
+        ctx.delete_outputs()
     names = [measurement_name(m) for m in chosen]
-    sys.stdout.write(render_markdown(rows, info, date, repeat, args.quick))
+    table = render_markdown(rows, info, date, repeat, args.quick)
+    sys.stdout.write(table)
+    if args.markdown is not None:
+        write_text(args.markdown, table)
+        ctx.log(f"wrote {args.markdown}")
     write_json(args.json, report_json(rows, info, date, repeat, args.quick, names))
     ctx.log(f"wrote {args.json}")
     return 0

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 from .corpus import REPO
-from .harness import BenchContext, BenchError, Row, interleaved
+from .harness import BenchContext, BenchError, Row, interleaved, skillreg_command
 
 FULL_N = 1_000
 QUICK_N = 100
@@ -23,7 +20,7 @@ def validate_bench(ctx: BenchContext) -> list[Row]:
     n = QUICK_N if ctx.quick else FULL_N
     root = ctx.corpus(n)
     config = load_config(REPO / "registry.yaml")
-    cli = _skillreg_command() + ["validate", "--profile", "spec", str(root)]
+    cli = skillreg_command() + ["validate", "--profile", "spec", str(root)]
 
     def ours() -> object:
         return validate_paths([root], config, "spec")
@@ -72,15 +69,6 @@ def validate_bench(ctx: BenchContext) -> list[Row]:
         Row("validate", "speed-up, skills-ref / `skillreg validate` CLI", n, "x",
             tuple(ref / mine for ref, mine in zip(t_ref, t_cli)), ""),
     ]
-
-
-def _skillreg_command() -> list[str]:
-    """The installed console script next to this interpreter, else the same entry point through ``-c``."""
-    script = Path(sys.executable).parent / "skillreg"
-    if script.is_file():
-        return [str(script)]
-    found = shutil.which("skillreg")
-    return [found] if found else [sys.executable, "-c", "from builder.cli import main; main()"]
 
 
 def _version(name: str) -> str:

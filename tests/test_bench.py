@@ -1,4 +1,4 @@
-"""The benchmark's corpus generator and its command line (the figures themselves are not asserted)."""
+"""The benchmark's corpus generator and a quick run of the whole suite (the figures themselves are not asserted)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,11 @@ if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part 
     sys.path.insert(0, str(REPO))
 
 from bench.corpus import (ASSET_BYTES, DESCRIPTION_CHARS, EXTRA_FILE_BYTES, MAX_EXTRA_FILES,  # noqa: E402
-                          SKILL_MD_BYTES, cached_corpus, category_slugs, generate)
+                          SKILL_MD_BYTES, cached_corpus, category_slugs, generate, search_rows)
+from bench.harness import Target  # noqa: E402
 from builder.cli import cli  # noqa: E402
 from builder.config import load_config  # noqa: E402
+from builder.search import rank, search_index  # noqa: E402
 from builder.validate import validate_paths  # noqa: E402
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -126,27 +128,82 @@ def test_cached_corpus_is_generated_once(tmp_path: Path) -> None:
     assert second == first
     assert (second / next(p.name for p in second.iterdir()) / "SKILL.md").stat().st_mtime_ns == stamp
     assert cached_corpus(tmp_path, 3, seed=2) != first
+    assert first.name == "skills"  # a registry of its own: registry.yaml beside skills/
+    assert (first.parent / "registry.yaml").read_bytes() == (REPO / "registry.yaml").read_bytes()
     assert sorted(p.name.startswith(".staging-") for p in tmp_path.iterdir()) == [False, False]
 
 
-def test_quick_validate_run_writes_json(tmp_path: Path) -> None:
-    out = tmp_path / "results.json"
-    env = {**os.environ, "SKILLREG_BENCH_CACHE": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "validate", "--json", str(out)],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+def test_search_rows_have_the_search_index_shape() -> None:
+    rows = search_rows(300, seed=2)
+    assert rows == search_rows(300, seed=2) and rows != search_rows(300, seed=3)
+    assert len({r[0] for r in rows}) == 300
+    categories = set(category_slugs())
+    for name, description, category, tags, heads in rows:
+        assert re.fullmatch(r"skill-\d{5}-[a-z]+", name)
+        assert DESCRIPTION_CHARS[0] <= len(description) <= DESCRIPTION_CHARS[1]
+        assert category in categories
+        assert tags == sorted(set(tags)) and all(SLUG.match(t) for t in tags)
+        assert heads.split(" · ")[1] == "When to use"
+    assert [h.name for h in rank(search_index(rows), rows[7][0])][0] == rows[7][0]
+
+
+@pytest.mark.parametrize(("op", "value", "figure", "met"), [
+    ("<", 20, 19.9, True), ("<", 20, 20, False), ("<=", 2, 2, True), ("<=", 1, 2, False),
+    (">=", 4, 4, True), (">=", 8, 7.9, False)])
+def test_targets(op: str, value: float, figure: float, met: bool) -> None:
+    assert Target(op, value).met(figure) is met
+
+
+ROW_KEYS = {"measurement", "subject", "n", "unit", "median", "min", "max", "runs", "note", "target"}
+# Subjects each measurement must report in the quick run (not all of them: wording of the others may change).
+EXPECTED_SUBJECTS = {
+    "validate": {"skills-ref `validate` (in-process)", "skillreg `validate_paths` (in-process)"},
+    "build": {"cold, output on disk", "peak RSS of a cold build, largest process",
+              "rebuild after one changed skill (incremental)", "rebuild, nothing changed"},
+    "sizes": {"api/v1/index.json raw", "api/v1/index.json gzipped", "api/v1/search-index.json raw",
+              "api/v1/search-index.json gzipped"},
+    "site": {"naive mkdocs-material, `write_site(naive=True)`", "ours, `write_site`", "speed-up, naive / ours",
+             "size ratio, naive / ours", "ours, website size", "ours, one skill page"},
+    "client": {"search, median query (`builder.search.rank`, in process)",
+               "HTTP requests per install (empty client cache)", "HTTP requests per update check, nothing changed"},
+}
+QUICK_N = {"validate": {100}, "build": {200}, "sizes": {200}, "site": {100}, "client": {200, 5000}}
+
+
+def test_quick_run_of_the_whole_suite(tmp_path: Path) -> None:
+    """What CI runs: every measurement at its quick size, one table on stdout and in --markdown, JSON rows for
+    each; the cached corpus is left as generated and the build outputs are cleared away."""
+    out, table = tmp_path / "results.json", tmp_path / "table.md"
+    cache = tmp_path / "cache"
+    env = {**os.environ, "SKILLREG_BENCH_CACHE": str(cache)}
+    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--json", str(out), "--markdown", str(table)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "| Measurement | Subject | Skills | Median | Min | Max | Unit |" in done.stdout
+    assert "| Measurement | Subject | Skills | Median | Min | Max | Unit | Target |" in done.stdout
+    assert table.read_text() == done.stdout
+
     doc = json.loads(out.read_text())
     assert set(doc) == {"version", "date", "machine", "quick", "repeat", "measurements", "results"}
-    assert doc["quick"] is True and doc["repeat"] == 3 and doc["measurements"] == ["validate"]
-    assert {"cpu", "cores", "python"} <= set(doc["machine"])
-    subjects = [r["subject"] for r in doc["results"]]
-    assert "skills-ref `validate` (in-process)" in subjects
-    assert "skillreg `validate_paths` (in-process)" in subjects
+    assert doc["version"] == 2 and doc["quick"] is True and doc["repeat"] == 3
+    assert doc["measurements"] == list(EXPECTED_SUBJECTS)
+    assert {"cpu", "cores", "python", "load_average"} <= set(doc["machine"])
+    for name, subjects in EXPECTED_SUBJECTS.items():
+        rows = [r for r in doc["results"] if r["measurement"] == name]
+        assert subjects <= {r["subject"] for r in rows}, name
+        assert {r["n"] for r in rows} <= QUICK_N[name], name
     for row in doc["results"]:
-        assert set(row) == {"measurement", "subject", "n", "unit", "median", "min", "max", "runs", "note"}
-        assert row["n"] == 100 and len(row["runs"]) == 3
+        assert set(row) == ROW_KEYS
+        assert len(row["runs"]) in (1, 3), row["subject"]
         assert row["min"] <= row["median"] <= row["max"]
+        assert row["target"] is None or (set(row["target"]) == {"op", "value", "met"}
+                                         and row["target"]["op"] in ("<", "<=", ">="))
+        assert f"| {row['measurement']} | {row['subject']} | {row['n']:,} |" in done.stdout
+
+    assert not (cache / "out").exists()
+    corpus = next(cache.glob("corpus-n200-*"))
+    assert (corpus / "registry.yaml").read_bytes() == (REPO / "registry.yaml").read_bytes()
+    generate(tmp_path / "fresh", 200)
+    assert tree_digest(corpus / "skills") == tree_digest(tmp_path / "fresh"), "the rebuild runs left an edit behind"
 
 
 def test_unknown_measurement_is_a_usage_error(tmp_path: Path) -> None:

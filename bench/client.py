@@ -1,0 +1,110 @@
+"""client: search latency over a 50,000-skill search index in process, and the HTTP requests the ``skillreg``
+client sends to install a skill and to check for updates, counted by a real server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from builder.api import INDEX_PATH
+from builder.search import rank, search_index
+
+from .build import QUICK_SIZES, api_output
+from .corpus import search_rows
+from .harness import BenchContext, BenchError, Finished, Row, Target, run_process, skillreg_command
+from .server import CountingServer
+
+SEARCH_FULL = 50_000
+SEARCH_QUICK = 5_000
+SERVED_FULL = 1_000  # the corpus whose API the server serves: one the build measurement has already built
+# Mixed lengths: whole words, several words, prefixes as typed letter by letter, a skill's name.
+QUERIES = ("lint", "deploy", "data", "review pull request", "security audit token", "sch", "migr", "te",
+           "stale cache", "release notes", "api endpoint", "git branch merge", "conf", "docs", "test fixture flaky",
+           "summarise report", "skill-00123", "workflow pipeline", "x", "valid")
+
+
+def client_bench(ctx: BenchContext) -> list[Row]:
+    return _search(ctx) + _requests(ctx)
+
+
+def _search(ctx: BenchContext) -> list[Row]:
+    n = SEARCH_QUICK if ctx.quick else SEARCH_FULL
+    text = json.dumps(search_index(search_rows(n, ctx.seed)), ensure_ascii=False, separators=(",", ":"))
+    loads: list[float] = []
+    medians: list[float] = []
+    slowest: list[float] = []
+    for run in range(ctx.repeat):
+        ctx.log(f"  client: search over {n:,} skills, run {run + 1} of {ctx.repeat}, {len(QUERIES)} queries")
+        started = time.perf_counter()
+        index = json.loads(text)
+        loads.append((time.perf_counter() - started) * 1000)
+        times = []
+        for query in QUERIES:
+            started = time.perf_counter()
+            rank(index, query)
+            times.append((time.perf_counter() - started) * 1000)
+        medians.append(statistics.median(times))
+        slowest.append(max(times))
+    return [
+        Row("client", "search, median query (`builder.search.rank`, in process)", n, "ms/query", tuple(medians),
+            f"median over {len(QUERIES)} queries per run: one to three words, prefixes (\"sch\", \"te\", \"x\"), a "
+            "skill name; default limit 10. Rows are synthesized from the corpus vocabulary.",
+            Target("<", 50) if n == SEARCH_FULL else None),
+        Row("client", "search, slowest of the queries", n, "ms/query", tuple(slowest), ""),
+        Row("client", "search, loading the index (json.loads)", n, "ms", tuple(loads),
+            f"the search-index.json document of {n:,} skills, {len(text.encode()):,} bytes, parsed once per run."),
+    ]
+
+
+def _requests(ctx: BenchContext) -> list[Row]:
+    n = QUICK_SIZES[0] if ctx.quick else SERVED_FULL
+    site = api_output(ctx, n)
+    index = json.loads((site / INDEX_PATH).read_bytes())
+    name = index["skills"][0]["name"]
+    installs: list[tuple[int, Finished]] = []
+    first_checks: list[int] = []
+    checks: list[tuple[int, int, Finished]] = []
+    with CountingServer(site) as server, tempfile.TemporaryDirectory(prefix="skillreg-bench-client-") as tmp:
+        for run in range(ctx.repeat):
+            # A new project and an empty client cache each run: the install starts from nothing.
+            project = Path(tmp) / f"project-{run}"
+            project.mkdir()
+            env = {**os.environ, "SKILLREG_CACHE_DIR": str(Path(tmp) / f"cache-{run}"), "HOME": tmp,
+                   "XDG_CACHE_HOME": str(Path(tmp) / "xdg-cache"), "XDG_CONFIG_HOME": str(Path(tmp) / "xdg-config")}
+            env.pop("SKILLREG_REGISTRY", None)
+            mark = server.served.mark()
+            done = run_process(skillreg_command() + ["install", name, "--registry", server.url, "--dir",
+                                                     str(project / "skills")], cwd=project, env=env)
+            installs.append((len(server.served.since(mark)), done))
+            if not (project / "skills" / name / "SKILL.md").is_file():
+                raise BenchError(f"`skillreg install {name}` installed nothing:\n{done.output[-2000:]}")
+            mark = server.served.mark()
+            run_process(skillreg_command() + ["update"], cwd=project, env=env)
+            first_checks.append(len(server.served.since(mark)))
+            mark = server.served.mark()
+            done = run_process(skillreg_command() + ["update"], cwd=project, env=env)
+            log = server.served.since(mark)
+            checks.append((len(log), sum(1 for _, status in log if status == 304), done))
+    return [
+        Row("client", "HTTP requests per install (empty client cache)", n, "requests",
+            tuple(float(count) for count, _ in installs),
+            f"`skillreg install {name} --registry http://127.0.0.1:PORT/ --dir ...` in a new project with an "
+            "empty cache, against a real server that serves the build and honours If-None-Match.",
+            Target("<=", 2)),
+        Row("client", "HTTP requests per update check, nothing changed", n, "requests",
+            tuple(float(count) for count, _, _ in checks),
+            "`skillreg update` with the index already cached from an earlier check.", Target("<=", 1)),
+        Row("client", "of which answered 304 Not Modified", n, "requests",
+            tuple(float(not_modified) for _, not_modified, _ in checks), "", Target(">=", 1)),
+        Row("client", "HTTP requests for the first update check after an install", n, "requests",
+            tuple(float(count) for count in first_checks),
+            "the index is not cached yet (an install does not read it), so it is downloaded once."),
+        Row("client", "`skillreg install` wall clock (CLI, subprocess)", n, "s",
+            tuple(done.seconds for _, done in installs), "interpreter start-up included."),
+        Row("client", "`skillreg update` wall clock, nothing changed", n, "s",
+            tuple(done.seconds for _, _, done in checks), "interpreter start-up included."),
+    ]
