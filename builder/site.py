@@ -206,7 +206,8 @@ def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, do
 
 def _group_pages(plan: _Plan, env: jinja2.Environment, docs: Path) -> list[str]:
     """Home, search, and one page per category and per tag (with their index pages); returns their URLs."""
-    skills = [s for s in plan.index["skills"] if s["name"] in set(plan.names)]
+    named = set(plan.names)
+    skills = [s for s in plan.index["skills"] if s["name"] in named]
     categories = plan.categories
     by_category: dict[str, list[dict[str, Any]]] = {slug: [] for slug in categories}
     by_tag: dict[str, tuple[str, list[dict[str, Any]]]] = {}

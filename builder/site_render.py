@@ -14,6 +14,9 @@ from urllib.parse import quote, urlsplit
 
 import markdown
 import nh3
+from markdown.extensions import Extension
+from markdown.extensions.toc import slugify
+from markdown.treeprocessors import Treeprocessor
 
 TAGS = frozenset({
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em", "h1", "h2", "h3",
@@ -37,12 +40,37 @@ _CODE_CLASS = re.compile(r"^language-[A-Za-z0-9_+-]+$")
 _BASE_DIR = re.compile(r"^\{baseDir\}/")
 
 
+_STASH = re.compile("\x02[^\x03]*\x03")
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+class _Headings(Treeprocessor):
+    """Body headings one level down (the page's title is the h1) with ids to link to: what the toc
+    extension would do, without building a table of contents nobody reads."""
+
+    def run(self, root):  # type: ignore[no-untyped-def]
+        seen: set[str] = set()
+        for element in root.iter():
+            if element.tag in _HEADINGS:
+                element.tag = "h" + str(min(int(element.tag[1]) + 1, 6))
+                base = slugify(_STASH.sub("", "".join(element.itertext())), "-") or "section"
+                slug, n = base, 1
+                while slug in seen:
+                    slug, n = f"{base}_{n}", n + 1
+                seen.add(slug)
+                element.set("id", slug)
+
+
+class _HeadingsExtension(Extension):
+    def extendMarkdown(self, md: markdown.Markdown) -> None:  # noqa: N802 - python-markdown's name
+        md.treeprocessors.register(_Headings(md), "skill_headings", 5)
+
+
 class BodyRenderer:
     """Renders many skill bodies with one Markdown instance (creating one per page is the slow part)."""
 
     def __init__(self) -> None:
-        self._md = markdown.Markdown(extensions=["fenced_code", "tables", "toc"],
-                                     extension_configs={"toc": {"baselevel": 2}}, output_format="html")
+        self._md = markdown.Markdown(extensions=["fenced_code", "tables", _HeadingsExtension()], output_format="html")
         self._files: Collection[str] = ()
         self._raw_prefix = ""
         self._cleaner = nh3.Cleaner(tags=set(TAGS), attributes={k: set(v) for k, v in ATTRIBUTES.items()},
