@@ -266,12 +266,6 @@ def mkdocs_config(plan: _Plan, docs: Path, site_dir: Path) -> dict[str, Any]:
     return data
 
 
-def naive_mkdocs_config(config: RegistryConfig, root: Path, work: Path) -> dict[str, Any]:
-    """The naive configuration for ``root`` (a built output), for benchmarks that drive mkdocs themselves."""
-    plan = _plan(config, root, work, naive=True)
-    return mkdocs_config(plan, work / "docs", work / "site")
-
-
 class _Collect(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
