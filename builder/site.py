@@ -204,8 +204,8 @@ def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, do
         detail_path=detail_path(name))
 
 
-def _group_pages(plan: _Plan, env: jinja2.Environment, docs: Path) -> list[str]:
-    """Home, search, and one page per category and per tag (with their index pages); returns their URLs."""
+def _group_pages(plan: _Plan, env: jinja2.Environment, docs: Path) -> None:
+    """Home, search, and one page per category and per tag, with their index pages."""
     named = set(plan.names)
     skills = [s for s in plan.index["skills"] if s["name"] in named]
     categories = plan.categories
@@ -216,17 +216,14 @@ def _group_pages(plan: _Plan, env: jinja2.Environment, docs: Path) -> list[str]:
             by_category[s["category"]].append(s)
         for tag in s["tags"]:
             by_tag.setdefault(tag_slug(tag), (tag, []))[1].append(s)
-    urls = ["", "categories/", "tags/", "search/"]
     cats = [dict(c, count=len(by_category[c["slug"]])) for c in categories.values()]
     for c in cats:
         render_page(env, "category.md", docs, f"categories/{c['slug']}.md", plan.naive,
                     root="../../", category=c, skills=by_category[c["slug"]])
-        urls.append(f"categories/{c['slug']}/")
     tags: list[dict[str, Any]] = []
     for slug, (name, members) in sorted(by_tag.items()):
         tags.append({"slug": slug, "name": name, "count": len(members)})
         render_page(env, "tag.md", docs, f"tags/{slug}.md", plan.naive, root="../../", tag=tags[-1], skills=members)
-        urls.append(f"tags/{slug}/")
     recent = sorted(skills, key=lambda s: (s["updated"] or "", s["name"]), reverse=True)[:RECENT]
     render_page(env, "home.md", docs, "index.md", plan.naive,
                 root="", registry=plan.index["registry"], categories=cats, recent=recent,
@@ -237,7 +234,6 @@ def _group_pages(plan: _Plan, env: jinja2.Environment, docs: Path) -> list[str]:
     render_page(env, "tags.md", docs, "tags/index.md", plan.naive, tags=tags, root="../")
     render_page(env, "search.md", docs, "search.md", plan.naive, root="../", categories=cats)
     shutil.copytree(TEMPLATES / "assets", docs / "assets")
-    return urls
 
 
 # ------------------------------------------------------------------------------------------------------- mkdocs
@@ -351,7 +347,8 @@ def _plan(config: RegistryConfig, root: Path, work: Path, *, naive: bool,
 
 def write_site(config: RegistryConfig, root: Path, report: Any = None, *, naive: bool = False,
                jobs: int | None = None, api_roots: Sequence[Path] | None = None) -> SiteResult:
-    """Write the website into ``root`` beside the ``api/`` already published there.
+    """Write the website into ``root`` beside the ``api/`` already published there (``report``, the build's
+    validation report, is accepted for the build's call and not needed: the API already holds what is valid).
 
     ``naive`` builds the straightforward mkdocs-material set-up instead (every skill in the navigation,
     full-text search on, one process), which benchmarks compare against.
