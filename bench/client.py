@@ -19,7 +19,7 @@ from .harness import BenchContext, BenchError, Finished, Row, Target, run_proces
 from .server import CountingServer
 
 SEARCH_FULL = 50_000
-SEARCH_QUICK = 5_000
+SEARCH_QUICK = 2_000
 SERVED_FULL = 1_000  # the corpus whose API the server serves: one the build measurement has already built
 # Mixed lengths: whole words, several words, prefixes as typed letter by letter, a skill's name.
 QUERIES = ("lint", "deploy", "data", "review pull request", "security audit token", "sch", "migr", "te",

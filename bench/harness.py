@@ -393,16 +393,16 @@ def _fmt(value: float) -> str:
 def render_markdown(rows: Sequence[Row], info: dict[str, object], date: str, repeat: int, quick: bool) -> str:
     lines = [
         f"Benchmark {'(quick) ' if quick else ''}of {date} on {info['cpu']}, {info['cores']} cores, "
-        f"{info['python']} (load average {info['load_average']} at start); median, min and max of {repeat} runs "
-        "unless a note says otherwise.",
+        f"{info['python']} (load average {info['load_average']} at start); median, min and max over the runs "
+        "counted in the Runs column.",
         "",
-        "| Measurement | Subject | Skills | Median | Min | Max | Unit | Target |",
-        "|---|---|---:|---:|---:|---:|---|---|",
+        "| Measurement | Subject | Skills | Runs | Median | Min | Max | Unit | Target |",
+        "|---|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for row in rows:
         target = "" if row.target is None else f"{row.target} {'met' if row.target.met(row.median) else 'MISSED'}"
-        lines.append(f"| {row.measurement} | {row.subject} | {row.n:,} | {_fmt(row.median)} | {_fmt(row.min)} "
-                     f"| {_fmt(row.max)} | {row.unit} | {target} |")
+        lines.append(f"| {row.measurement} | {row.subject} | {row.n:,} | {len(row.runs)} | {_fmt(row.median)} "
+                     f"| {_fmt(row.min)} | {_fmt(row.max)} | {row.unit} | {target} |")
     # One line per note; rows sharing a note (the same figure at two sizes, or two subjects) share the line.
     notes: dict[tuple[str, str], list[str]] = {}
     for row in rows:

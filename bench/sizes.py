@@ -28,8 +28,7 @@ def sizes_bench(ctx: BenchContext) -> list[Row]:
         for n in sizes:
             data = (api_output(ctx, n) / path).read_bytes()
             packed = gzip.compress(data, compresslevel=9, mtime=0)
-            rows.append(Row("sizes", f"{path} raw", n, "B/skill", (len(data) / n,),
-                            f"{len(data):,} bytes in all; {what}"))
-            rows.append(Row("sizes", f"{path} gzipped", n, "B/skill", (len(packed) / n,),
-                            f"gzip level 9, {len(packed):,} bytes in all.", target if n in FULL_SIZES else None))
+            rows.append(Row("sizes", f"{path} raw", n, "B/skill", (len(data) / n,), what))
+            rows.append(Row("sizes", f"{path} gzipped", n, "B/skill", (len(packed) / n,), "gzip level 9.",
+                            target if n in FULL_SIZES else None))
     return rows

@@ -167,7 +167,7 @@ EXPECTED_SUBJECTS = {
     "client": {"search, median query (`builder.search.rank`, in process)",
                "HTTP requests per install (empty client cache)", "HTTP requests per update check, nothing changed"},
 }
-QUICK_N = {"validate": {100}, "build": {200}, "sizes": {200}, "site": {100}, "client": {200, 5000}}
+QUICK_N = {"validate": {100}, "build": {200}, "sizes": {200}, "site": {100}, "client": {200, 2000}}
 
 
 def test_quick_run_of_the_whole_suite(tmp_path: Path) -> None:
@@ -179,7 +179,7 @@ def test_quick_run_of_the_whole_suite(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--json", str(out), "--markdown", str(table)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "| Measurement | Subject | Skills | Median | Min | Max | Unit | Target |" in done.stdout
+    assert "| Measurement | Subject | Skills | Runs | Median | Min | Max | Unit | Target |" in done.stdout
     assert table.read_text() == done.stdout
 
     doc = json.loads(out.read_text())
@@ -197,7 +197,7 @@ def test_quick_run_of_the_whole_suite(tmp_path: Path) -> None:
         assert row["min"] <= row["median"] <= row["max"]
         assert row["target"] is None or (set(row["target"]) == {"op", "value", "met"}
                                          and row["target"]["op"] in ("<", "<=", ">="))
-        assert f"| {row['measurement']} | {row['subject']} | {row['n']:,} |" in done.stdout
+        assert f"| {row['measurement']} | {row['subject']} | {row['n']:,} | {len(row['runs'])} |" in done.stdout
 
     assert not (cache / "out").exists()
     corpus = next(cache.glob("corpus-n200-*"))
