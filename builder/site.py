@@ -41,6 +41,8 @@ PAGES = TEMPLATES / "pages"
 # Below this many skills a pool of processes costs more than it saves (as in build.py).
 PARALLEL_THRESHOLD = 200
 RECENT = 10
+SHM = "/dev/shm"
+SHM_MARGIN = 256 * 1024 * 1024  # left free for everything else that uses shared memory
 LISTED_DESCRIPTION_CHARS = 200
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _HEADING_UNSAFE = re.compile(r"[^\w .,:;'/+-]+")
@@ -96,7 +98,8 @@ class _Plan:
     """Everything a shard of the site needs, sent once to each worker process."""
 
     api_roots: tuple[Path, ...]  # folders holding api/, searched in order (a rebuild stages only changed skills)
-    work: Path  # the work folder: one docs/ + site/ per shard
+    work: Path  # beside the output (same file system, so pages are moved in by rename): site/ per shard
+    scratch: Path  # the Markdown, fragments and mkdocs.yml of each shard: in memory where the system allows
     index: dict[str, Any]  # api/v1/index.json
     names: tuple[str, ...]  # skills that get a page
     site_url: str
@@ -296,7 +299,7 @@ def run_mkdocs(config_file: Path) -> tuple[str, ...]:
 def _build_shard(plan: _Plan, shard: int, shards: int) -> tuple[str, ...]:
     """Pages of every ``shards``-th skill, built by mkdocs into ``work/shard-N/site``. Shard 0 also builds the
     home, category, tag and search pages; the others get stand-ins so that every page has the same navigation."""
-    docs = plan.work / f"shard-{shard}" / "docs"
+    docs = plan.scratch / f"shard-{shard}" / "docs"
     env = page_environment()
     renderer = BodyRenderer()
     for name in plan.names[shard::shards]:
@@ -307,8 +310,8 @@ def _build_shard(plan: _Plan, shard: int, shards: int) -> tuple[str, ...]:
         for title, rel in NAV_PAGES.items():
             _write_text(docs / rel, f"# {title}\n")
     mkdocs_yml = docs.parent / "mkdocs.yml"
-    mkdocs_yml.write_text(yaml.safe_dump(mkdocs_config(plan, docs, docs.parent / "site"), sort_keys=False),
-                          encoding="utf-8")
+    site_dir = plan.work / f"shard-{shard}" / "site"
+    mkdocs_yml.write_text(yaml.safe_dump(mkdocs_config(plan, docs, site_dir), sort_keys=False), encoding="utf-8")
     return run_mkdocs(mkdocs_yml)
 
 
@@ -333,16 +336,26 @@ def _sitemap(site_url: str, urls: Iterable[str]) -> bytes:
 
 # --------------------------------------------------------------------------------------------------- entry point
 
-def _plan(config: RegistryConfig, root: Path, work: Path, *, naive: bool,
+def _scratch_parent(index: dict[str, Any]) -> str | None:
+    """/dev/shm when it has room for the generated Markdown (a few KB a skill): ten thousand small files are
+    written, read back and deleted there in memory rather than on disk. Otherwise beside the output."""
+    try:
+        free = shutil.disk_usage(SHM).free
+    except OSError:
+        return None
+    return SHM if os.access(SHM, os.W_OK) and free > SHM_MARGIN + 64 * 1024 * len(index["skills"]) else None
+
+
+def _plan(config: RegistryConfig, root: Path, index: dict[str, Any], work: Path, scratch: Path, *, naive: bool,
           api_roots: Sequence[Path] | None = None) -> _Plan:
-    index = json.loads((root / INDEX_PATH).read_bytes())
     if not (root / SEARCH_INDEX_PATH).is_file():
         raise BuildError(f"{SEARCH_INDEX_PATH} is missing; the website searches it")
     site_url = index["registry"]["url"] or ""
     if site_url and not site_url.endswith("/"):
         site_url += "/"
     names = tuple(s["name"] for s in index["skills"] if _SLUG.match(s["name"]))
-    return _Plan(tuple(api_roots or (root,)), work, index, names, site_url, config.limits.max_frontmatter_bytes, naive)
+    return _Plan(tuple(api_roots or (root,)), work, scratch, index, names, site_url,
+                 config.limits.max_frontmatter_bytes, naive)
 
 
 def write_site(config: RegistryConfig, root: Path, report: Any = None, *, naive: bool = False,
@@ -355,8 +368,13 @@ def write_site(config: RegistryConfig, root: Path, report: Any = None, *, naive:
     """
     # Inside the build's temporary folder, so an interrupted build leaves nothing behind elsewhere.
     work = Path(tempfile.mkdtemp(prefix=".site-work-", dir=root)).resolve()
+    scratch = work
     try:
-        plan = _plan(config, root, work, naive=naive, api_roots=api_roots)
+        index = json.loads((root / INDEX_PATH).read_bytes())
+        shm = _scratch_parent(index)
+        if shm:
+            scratch = Path(tempfile.mkdtemp(prefix="skillreg-site-", dir=shm))
+        plan = _plan(config, root, index, work, scratch, naive=naive, api_roots=api_roots)
         if jobs is None:
             jobs = min(os.cpu_count() or 1, 8) if len(plan.names) >= PARALLEL_THRESHOLD else 1
         shards = 1 if naive else max(1, min(jobs, len(plan.names)))
@@ -377,4 +395,6 @@ def write_site(config: RegistryConfig, root: Path, report: Any = None, *, naive:
             (root / "sitemap.xml").write_bytes(_sitemap(plan.site_url, urls))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if scratch != work:
+            shutil.rmtree(scratch, ignore_errors=True)
     return SiteResult(pages=len(urls), skills=len(plan.names), warnings=tuple(warnings))
