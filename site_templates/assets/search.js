@@ -22,8 +22,8 @@
              headings: tokens(row[4]) };
   }
 
-  function score(row, queryTokens) {
-    var fields = fieldTokens(row);
+  function score(row, queryTokens, fields) {
+    fields = fields || fieldTokens(row);
     var total = 0;
     for (var i = 0; i < queryTokens.length; i++) {
       var q = queryTokens[i];
@@ -43,6 +43,18 @@
     return total;
   }
 
+  /* Each row's field tokens, computed once per loaded index rather than on every keystroke. */
+  var prepared = typeof WeakMap === "function" ? new WeakMap() : null;
+
+  function preparedRows(index) {
+    var rows = prepared ? prepared.get(index) : null;
+    if (!rows) {
+      rows = index.skills.map(function (row) { return { row: row, fields: fieldTokens(row) }; });
+      if (prepared) prepared.set(index, rows);
+    }
+    return rows;
+  }
+
   /* Skills matching every query token (and the filters), best first, ties by name: builder.search.rank. */
   function rank(index, query, options) {
     options = options || {};
@@ -51,10 +63,11 @@
     var limit = options.limit === undefined ? 10 : options.limit;
     var queryTokens = tokens(query);
     var hits = [];
-    index.skills.forEach(function (row) {
+    preparedRows(index).forEach(function (entry) {
+      var row = entry.row;
       if (category && row[2] !== category) return;
       if (tag && row[3].indexOf(tag) === -1) return;
-      var points = queryTokens.length ? score(row, queryTokens) : 1;
+      var points = queryTokens.length ? score(row, queryTokens, entry.fields) : 1;
       if (points) hits.push({ name: row[0], score: points, row: row });
     });
     hits.sort(function (a, b) {
@@ -175,6 +188,7 @@
 
     status.textContent = "Loading the index…";
     loadIndex(root).then(function (data) {
+      preparedRows(data);  // tokenise once now, so the first keystroke is as quick as the rest
       index = data;
       if (categorySelect) categorySelect.value = params.get("category") || "";
       if (tagSelect) {
