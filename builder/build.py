@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -123,35 +124,35 @@ def _init_worker(job: _Job) -> None:
 
 def signature(folder: Path) -> str:
     """What changes when any file of the folder changes: path, type, size, mtime and inode of every entry."""
-    h = hashlib.sha1()
-    stack = [(folder, "")]
+    lines: list[str] = []
+    stack = [(str(folder), "")]
     while stack:
         current, prefix = stack.pop()
         try:
-            entries = sorted(os.scandir(current), key=lambda e: e.name)
+            entries = list(os.scandir(current))
         except OSError:
-            h.update(b"unreadable:" + os.fsencode(prefix))
+            lines.append(f"unreadable:{prefix}")
             continue
         for entry in entries:
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
-                h.update(b"gone:" + os.fsencode(prefix + entry.name))
+                lines.append(f"gone:{prefix}{entry.name}")
                 continue
-            h.update(f"{prefix}{entry.name}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n"
-                     .encode("utf-8", "surrogateescape"))
+            lines.append(f"{prefix}{entry.name}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}")
             if entry.is_dir(follow_symlinks=False):
-                stack.append((Path(entry.path), f"{prefix}{entry.name}/"))
-    return h.hexdigest()
+                stack.append((entry.path, f"{prefix}{entry.name}/"))
+    lines.sort()
+    return hashlib.sha1("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _skill_key(config: RegistryConfig, history: History, name: str, digest: str, folder: str,
                skill_md: str) -> str:
-    """Everything a skill's own output files depend on; equal keys mean byte-identical files."""
-    material = {"builder": __version__, "digest": digest, "provenance": asdict(history.of(name)),
-                "base_url": config.base_url, "repository": config.repository, "skills_dir": config.skills_dir,
-                "skill_md": skill_md, "top": str(history.source.top), "folder": folder}
-    return sha256_hex(json.dumps(material, sort_keys=True).encode())
+    """Everything a skill's own output files depend on, beyond the build settings; equal keys, identical files."""
+    prov = history.of(name)
+    material = "\0".join([digest, folder, skill_md, str(history.source.top), str(prov.created), str(prov.updated),
+                          str(prov.commit), "\x1f".join(prov.authors)])
+    return hashlib.sha1(material.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 _MADE: set[Path] = set()  # folders this process created; on a slow disk even a failing mkdir costs
@@ -239,7 +240,7 @@ def _write_manifest(path: Path, settings: str, out: Path, outcomes: list[_Outcom
             "index_sha256": sha256_hex((out / INDEX_PATH).read_bytes()),
             "skills": {o.name: o.to_json() for o in outcomes}}
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+    tmp.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -288,14 +289,18 @@ def _commit_units(tmp: Path, out: Path, units: list[str]) -> None:
         for rel in units]
     journal = {"tmp": str(tmp), "backup": str(backup), "units": plan, "state": "prepared"}
     _write_json_atomic(journal_file, journal)
-    for unit in plan:
-        rel = unit["path"]
-        if unit["had_old"]:
-            (backup / rel).parent.mkdir(parents=True, exist_ok=True)
-            os.rename(out / rel, backup / rel)
-        if unit["has_new"]:
-            (out / rel).parent.mkdir(parents=True, exist_ok=True)
-            os.rename(tmp / rel, out / rel)
+    try:
+        for unit in plan:
+            rel = unit["path"]
+            if unit["had_old"]:
+                (backup / rel).parent.mkdir(parents=True, exist_ok=True)
+                os.rename(out / rel, backup / rel)
+            if unit["has_new"]:
+                (out / rel).parent.mkdir(parents=True, exist_ok=True)
+                os.rename(tmp / rel, out / rel)
+    except BaseException:
+        recover(out)  # put every unit back as it was; a process killed here is recovered by the next build
+        raise
     journal["state"] = "committed"
     _write_json_atomic(journal_file, journal)
     if backup.exists():
@@ -333,8 +338,8 @@ def _trash_prefix(out: Path) -> str:
 
 def _discard(folder: Path, out: Path) -> None:
     """Delete a replaced tree in a detached process: on a slow disk removing 100,000 files takes minutes, and
-    nothing waits for it. A leftover from a process that died is removed by the next build."""
-    trash = out.with_name(f"{_trash_prefix(out)}{os.getpid()}-{folder.name.rsplit('-', 1)[-1]}")
+    nothing needs to wait for it. A leftover whose deleter died is removed by the next build."""
+    trash = out.with_name(f"{_trash_prefix(out)}{os.getpid()}-{secrets.token_hex(4)}")
     os.rename(folder, trash)
     try:
         subprocess.Popen([sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], True)", str(trash)],
@@ -344,17 +349,25 @@ def _discard(folder: Path, out: Path) -> None:
         shutil.rmtree(trash, ignore_errors=True)
 
 
+def _being_deleted(trash: Path) -> bool:
+    """Whether a running process was started to delete ``trash`` (its path is on that process's command line)."""
+    needle = os.fsencode(str(trash))
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if needle in (proc / "cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _empty_trash(out: Path) -> None:
-    """Remove trees left by a detached deletion that did not finish (its process no longer runs)."""
+    """Remove trees a detached deletion did not finish, unless one is still at work on them."""
     if not out.parent.is_dir():
         return
     for entry in out.parent.iterdir():
-        if not entry.name.startswith(_trash_prefix(out)):
-            continue
-        pid = entry.name[len(_trash_prefix(out)):].split("-", 1)[0]
-        if pid.isdigit() and Path(f"/proc/{pid}").exists() and int(pid) != os.getpid():
-            continue
-        shutil.rmtree(entry, ignore_errors=True)
+        if entry.name.startswith(_trash_prefix(out)) and not _being_deleted(entry):
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def _check_out(out: Path, config: RegistryConfig) -> None:
@@ -409,10 +422,11 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
         built = run_parallel(_build_one, to_build, initializer=_init_worker,
                              initargs=(_Job(config, profile, history, tmp),), jobs=jobs, on_progress=on_progress)
         outcomes = sorted(reused + built, key=lambda o: (o.name, o.folder))
+        heads = tuple(o.head() for o in outcomes)
         diagnostics = [d for o in outcomes for d in o.diagnostics]
-        diagnostics += check_registry([o.head() for o in outcomes])
+        diagnostics += check_registry(heads)
         diagnostics.sort(key=Diagnostic.sort_key)
-        report = ValidationReport(tuple(o.head() for o in outcomes), tuple(diagnostics))
+        report = ValidationReport(heads, tuple(diagnostics))
         invalid = report.invalid_names()
         if invalid and not keep_going:
             raise BuildFailed(report)

@@ -414,24 +414,27 @@ def check_registry(skills: Sequence[Skill]) -> list[Diagnostic]:
     for skill in skills:
         declared = skill.field("name")
         name = declared if isinstance(declared, str) and declared else skill.name
-        file = f"{display_path(skill.folder)}/{skill.skill_md}"
-        line = skill.frontmatter.line_of("name") if skill.frontmatter else 0
+
+        def at() -> tuple[str, int]:  # only a finding needs the path as the user would type it
+            return (f"{display_path(skill.folder)}/{skill.skill_md}",
+                    skill.frontmatter.line_of("name") if skill.frontmatter else 0)
+
         if name in by_name:
             other = by_name[name]
-            out.append(RULES["SK601"].at(file, line, f"skill name `{name}` is also used by "
+            out.append(RULES["SK601"].at(*at(), f"skill name `{name}` is also used by "
                                                      f"{display_path(other.folder)}", skill=skill.name))
         else:
             by_name[name] = skill
-            folded = unicodedata.normalize("NFKC", name).casefold()
+            folded = name if name.isascii() and name.islower() else unicodedata.normalize("NFKC", name).casefold()
             if folded in by_folded:
                 other = by_folded[folded]
-                out.append(RULES["SK602"].at(file, line, f"skill name `{name}` collides with "
+                out.append(RULES["SK602"].at(*at(), f"skill name `{name}` collides with "
                                                          f"`{other.field('name') or other.name}` in "
                                                          f"{display_path(other.folder)}", skill=skill.name))
             else:
                 by_folded[folded] = skill
         if name in RESERVED_NAMES:
-            out.append(RULES["SK603"].at(file, line, f"skill name `{name}` is reserved", skill=skill.name))
+            out.append(RULES["SK603"].at(*at(), f"skill name `{name}` is reserved", skill=skill.name))
     return out
 
 

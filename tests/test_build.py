@@ -209,3 +209,55 @@ def test_cli_build_reports_findings_and_exit_code(registry: Path) -> None:
     assert "Error: the build stopped: 1 error, " in result.output
     assert not (registry / "out").exists()
     assert "Traceback" not in result.output
+
+
+def test_a_commit_interrupted_part_way_leaves_the_previous_output(registry: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from builder import build as build_module
+
+    config = load_config(registry / "registry.yaml")
+    out = registry / "site"
+    build(config, out, site=False)
+    before = all_files(out)
+    md = registry / "skills/secret-scanner/SKILL.md"
+    md.write_text(md.read_text() + "\nAn added line.\n")
+    real_rename, renames = os.rename, []
+
+    def interrupted(src: object, dst: object) -> None:
+        renames.append(src)
+        if len(renames) == 5:  # part way through moving the units into place
+            raise KeyboardInterrupt
+        real_rename(src, dst)
+
+    monkeypatch.setattr(build_module.os, "rename", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        build(config, out, site=False)
+    monkeypatch.undo()
+    assert all_files(out) == before
+    assert not build_module._journal_path(out).exists()
+    result = build(config, out, site=False)
+    assert result.written == ("secret-scanner",)
+    fresh = registry / "fresh"
+    build(config, fresh, site=False)
+    assert all_files(out) == all_files(fresh)
+
+
+def test_a_journal_left_by_a_killed_build_is_rolled_back_first(registry: Path) -> None:
+    from builder.build import _journal_path, recover
+
+    config = load_config(registry / "registry.yaml")
+    out = registry / "site"
+    build(config, out, site=False)
+    before = all_files(out)
+    # What a process killed after moving one unit aside and one new unit in leaves behind.
+    tmp, backup = registry / ".site.tmp-1", registry / ".site.backup-1"
+    unit = "api/v1/skills/csv-profiler.json"
+    (backup / unit).parent.mkdir(parents=True)
+    os.rename(out / unit, backup / unit)
+    (out / unit).write_text("half-built")
+    _journal_path(out).write_text(json.dumps({"tmp": str(tmp), "backup": str(backup), "state": "prepared",
+                                              "units": [{"path": unit, "had_old": True, "has_new": True},
+                                                        {"path": "api/v1/new", "had_old": False, "has_new": True}]}))
+    assert recover(out) is True
+    assert all_files(out) == before
+    assert not backup.exists() and not _journal_path(out).exists()
