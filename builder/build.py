@@ -103,14 +103,27 @@ class _Outcome:
         return Skill(self.name, Path(self.folder), self.skill_md, fm, "", 1, ())
 
     def to_json(self) -> dict[str, Any]:
-        data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "fresh"}
+        """The manifest keeps each row once: the discovery and search rows repeat the index row's fields."""
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__
+                if name not in ("fresh", "v1", "v2", "search")}
         data["diagnostics"] = [d.to_dict() for d in self.diagnostics]
+        if self.v1 is not None and self.v2 is not None and self.search is not None:
+            data["extra"] = {"files": self.v1["files"], "url": self.v2["url"], "archive": self.v2["digest"],
+                             "headings": self.search[4]}
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> _Outcome:
         diagnostics = tuple(Diagnostic(**{**d, "severity": Severity(d["severity"])}) for d in data["diagnostics"])
-        return cls(**{**data, "diagnostics": diagnostics, "fresh": False})
+        extra, index = data.pop("extra", None), data.get("index")
+        rows: dict[str, Any] = {}
+        if extra is not None and index is not None:
+            name, description = index["name"], index["description"]
+            rows = {"v1": {"name": name, "description": description, "files": extra["files"]},
+                    "v2": {"name": name, "type": "archive", "description": description, "url": extra["url"],
+                           "digest": extra["archive"]},
+                    "search": [name, description, index["category"] or "", index["tags"], extra["headings"]]}
+        return cls(**{**data, **rows, "diagnostics": diagnostics, "fresh": False})
 
 
 _JOB: _Job | None = None
@@ -402,7 +415,8 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
     history = read_history(roots[0])
     settings = _settings(config, profile, site)
     manifest_file = _manifest_path(config, out)
-    previous = _read_manifest(manifest_file, settings, out) if (out / INDEX_PATH).is_file() else None
+    index_before = (out / INDEX_PATH).read_bytes() if (out / INDEX_PATH).is_file() else None
+    previous = _read_manifest(manifest_file, settings, out) if index_before is not None else None
 
     reused: list[_Outcome] = []
     to_build: list[Path] = []
@@ -458,7 +472,8 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
                           + site_units)
     finally:
         _remove(tmp)
-    _write_manifest(manifest_file, settings, out, kept)
+    if previous is None or built or removed or (out / INDEX_PATH).read_bytes() != index_before:
+        _write_manifest(manifest_file, settings, out, kept)
     fresh = {o.name for o in built}
     return BuildResult(
         out=out, report=report,

@@ -261,3 +261,17 @@ def test_a_journal_left_by_a_killed_build_is_rolled_back_first(registry: Path) -
     assert recover(out) is True
     assert all_files(out) == before
     assert not backup.exists() and not _journal_path(out).exists()
+
+
+def test_a_new_commit_without_skill_changes_keeps_the_cache(registry: Path) -> None:
+    config = load_config(registry / "registry.yaml")
+    out = registry / "site"
+    build(config, out, site=False)
+    (registry / "NOTES.md").write_text("not a skill\n")
+    git(registry, "add", "NOTES.md")
+    git(registry, "commit", "-qm", "notes", date="2026-05-06T07:08:09Z")
+    result = build(config, out, site=False)
+    assert result.written == ()
+    index = json.loads((out / "api/v1/index.json").read_text())
+    assert index["source"]["commit"] == git(registry, "rev-parse", "HEAD").strip()
+    assert build(config, out, site=False).written == ()
