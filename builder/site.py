@@ -108,7 +108,8 @@ class _Plan:
 
     @property
     def categories(self) -> dict[str, dict[str, Any]]:
-        return {c["slug"]: c for c in self.index["categories"]}
+        """Categories whose slug can name a folder (registry.yaml does not check the form of a slug)."""
+        return {c["slug"]: c for c in self.index["categories"] if _SLUG.match(c["slug"])}
 
 
 def _read_api(plan: _Plan, rel: str) -> bytes:
