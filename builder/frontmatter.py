@@ -60,22 +60,28 @@ def parse_skill_md(data: bytes, file: str, *, max_frontmatter_bytes: int, skill:
     bom = text.startswith("\ufeff")
     if bom:
         text = text[1:]
-    lines = text.split("\n")
-    if not _is_delimiter(lines[0]):
-        return fail(RULES["SK004"].at(file, 1, f"SKILL.md must start with a `---` line, found {lines[0][:40]!r}",
+    first_end = text.find("\n")
+    first = text if first_end == -1 else text[:first_end]
+    if not _is_delimiter(first):
+        return fail(RULES["SK004"].at(file, 1, f"SKILL.md must start with a `---` line, found {first[:40]!r}",
                                       skill=skill))
-    close = next((i for i in range(1, len(lines)) if _is_delimiter(lines[i])), None)
-    if close is None:
+    closing = _closing_delimiter(text, first_end)
+    if closing is None:
         return fail(RULES["SK005"].at(file, 1, "the frontmatter opened on line 1 is never closed by a `---` line",
                                       skill=skill))
+    start, end = closing  # the closing line spans text[start:end]; text[end] is its line break, if any
+    close = text.count("\n", 0, start)  # 0-based line index of the closing delimiter
     # Each YAML line keeps its line break, as in the file: a block scalar that is the last key ends with "\n".
-    yaml_text = "".join(line.rstrip("\r") + "\n" for line in lines[1:close])
+    yaml_lines = text[first_end + 1:start]
+    if "\r" in yaml_lines:
+        yaml_lines = "".join(line.rstrip("\r") + "\n" for line in yaml_lines[:-1].split("\n"))
+    yaml_text = yaml_lines
     size = len(yaml_text.encode("utf-8"))
     if size > max_frontmatter_bytes:
         return fail(RULES["SK006"].at(
             file, 2, f"the frontmatter is {size:,} bytes; the limit is {max_frontmatter_bytes:,}", skill=skill))
-    rest = lines[close + 1:]
-    body = "\n".join(line.rstrip("\r") for line in rest) if "\r" in text else "\n".join(rest)
+    rest = text[end + 1:] if end < len(text) else ""
+    body = "\n".join(line.rstrip("\r") for line in rest.split("\n")) if "\r" in rest else rest
     body_line = close + 2
 
     diagnostics: list[Diagnostic] = []
@@ -85,6 +91,23 @@ def parse_skill_md(data: bytes, file: str, *, max_frontmatter_bytes: int, skill:
     frontmatter = Frontmatter(data=data_obj or {}, lines=lines_of, start_line=1, end_line=close + 1,
                               non_strict=_non_strict_features(yaml_text), bom=bom)
     return ParsedSkillMd(frontmatter, body, body_line, tuple(diagnostics))
+
+
+def _closing_delimiter(text: str, first_end: int) -> tuple[int, int] | None:
+    """(start, end) of the first line after line 1 that is exactly ``---`` (trailing blanks allowed)."""
+    if first_end == -1:
+        return None
+    search = first_end
+    while True:
+        found = text.find("\n---", search)
+        if found == -1:
+            return None
+        start = found + 1
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+        if _is_delimiter(text[start:end]):
+            return start, end
+        search = start
 
 
 def _load_yaml(text: str, file: str, skill: str,

@@ -122,7 +122,7 @@ def _read_files(folder: Path, config: RegistryConfig, report) -> list[SkillFile]
     limits = config.limits
     files: list[SkillFile] = []
     total = 0
-    root = config.root.resolve()
+    root = _resolved(config.root)
     stack = [(folder, "")]
     while stack:
         current, prefix = stack.pop()
@@ -186,6 +186,11 @@ def _read_files(folder: Path, config: RegistryConfig, report) -> list[SkillFile]
         else:
             seen[folded] = f.path
     return files
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(path: Path) -> Path:
+    return path.resolve()
 
 
 def _is_within(path: Path, root: Path) -> bool:
