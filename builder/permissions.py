@@ -15,6 +15,10 @@ NETWORK = re.compile(
     r"\b(?:urllib\.request|urlopen|requests\.(?:get|post|put|delete|Session)|httpx|aiohttp|socket\.|"
     r"http\.client|curl|wget|fetch\(|Invoke-WebRequest|nc\s+-)|https?://(?!localhost|127\.0\.0\.1|example\.)")
 SHELL = re.compile(r"\b(?:subprocess|os\.system|os\.popen|os\.exec\w*|pty\.spawn|shell=True|eval\s*\(|exec\s*\()")
+# Substrings one of which every match of the patterns above contains: a fast test before the regex.
+NETWORK_HINTS = ("url", "request", "aiohttp", "socket", "http", "curl", "wget", "fetch", "WebRequest", "nc ", "nc\t",
+                 "nc\n")
+SHELL_HINTS = ("subprocess", "os.", "pty", "shell=True", "eval", "exec")
 SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl", ".ps1")
 
 
@@ -47,8 +51,8 @@ def permissions(skill: Skill) -> Permissions:
     network, shell = [], []
     for f in scripts:
         text = f.data.decode("utf-8")
-        if NETWORK.search(text):
+        if any(h in text for h in NETWORK_HINTS) and NETWORK.search(text):
             network.append(f.path)
-        if SHELL.search(text):
+        if any(h in text for h in SHELL_HINTS) and SHELL.search(text):
             shell.append(f.path)
     return Permissions(tuple(f.path for f in scripts), allowed_tools(skill), tuple(network), tuple(shell))
