@@ -103,9 +103,12 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
         click.echo((format_changes_text(changes) if changes else "") + format_github(report), nl=False)
         summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary_file:
-            with open(summary_file, "a", encoding="utf-8") as fh:
-                fh.write((changes_markdown(changes) if changes else "") +
-                         summary_markdown(report.diagnostics, report.summary()))
+            try:
+                with open(summary_file, "a", encoding="utf-8") as fh:
+                    fh.write((changes_markdown(changes) if changes else "") +
+                             summary_markdown(report.diagnostics, report.summary()))
+            except OSError as exc:
+                raise SkillRegError(f"GITHUB_STEP_SUMMARY={summary_file}: cannot append ({exc.strerror})") from None
     else:
         click.echo((format_changes_text(changes) if changes else "") + format_text(report), nl=False)
     sys.exit(EXIT_FAIL if report.failed(strict) else EXIT_OK)

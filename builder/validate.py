@@ -151,7 +151,10 @@ def validate_paths(paths: Sequence[Path], config: RegistryConfig, profile: str |
             path = path.parent
         if not path.is_dir():
             raise UsageError(f"{display_path(path)}: not a folder")
-        found = find_skill_folders(path)
+        try:
+            found = find_skill_folders(path)
+        except OSError as exc:
+            raise UsageError(f"{display_path(path)}: cannot be read ({exc.strerror})") from None
         if not found:
             diagnostics.append(RULES["SK604"].at(display_path(path), 0, f"no skill folders in {display_path(path)}"))
         folders.extend(found)

@@ -299,3 +299,18 @@ def test_validate_writes_nothing(registry: Path, fmt: str) -> None:
     run("--format", fmt)
     after = sorted((p, p.read_bytes() if p.is_file() else b"", p.stat().st_mtime_ns) for p in registry.rglob("*"))
     assert after == before
+
+
+def test_an_unwritable_step_summary_is_a_message_not_a_traceback(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from builder.cli import cli
+    from conftest import REPO
+
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "missing-folder" / "summary.md"))
+    result = CliRunner().invoke(cli, ["--config", str(REPO / "registry.yaml"), "validate", "--format", "github",
+                                      str(REPO / "skills" / "csv-profiler")])
+    assert result.exit_code == 1
+    assert f"Error: GITHUB_STEP_SUMMARY={tmp_path / 'missing-folder' / 'summary.md'}: cannot append " \
+           "(No such file or directory)" in result.output
+    assert "Traceback" not in result.output
