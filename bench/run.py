@@ -39,7 +39,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                                      "Markdown table; the same figures go to a JSON file.")
     parser.add_argument("--quick", action="store_true",
                         help="small corpora and 3 runs; the whole suite finishes in under two minutes "
-                             "(the full suite takes about 25 minutes)")
+                             "(the full suite takes about 20 minutes)")
     parser.add_argument("--repeat", type=int, default=None, help="runs per figure (default: 5, quick: 3)")
     parser.add_argument("--only", choices=names, action="append", metavar="NAME",
                         help=f"run only this measurement (repeatable): {', '.join(names)}")
