@@ -35,11 +35,11 @@ from .frontmatter import parse_skill_md
 from .search import SEARCH_INDEX_PATH
 from .site_hooks import fragments_path
 from .site_render import BodyRenderer
+from .workers import default_jobs
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "site_templates"
 PAGES = TEMPLATES / "pages"
 # Below this many skills a pool of processes costs more than it saves (as in build.py).
-PARALLEL_THRESHOLD = 200
 RECENT = 10
 SHM = "/dev/shm"
 SHM_MARGIN = 256 * 1024 * 1024  # left free for everything else that uses shared memory
@@ -377,7 +377,7 @@ def write_site(config: RegistryConfig, root: Path, report: Any = None, *, naive:
             scratch = Path(tempfile.mkdtemp(prefix="skillreg-site-", dir=shm))
         plan = _plan(config, root, index, work, scratch, naive=naive, api_roots=api_roots)
         if jobs is None:
-            jobs = min(os.cpu_count() or 1, 8) if len(plan.names) >= PARALLEL_THRESHOLD else 1
+            jobs = default_jobs(len(plan.names))
         shards = 1 if naive else max(1, min(jobs, len(plan.names)))
         if shards == 1:
             warnings = list(_build_shard(plan, 0, 1))
