@@ -46,7 +46,7 @@ RESERVED_NAMES = frozenset({
 # Zero-width, bidirectional controls and Unicode tag characters can hide text from a reviewer.
 INVISIBLE = re.compile("[\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
                        "|(?<=[\x00-\u1fff])\u200d")
-USER_PATH = re.compile(r"(?<![\w./~-])(?:/home/[\w.-]+|/Users/[\w.-]+|[A-Za-z]:\\[\w\\. -]*)")
+USER_PATH = re.compile(r"(?<![\w./~-])(?:/home/[\w.-]+|/Users/[\w.-]+|[A-Za-z]:\\[\w\\.-]*(?: [\w.-]+\\[\w\\.-]*)*)")
 USER_PATH_MARKERS = ("/home/", "/Users/", ":\\")
 CODE_SPAN = re.compile(r"`[^`]*`")
 MD_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+[\"'(][^)]*)?\)")

@@ -101,3 +101,14 @@ def test_validation_writes_nothing(registry: RegistryConfig, tmp_path: Path) -> 
     validate_paths([Path("skills")], registry)
     after = sorted((p, p.read_bytes() if p.is_file() else b"", p.stat().st_mtime_ns) for p in tmp_path.rglob("*"))
     assert after == before
+
+
+@pytest.mark.parametrize("line, found", [
+    (r"Run C:\Users\dave\tool.exe now, then stop.", [r"C:\Users\dave\tool.exe"]),
+    (r"Open C:\Program Files\App\x.exe and read the words after it.", [r"C:\Program Files\App\x.exe"]),
+    ("Read /home/ann/notes and /Users/bob/x, not ./home/y.", ["/home/ann", "/Users/bob"]),
+])
+def test_absolute_user_paths_end_where_the_path_ends(line: str, found: list[str]) -> None:
+    from builder.validate import USER_PATH
+
+    assert [m.group(0) for m in USER_PATH.finditer(line)] == found
