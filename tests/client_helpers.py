@@ -20,8 +20,10 @@ from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from click.testing import CliRunner, Result
 
 from builder.build import build
+from builder.cli import cli
 from builder.config import load_config
 
 REPO = Path(__file__).resolve().parent.parent
@@ -275,3 +277,17 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def site_v2(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return sites(tmp_path_factory)[1]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project folder, made the current folder: where installs and the lock file go."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def run(*args: str) -> Result:
+    """``skillreg ARGS`` in process; an unexpected exception fails the test with its traceback."""
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)

@@ -8,13 +8,12 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from builder.cli import cli
 from builder.client.agents import agent_table
 from builder.client.lock import user_lock_path
 from builder.search import rank
-from client_helpers import NEW_VERSION, RegistryServer, site, site_v2, tree  # noqa: F401 (fixtures)
+from client_helpers import (NEW_VERSION, RegistryServer, project, run, site, site_v2,  # noqa: F401 (fixtures)
+                            tree)
 
 AGENTS = sorted(agent_table().agents)
 
@@ -23,18 +22,6 @@ AGENTS = sorted(agent_table().agents)
 def server(site: Path):
     with RegistryServer(site) as running:
         yield running
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 def detail_of(site: Path, name: str) -> dict:

@@ -14,28 +14,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from builder.bundle import zip_bytes
-from builder.cli import cli
 from builder.client.archive import UnpackLimits, UnsafeBundle, read_bundle
 from builder.model import SkillFile, sha256_hex, skill_digest
-from client_helpers import (Fault, RegistryServer, run_skillreg, site, site_v2, tree,  # noqa: F401 (fixtures)
-                            wait_for, zeros_bomb)
+from client_helpers import (Fault, RegistryServer, project, run, run_skillreg, site, site_v2,  # noqa: F401
+                            tree, wait_for, zeros_bomb)
 
 DETAIL = "api/v1/skills/csv-profiler.json"
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 @pytest.fixture
