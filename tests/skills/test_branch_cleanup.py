@@ -1,11 +1,12 @@
 """Tests for skills/branch-cleanup/scripts/stale_branches.sh (uses a throwaway git repo)."""
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from script_helpers import git_env, run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "branch-cleanup" / "scripts" / "stale_branches.sh"
 NOW = "1717977600"  # 2024-06-10T00:00:00Z
@@ -15,11 +16,7 @@ NOW = "1717977600"  # 2024-06-10T00:00:00Z
 def repo(tmp_path):
     path = tmp_path / "repo"
     path.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(HOME=str(tmp_path), GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1",
-               GIT_CEILING_DIRECTORIES=str(tmp_path),
-               GIT_AUTHOR_NAME="Ann", GIT_AUTHOR_EMAIL="ann@example.invalid",
-               GIT_COMMITTER_NAME="Ann", GIT_COMMITTER_EMAIL="ann@example.invalid")
+    env = git_env(tmp_path, "Ann", "ann@example.invalid")
 
     def git(*args: str, date: str | None = None) -> None:
         run_env = dict(env, **({"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else {}))
@@ -40,8 +37,7 @@ def repo(tmp_path):
 
 
 def run(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, cwd=cwd, env=env,
-                          timeout=60)
+    return run_script(SCRIPT, *args, cwd=cwd, env=env)
 
 
 def branches(path: Path, env: dict) -> list[str]:

@@ -2,23 +2,19 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from script_helpers import git_env as isolated_git_env, run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "changelog-from-git" / "scripts" / "build_changelog.py"
 
 
 def git_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(HOME=str(home), GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1",
-               GIT_CEILING_DIRECTORIES=str(home),
-               GIT_AUTHOR_NAME="Test Author", GIT_AUTHOR_EMAIL="author@example.invalid",
-               GIT_COMMITTER_NAME="Test Committer", GIT_COMMITTER_EMAIL="committer@example.invalid")
-    return env
+    return isolated_git_env(home, "Test Author", "author@example.invalid", "Test Committer",
+                            "committer@example.invalid")
 
 
 @pytest.fixture()
@@ -58,8 +54,7 @@ def repo(tmp_path):
 
 
 def run(*args: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=60)
+    return run_script(SCRIPT, *args, cwd=cwd, env=env)
 
 
 def test_help_exits_zero(tmp_path):

@@ -2,17 +2,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from script_helpers import git_env, run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "commit-message-lint" / "scripts" / "lint_commit_msg.py"
 
 
 def run(*args: str, stdin: str | None = "", env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, input=stdin,
-                          env=env, timeout=60)
+    return run_script(SCRIPT, *args, env=env, stdin=stdin)
 
 
 def test_help_exits_zero():
@@ -70,11 +69,7 @@ def test_types_fixup_and_json():
 def test_range_mode_reads_git_history(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(HOME=str(tmp_path), GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1",
-               GIT_CEILING_DIRECTORIES=str(tmp_path),
-               GIT_AUTHOR_NAME="T", GIT_AUTHOR_EMAIL="t@example.invalid",
-               GIT_COMMITTER_NAME="T", GIT_COMMITTER_EMAIL="t@example.invalid")
+    env = git_env(tmp_path, "T", "t@example.invalid")
     for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "chore: start"],
                  ["commit", "-q", "--allow-empty", "-m", "WIP"],
                  ["commit", "-q", "--allow-empty", "-m", "feat: add login"]):

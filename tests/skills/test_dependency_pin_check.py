@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from script_helpers import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "dependency-pin-check" / "scripts" / "check_pins.py"
 HASH = "58cd2187c01e70e6e26505bca751777aa9f2ee0b7f4300988b709f44e013003f"
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    return run_script(SCRIPT, *args, cwd=cwd)
 
 
 def test_help_exits_zero():

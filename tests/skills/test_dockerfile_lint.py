@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from script_helpers import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "dockerfile-lint" / "scripts" / "lint_dockerfile.py"
 
@@ -41,7 +42,7 @@ ENTRYPOINT ["python", "main.py"]
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    return run_script(SCRIPT, *args, cwd=cwd)
 
 
 def test_help_exits_zero():

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from script_helpers import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "docstring-style" / "scripts" / "check_docstrings.py"
 
@@ -90,7 +91,7 @@ def sphinx_style(path, mode="r"):
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    return run_script(SCRIPT, *args, cwd=cwd)
 
 
 def make_package(root: Path) -> None:

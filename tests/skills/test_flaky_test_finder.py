@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from script_helpers import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "flaky-test-finder" / "scripts" / "find_flaky.py"
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
+    return run_script(SCRIPT, *args)
 
 
 def report(list_result: str = "", extra: str = "") -> str:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from script_helpers import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "json-schema-check" / "scripts" / "check_json_schema.py"
 
@@ -30,8 +31,7 @@ SCHEMA = {
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
-                          input=stdin, timeout=60)
+    return run_script(SCRIPT, *args, stdin=stdin)
 
 
 def dump(tmp_path: Path, name: str, data) -> str:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from script_helpers import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "log-summarizer" / "scripts" / "summarize_log.py"
 
@@ -22,8 +23,7 @@ Traceback (most recent call last):
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
-                          input=stdin, timeout=60)
+    return run_script(SCRIPT, *args, stdin=stdin)
 
 
 def test_help_exits_zero():

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from script_helpers import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "markdown-link-check" / "scripts" / "check_links.py"
 
@@ -49,7 +50,7 @@ def make_docs(root: Path) -> None:
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    return run_script(SCRIPT, *args, cwd=cwd)
 
 
 def test_help_exits_zero():

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from script_helpers import run_script
+
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "readability-check" / "scripts" / "readability.py"
 
 PROSE = """# Release Notes
@@ -27,8 +29,7 @@ See the [guide](docs/guide.md) for details, e.g. setup.
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, input=stdin,
-                          timeout=60)
+    return run_script(SCRIPT, *args, stdin=stdin)
 
 
 def load_module():

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from script_helpers import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "secret-scanner" / "scripts" / "scan_diff.py"
 
@@ -18,8 +19,7 @@ GH_TOKEN = "ghp" + "_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
-                          input=stdin if stdin is not None else "", timeout=60)
+    return run_script(SCRIPT, *args, stdin="" if stdin is None else stdin)
 
 
 def make_diff() -> str:

@@ -4,20 +4,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from script_helpers import git_env as isolated_git_env, run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "todo-collector" / "scripts" / "collect_todos.py"
 
 
 def git_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(HOME=str(home), GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1",
-               GIT_CEILING_DIRECTORIES=str(home),
-               GIT_AUTHOR_NAME="Ann Author", GIT_AUTHOR_EMAIL="ann@example.invalid",
-               GIT_COMMITTER_NAME="Ann Author", GIT_COMMITTER_EMAIL="ann@example.invalid",
-               GIT_AUTHOR_DATE="2024-03-04T12:00:00Z", GIT_COMMITTER_DATE="2024-03-04T12:00:00Z")
-    return env
+    return dict(isolated_git_env(home, "Ann Author", "ann@example.invalid"),
+                GIT_AUTHOR_DATE="2024-03-04T12:00:00Z", GIT_COMMITTER_DATE="2024-03-04T12:00:00Z")
 
 
 def make_tree(root: Path) -> None:
@@ -38,8 +34,7 @@ def make_tree(root: Path) -> None:
 
 
 def run(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=cwd, env=env,
-                          timeout=60)
+    return run_script(SCRIPT, *args, cwd=cwd, env=env)
 
 
 def test_help_exits_zero():
