@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 class SkillRegError(Exception):
     """Base class for every error the CLI turns into a message and a non-zero exit."""
@@ -25,3 +27,20 @@ class BuildError(SkillRegError):
 
 class ClientError(SkillRegError):
     """A registry could not be read, or a skill could not be installed safely."""
+
+
+_DISK_ADVICE = {
+    errno.ENOSPC: "the disk is full; free some space and run the command again",
+    errno.EDQUOT: "the disk quota is used up; free some space or raise the quota and run the command again",
+    errno.EROFS: "the file system is read-only; pick a writable location",
+    errno.EACCES: "permission denied; check the folder's owner and permissions",
+    errno.EPERM: "operation not permitted; check the folder's owner and permissions",
+    errno.EIO: "the disk reported an input/output error; check the device and run the command again",
+}
+
+
+def os_error_message(exc: OSError) -> str:
+    """One line for an operating-system error: the path it concerns, what happened and what to do."""
+    where = exc.filename if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
+    what = _DISK_ADVICE.get(exc.errno or 0) or (exc.strerror or str(exc))
+    return f"{where}: {what}" if where is not None else what
