@@ -81,7 +81,7 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
     PATHS are skill folders or folders of skills (default: the registry's skills/).
     Exit 0 when clean, 1 on errors (or warnings with --strict), 2 on usage errors.
     """
-    from .report import format_github, format_json, format_text, summary_markdown, to_json
+    from .report import format_github, format_json, format_text, summary_line, summary_markdown, to_json
     from .validate import validate_paths
 
     config = obj.config
@@ -109,7 +109,7 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
             try:
                 with open(summary_file, "a", encoding="utf-8") as fh:
                     fh.write((changes_markdown(changes) if changes else "") +
-                             summary_markdown(report.diagnostics, report.summary()))
+                             summary_markdown(report.diagnostics, summary_line(report)))
             except OSError as exc:
                 raise SkillRegError(f"GITHUB_STEP_SUMMARY={summary_file}: cannot append ({exc.strerror})") from None
     else:

@@ -11,6 +11,14 @@ from .validate import ValidationReport
 JSON_VERSION = 1
 
 
+def summary_line(report: ValidationReport) -> str:
+    """The closing line people read: a clean run says so in words; any finding keeps the counts."""
+    count = len(report.skills)
+    if report.diagnostics or count == 0:
+        return report.summary()
+    return "The skill is valid." if count == 1 else f"All {count:,} skills are valid."
+
+
 def format_text(report: ValidationReport) -> str:
     lines = []
     for d in report.diagnostics:
@@ -18,7 +26,7 @@ def format_text(report: ValidationReport) -> str:
         lines.append(f"{where}: {d.severity.value} {d.code} {d.message}")
         if d.hint:
             lines.append(f"    hint: {d.hint}")
-    lines.append(report.summary())
+    lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
 
 
@@ -61,7 +69,7 @@ def format_github(report: ValidationReport) -> str:
         props.append(f"title={_escape_property(d.code)}")
         message = d.message + (f" ({d.hint})" if d.hint else "")
         lines.append(f"::{d.severity.value} {','.join(props)}::{_escape_data(message)}")
-    lines.append(report.summary())
+    lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
 
 

@@ -118,7 +118,7 @@ def test_generated_skills_validate_clean_under_both_validators(tmp_path: Path, m
     monkeypatch.chdir(REPO)
     result = CliRunner().invoke(cli, ["validate", "--profile", "spec", str(tmp_path / "skills")])
     assert result.exit_code == 0, result.output
-    assert result.output.strip().splitlines()[-1] == "0 errors, 0 warnings in 0 of 30 skills"
+    assert result.output.strip().splitlines()[-1] == "All 30 skills are valid."
 
 
 def test_cached_corpus_is_generated_once(tmp_path: Path) -> None:

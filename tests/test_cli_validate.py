@@ -59,7 +59,7 @@ def run(*args: str) -> Result:
 
 def test_clean_registry_exits_0(registry: Path) -> None:
     result = run()
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "0 errors, 0 warnings in 0 of 2 skills\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "All 2 skills are valid.\n", "")
 
 
 def test_errors_exit_1_with_file_line_code_message_and_hint(registry: Path) -> None:
@@ -92,14 +92,14 @@ def test_strict_on_a_clean_registry_still_exits_0(registry: Path) -> None:
 
 def test_paths_and_profile_options(registry: Path) -> None:
     write_tree(registry, {"skills/gamma/SKILL.md": skill_md("gamma", extra="model: opus\n")})
-    assert run("skills/alpha").stdout == "0 errors, 0 warnings in 0 of 1 skill\n"
+    assert run("skills/alpha").stdout == "The skill is valid.\n"
     spec = run("skills/gamma")
     assert (spec.exit_code, spec.stdout.splitlines()[0]) == (
         1, "skills/gamma/SKILL.md:6: error SK120 `model` is a Claude Code extension, not part of the open standard")
     claude = run("--profile", "claude-code", "skills/gamma")
-    assert (claude.exit_code, claude.stdout) == (0, "0 errors, 0 warnings in 0 of 1 skill\n")
+    assert (claude.exit_code, claude.stdout) == (0, "The skill is valid.\n")
     lenient = run("--profile", "lenient", "skills/gamma")
-    assert (lenient.exit_code, lenient.stdout) == (0, "0 errors, 0 warnings in 0 of 1 skill\n")
+    assert (lenient.exit_code, lenient.stdout) == (0, "The skill is valid.\n")
 
 
 def test_the_registry_profile_is_the_default(registry: Path) -> None:
@@ -279,8 +279,8 @@ def test_github_step_summary_of_a_clean_run_has_no_table(registry: Path, tmp_pat
     summary = tmp_path_factory.mktemp("gh") / "step_summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     result = run("--format", "github")
-    assert (result.exit_code, result.stdout) == (0, "0 errors, 0 warnings in 0 of 2 skills\n")
-    assert summary.read_text(encoding="utf-8") == "## Skill validation\n\n0 errors, 0 warnings in 0 of 2 skills\n\n"
+    assert (result.exit_code, result.stdout) == (0, "All 2 skills are valid.\n")
+    assert summary.read_text(encoding="utf-8") == "## Skill validation\n\nAll 2 skills are valid.\n\n"
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])

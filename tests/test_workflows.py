@@ -326,7 +326,7 @@ def test_pull_request_flow_once_fixed_builds_and_uploads_the_site(pull_request, 
     ], [r.stdout + r.stderr for r in runs]
     assert context["uploaded"] == str(work / "site")
     assert "| `secret-scanner` | modified |" in summary.read_text()
-    assert summary.read_text().endswith("0 errors, 0 warnings in 0 of 4 skills\n\n")
+    assert summary.read_text().endswith("All 4 skills are valid.\n\n")
 
 
 # --- deploy check against a real HTTP server ---------------------------------------------------------------
