@@ -270,6 +270,18 @@ def export(obj: Context, name: str, fmt: str, output: Path | None) -> None:
         click.echo(f"Wrote {output} ({len(data):,} bytes)", err=True)
 
 
+def _named(files: list[Any], name: str, max_frontmatter_bytes: int) -> list[Any]:
+    """``import --name``: SKILL.md's own `name:` becomes NAME too (only that line changes), or nothing is written."""
+    from .frontmatter import parse_skill_md, renamed_skill_md
+    from .model import SkillFile
+
+    parsed = parse_skill_md(files[0].data, "SKILL.md", max_frontmatter_bytes=max_frontmatter_bytes)
+    if parsed.frontmatter is not None and parsed.frontmatter.data.get("name") == name:
+        return files
+    data = renamed_skill_md(files[0].data, name, max_frontmatter_bytes=max_frontmatter_bytes)
+    return [SkillFile(files[0].path, data, files[0].executable), *files[1:]]
+
+
 @cli.command(name="import")
 @click.argument("source", type=click.File("rb"))
 @click.option("--name", help="Folder name for the skill (default: `name` in its SKILL.md).")
@@ -298,6 +310,7 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     problems = list(check_name(name, name, lambda code, msg, hint=None: f"{code}: {msg}"))
     if problems:
         raise UsageError(problems[0])
+    files = _named(files, name, obj.config.limits.max_frontmatter_bytes)
     folder = obj.config.skills_path / name
     write_new_folder(folder, {f.path: (f.data, f.executable) for f in files})
     click.echo(f"Created {folder}/ with {len(files)} file(s)")

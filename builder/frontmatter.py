@@ -6,6 +6,7 @@ substring. Duplicate keys, alias bombs and oversized blocks are refused with a f
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -272,3 +273,41 @@ def _duplicate_keys(node: yaml.Node, file: str, skill: str, offset: int, seen_no
     elif isinstance(node, yaml.SequenceNode):
         for child in node.value:
             yield from _duplicate_keys(child, file, skill, offset, seen_nodes)
+
+
+_NAME_LINE = re.compile(r"^name:[ \t]+(?P<value>'[^'\n]*'|\"[^\"\\\n]*\"|[^\s'\"#|>&*!%@`{\[][^\n#]*?)"
+                        r"(?P<rest>[ \t]*(?:#[^\n]*)?)$")
+
+
+def renamed_skill_md(data: bytes, new_name: str, *, max_frontmatter_bytes: int) -> bytes:
+    """SKILL.md with the value of its top-level ``name:`` line replaced by ``new_name``, every other byte kept.
+
+    Refuses (UsageError) unless the name is a one-line scalar the rewrite can replace exactly: the result is
+    parsed again and must differ from the original only in ``name``."""
+    from .errors import UsageError
+
+    def refuse(why: str) -> UsageError:
+        return UsageError(f"SKILL.md: {why}; cannot rename the skill to {new_name!r} safely. Edit the `name:` "
+                          f"line to {new_name} first, or import without --name")
+
+    before = parse_skill_md(data, "SKILL.md", max_frontmatter_bytes=max_frontmatter_bytes)
+    if before.frontmatter is None or before.diagnostics:
+        raise refuse("its frontmatter does not parse cleanly")
+    line_no = before.frontmatter.lines.get("name")
+    if line_no is None or not isinstance(before.frontmatter.data.get("name"), str):
+        raise refuse("its frontmatter has no `name:` line")
+    lines = data.split(b"\n")
+    raw = lines[line_no - 1]
+    ending = b"\r" if raw.endswith(b"\r") else b""
+    match = _NAME_LINE.match(raw[: len(raw) - len(ending)].decode("utf-8"))
+    if match is None:
+        raise refuse(f"line {line_no} is not a one-line `name: value`")
+    text = match.string
+    lines[line_no - 1] = (text[: match.start("value")] + new_name + text[match.end("value"):]).encode() + ending
+    result = b"\n".join(lines)
+    after = parse_skill_md(result, "SKILL.md", max_frontmatter_bytes=max_frontmatter_bytes)
+    expected = {**before.frontmatter.data, "name": new_name}
+    if after.frontmatter is None or after.diagnostics or after.frontmatter.data != expected or \
+            after.body != before.body:
+        raise refuse(f"the `name` on line {line_no} continues past that line")
+    return result
