@@ -11,9 +11,11 @@ import functools
 import os
 import threading
 from dataclasses import dataclass
+from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 from .build import BuildResult, build
 from .config import RegistryConfig
@@ -64,6 +66,41 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+class _SiteHandler(_QuietHandler):
+    """Serves the build as the static host would: a missing page gets the site's own 404.html (status 404),
+    and the site also answers under its published base path (``/skill-registry/...``), where that page's
+    site-absolute links point."""
+
+    def __init__(self, *args: Any, base_path: str = "/", **kwargs: Any) -> None:
+        self.base_path = base_path  # before the base class's __init__, which handles the request
+        super().__init__(*args, **kwargs)
+
+    def translate_path(self, path: str) -> str:
+        local = super().translate_path(path)
+        if self.base_path != "/" and path.startswith(self.base_path) and not os.path.exists(local):
+            return super().translate_path("/" + path[len(self.base_path):])
+        return local
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        page = Path(self.directory) / "404.html"
+        if code != HTTPStatus.NOT_FOUND or not page.is_file():
+            super().send_error(code, message, explain)
+            return
+        body = page.read_bytes()
+        self.send_response(code, message)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+def _handler(out: Path, base_url: str) -> Callable[..., _SiteHandler]:
+    path = urlsplit(base_url).path or "/"
+    return functools.partial(_SiteHandler, directory=str(out), base_path=path if path.endswith("/") else path + "/")
+
+
 def serve(config: RegistryConfig, out: Path, *, port: int = 8000, interval: float = 1.0,
           on_event: Callable[[ServeEvent], None] = lambda event: None,
           stop: threading.Event | None = None, **build_options: Any) -> None:
@@ -80,7 +117,8 @@ def serve(config: RegistryConfig, out: Path, *, port: int = 8000, interval: floa
     before = snapshot(watched)
     rebuild()
     out.mkdir(parents=True, exist_ok=True)
-    server = ThreadingHTTPServer(("127.0.0.1", port), functools.partial(_QuietHandler, directory=str(out)))
+    base_url = build_options.get("base_url") or config.base_url
+    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(out, base_url))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, name="skillreg-serve", daemon=True)
     thread.start()
