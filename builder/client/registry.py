@@ -227,7 +227,7 @@ class Registry:
         try:
             doc = self.document(detail_path(name))
         except NotFound:
-            raise NotFound(f"no skill named {name!r} in {self.url}") from None
+            raise NotFound(f"no skill named {name!r} in {self.url}{self.suggestion(name)}") from None
         if doc.get("name") != name or not DIGEST.match(str(doc.get("digest", ""))):
             raise ClientError(f"{self.url}{detail_path(name)} does not describe {name!r}; refusing it")
         zip_bundle = (doc.get("bundles") or {}).get("zip") or {}
@@ -235,6 +235,17 @@ class Registry:
         if not SHA256.match(str(zip_bundle.get("sha256", ""))) or not isinstance(zip_bundle.get("size"), int):
             raise ClientError(f"{self.url}{detail_path(name)} gives no sha256 and size for its bundle; refusing it")
         return doc
+
+    def suggestion(self, name: str) -> str:
+        """"; did you mean X?" from the index's names, for a name the registry does not publish (one request,
+        made only after a miss); empty when the index cannot be read either."""
+        from ..suggest import did_you_mean
+
+        try:
+            skills = self.index()["skills"]
+        except ClientError:
+            return ""
+        return did_you_mean(name, [str(s.get("name")) for s in skills if isinstance(s, dict)])
 
     # -- immutable artifacts -------------------------------------------------------------------------------
 
