@@ -178,7 +178,7 @@ def _split(spec: str) -> tuple[str, str | None]:
     return name, digest or None
 
 
-def _print_changes(changes, lock) -> None:
+def _print_changes(changes, lock, record: bool = True) -> None:
     for change in changes:
         where = ", ".join(change.targets)
         version = f" {change.version}" if change.version else ""
@@ -190,8 +190,19 @@ def _print_changes(changes, lock) -> None:
                        f" in {where}")
         else:
             click.echo(f"{change.action.capitalize()} {change.name}{version} ({_short(change.digest)}…) into {where}")
-    if any(c.action not in ("unchanged", "would update", "not published") for c in changes):
+    if record and any(c.action not in ("unchanged", "would update", "not published") for c in changes):
         click.echo(f"Recorded in {display_path(lock.path)}")
+
+
+def _print_unpublished(changes) -> None:
+    """Locked skills a restore could not fetch: the registry no longer publishes their locked digest."""
+    for change in changes:
+        why = (f"the registry no longer publishes it (locked {_short(change.digest)}…: removed, pruned or "
+               "taken down)")
+        if change.targets:
+            click.echo(f"Cannot restore {change.name} into {', '.join(change.targets)}: {why}", err=True)
+        else:
+            click.echo(f"{change.name}: {why}; its folders match the lock, left as installed")
 
 
 @click.command()
@@ -225,7 +236,8 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None
         if not lock.entries:
             raise UsageError(f"nothing to restore: {display_path(lock.path)} lists no skills; name the skills to install")
         lock, changes = project.restore(lock, _registry_for(location), force=force, frozen=frozen)
-        _print_changes(changes, lock)
+        _print_changes([c for c in changes if c.action != "not published"], lock)
+        _print_unpublished([c for c in changes if c.action == "not published"])
         return
     if agents and folder:
         raise UsageError("give --agent or --dir, not both")
@@ -261,7 +273,7 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, global_: bool, lo
         elif change.action == "not published":
             click.echo(f"{change.name}: the registry no longer publishes it; left as installed")
         else:
-            _print_changes([change], lock)
+            _print_changes([change], lock, record=False)  # one "Recorded" line after all of them
             if dry_run:
                 click.echo(change.diff, nl=False)
     if not dry_run and any(c.action == "updated" for c in changes):

@@ -14,7 +14,7 @@ from ..errors import ClientError, UsageError
 from .install import (FetchedSkill, LocalState, digest_matches, fetch_skill, local_state, read_installed,
                       remove_folder, unified_diff, write_skill)
 from .lock import Lock, LockEntry, write_lock
-from .registry import Registry, check_name
+from .registry import NotFound, Registry, check_name
 
 RegistryFor = Callable[[str], Registry]
 
@@ -132,14 +132,22 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
 
 def restore(lock: Lock, registry_for: RegistryFor, *, force: bool = False,
             frozen: bool = False) -> tuple[Lock, list[Change]]:
-    """Make every folder in the lock hold its skill again; with ``frozen``, only ever the locked digest."""
-    plans = []
+    """Make every folder in the lock hold its skill again; with ``frozen``, only ever the locked digest.
+
+    A skill the registry no longer publishes is left as it is and reported ("not published", with the folders
+    that could not be restored); under ``frozen`` it fails the whole restore before anything changes."""
+    plans, gone = [], []
     for entry in sorted(lock.entries.values(), key=lambda e: e.name):
         registry = registry_for(entry.registry)
-        plans.append((entry, registry, registry.detail(entry.name)))
+        detail = _published_detail(registry, entry.name)
+        if detail is None:
+            gone.append(entry)
+        else:
+            plans.append((entry, registry, detail))
     drift = [(e, d) for e, _, d in plans if d["digest"] != e.digest]
-    if frozen and drift:
-        listed = ", ".join(f"{e.name} (lock {e.digest[:19]}…, registry {d['digest'][:19]}…)" for e, d in drift)
+    if frozen and (drift or gone):
+        listed = ", ".join([f"{e.name} (lock {e.digest[:19]}…, registry {d['digest'][:19]}…)" for e, d in drift] +
+                           [f"{e.name} (lock {e.digest[:19]}…, not published)" for e in gone])
         raise ClientError(f"--frozen: the lock and the registry disagree: {listed}; nothing was changed")
     work = []
     for entry, registry, detail in plans:
@@ -164,13 +172,29 @@ def restore(lock: Lock, registry_for: RegistryFor, *, force: bool = False,
         moved = skill.digest != entry.digest
         changes.append(Change(entry.name, "updated" if moved else "restored", skill.version, skill.digest,
                               entry.digest if moved else None, tuple(todo)))
-    return lock, changes
+    for entry in gone:
+        lost = tuple(t for t in entry.targets if not local_state(lock.folder(t), entry.files).clean)
+        changes.append(Change(entry.name, "not published", entry.version, entry.digest, None, lost))
+    return lock, sorted(changes, key=lambda c: c.name)
+
+
+def _published_detail(registry: Registry, name: str) -> Mapping[str, Any] | None:
+    """The detail document, or None when the registry answers that it does not publish ``name`` (any more).
+    A registry that is not there at all (its index is missing too) is an error, not a list of lost skills."""
+    try:
+        return registry.detail(name)
+    except NotFound:
+        registry.index()
+        return None
 
 
 def _selected(lock: Lock, names: Sequence[str]) -> list[LockEntry]:
     missing = [n for n in names if n not in lock.entries]
     if missing:
-        raise UsageError(f"not installed (not in {lock.path.name}): {', '.join(missing)}")
+        from ..suggest import did_you_mean
+
+        hint = did_you_mean(missing[0], lock.entries) if len(missing) == 1 else ""
+        raise UsageError(f"not installed (not in {lock.path.name}): {', '.join(missing)}{hint}")
     return [lock.entries[n] for n in (names or sorted(lock.entries))]
 
 
