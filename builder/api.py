@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 from urllib.parse import quote
 
 from .config import RegistryConfig
@@ -157,6 +157,15 @@ def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: 
             "index": url_of(config, INDEX_PATH),
         },
     }
+
+
+def declared_author(frontmatter: Mapping[str, Any]) -> str | None:
+    """The author the skill names for itself (``metadata.author``); git's commit authors are its contributors."""
+    meta = frontmatter.get("metadata")
+    author = meta.get("author") if isinstance(meta, Mapping) else None
+    if not isinstance(author, str) or not author.strip():
+        return None
+    return author.strip()
 
 
 def discovery_v1_entry(skill: Skill) -> dict[str, Any]:

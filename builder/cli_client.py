@@ -147,8 +147,12 @@ def info(name: str, as_json: bool, location: str | None) -> None:
     click.echo(f"{detail['name']} {detail.get('version') or ''}".rstrip())
     click.echo(textwrap.fill(str(detail.get("description", "")), 100))
     click.echo()
+    from .api import declared_author
+
     rows = [("category", detail.get("category") or "-"), ("tags", ", ".join(detail.get("tags") or []) or "-"),
-            ("license", detail.get("license") or "-"), ("digest", detail["digest"])]
+            ("license", detail.get("license") or "-"),
+            ("author", declared_author(detail.get("frontmatter") or {}) or "- (no metadata.author)"),
+            ("digest", detail["digest"])]
     for label, value in rows:
         click.echo(f"{label + ':':<13}{value}")
     files = [f for f in detail.get("files", []) if isinstance(f, dict)]
@@ -165,7 +169,7 @@ def info(name: str, as_json: bool, location: str | None) -> None:
     prov = detail.get("provenance") or {}
     click.echo("provenance:")
     for label, value in (("created", prov.get("created")), ("updated", prov.get("updated")),
-                         ("authors", ", ".join(prov.get("authors") or [])), ("commit", prov.get("commit")),
+                         ("contributors", ", ".join(prov.get("authors") or [])), ("commit", prov.get("commit")),
                          ("source", prov.get("source_url") or prov.get("source_path"))):
         click.echo(f"  {label + ':':<16}{value or '-'}")
     click.echo(f"install with: skillreg install {detail['name']}")

@@ -16,7 +16,7 @@ from urllib.parse import quote
 from pydantic import Field
 
 from . import __version__
-from .api import page_path
+from .api import declared_author, page_path
 from .client.registry import Registry
 from .errors import SkillRegError
 from .search import rank
@@ -42,8 +42,7 @@ class SkillCatalog:
         return page if isinstance(page, str) and "://" in page else None
 
     def summary(self, detail: Mapping[str, Any], headings: str = "") -> dict[str, Any]:
-        meta = (detail.get("frontmatter") or {}).get("metadata") or {}
-        authors = (detail.get("provenance") or {}).get("authors") or []
+        contributors = [str(a) for a in (detail.get("provenance") or {}).get("authors") or []]
         files = [str(f.get("path")) for f in detail.get("files", []) if isinstance(f, dict)]
         name = str(detail["name"])
         return {
@@ -51,7 +50,8 @@ class SkillCatalog:
             "slug": name,
             "title": _title(name, headings),
             "description": detail.get("description"),
-            "author": meta.get("author") if isinstance(meta.get("author"), str) else (authors[0] if authors else None),
+            "author": declared_author(detail.get("frontmatter") or {}),  # what the skill says (metadata.author)
+            "contributors": contributors,  # who committed to its folder (git)
             "category": detail.get("category"),
             "tags": list(detail.get("tags") or []),
             "version": detail.get("version"),
@@ -111,6 +111,18 @@ class SkillCatalog:
                 "lock": str(lock.path)}
 
 
+def _one_name(id_: str | None, slug: str | None) -> str:
+    """get_skill takes ``id`` or ``slug`` (prompts.chat accepts both); here they are the same name."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    given = {v.strip() for v in (id_, slug) if v is not None and v.strip()}
+    if not given:
+        raise ToolError("get_skill needs the skill's id or slug")
+    if len(given) > 1:
+        raise ToolError(f"get_skill was given id {id_!r} and slug {slug!r}; they name different skills")
+    return given.pop()
+
+
 def create_server(registry: Registry, project: Path | None = None):
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
@@ -127,8 +139,9 @@ def create_server(registry: Registry, project: Path | None = None):
             raise ToolError(str(exc)) from None
 
     @server.tool(description="Search the registry's Agent Skills by keyword, ranked like the registry's website. "
-                             "Returns each skill's id, slug, title, description, author, category, tags, files, "
-                             "fileCount, createdAt and link.")
+                             "Returns each skill's id, slug, title, description, author (metadata.author), "
+                             "contributors (git commit authors), category, tags, files, fileCount, createdAt "
+                             "and link.")
     def search_skills(query: Annotated[str, Field(description="Search query to find relevant skills")],
                       limit: Annotated[int, Field(ge=1, le=50, description="Maximum number of skills (1-50)")] = 10,
                       category: Annotated[str | None, Field(description="Filter by category slug")] = None,
@@ -138,8 +151,10 @@ def create_server(registry: Registry, project: Path | None = None):
     @server.tool(description="Get an Agent Skill by id or slug, with every file's content (verified against the "
                              "published digest). Save the files under .claude/skills/{slug}/ to use it, or call "
                              "install_skill.")
-    def get_skill(id: Annotated[str, Field(description="The skill's id or slug")]) -> dict[str, Any]:
-        return run(catalog.get, id)
+    def get_skill(id: Annotated[str | None, Field(description="The skill's id")] = None,
+                  slug: Annotated[str | None, Field(description="The skill's slug (the same as its id here)")] = None
+                  ) -> dict[str, Any]:
+        return run(catalog.get, _one_name(id, slug))
 
     @server.tool(description="Install an Agent Skill into this project: verifies the bundle's sha256 and the "
                              "skill digest, swaps the folder in atomically and records it in skills-lock.json. "

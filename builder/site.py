@@ -28,7 +28,7 @@ import jinja2
 import yaml
 from markupsafe import Markup
 
-from .api import API_ROOT, INDEX_PATH, detail_path
+from .api import API_ROOT, INDEX_PATH, declared_author, detail_path
 from .config import RegistryConfig
 from .errors import BuildError
 from .frontmatter import parse_skill_md
@@ -205,7 +205,7 @@ def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, do
         files=_file_tree(detail["files"], raw_url), file_count=len(files),
         frontmatter=_frontmatter_rows(detail["frontmatter"]), raw_prefix=raw_prefix,
         source_url=_http_url(prov.get("source_url")), history_url=_http_url(prov.get("history_url")),
-        detail_path=detail_path(name))
+        detail_path=detail_path(name), author=declared_author(detail["frontmatter"]))
 
 
 def _group_pages(plan: _Plan, env: jinja2.Environment, docs: Path) -> None:

@@ -73,7 +73,8 @@ def test_info_shows_files_permissions_provenance_and_digest(server: RegistryServ
     assert f"digest:      {detail['digest']}\n" in text
     assert "scripts/profile_csv.py" in text and "executable" in text
     assert "  scripts:        scripts/profile_csv.py\n" in text
-    assert "  authors:        Test Author\n" in text
+    assert "  contributors:   Test Author\n" in text
+    assert f"author:      {detail['frontmatter']['metadata']['author']}\n" in text
     as_json = run("info", "csv-profiler", "--json", "--registry", server.url)
     assert json.loads(as_json.stdout) == detail
 

@@ -65,7 +65,8 @@ def test_mcp_server_over_stdio(site: Path, tmp_path: Path) -> None:
     detail = json.loads((site / "api/v1/skills/csv-profiler.json").read_text())
     assert first == {
         "id": "csv-profiler", "slug": "csv-profiler", "title": title, "description": detail["description"],
-        "author": detail["frontmatter"]["metadata"]["author"], "category": detail["category"], "tags": detail["tags"],
+        "author": detail["frontmatter"]["metadata"]["author"], "contributors": ["Test Author"],
+        "category": detail["category"], "tags": detail["tags"],
         "version": detail["version"], "digest": detail["digest"],
         "files": [f["path"] for f in detail["files"]], "fileCount": len(detail["files"]),
         "createdAt": "2026-01-02T03:04:05Z", "link": f"{server.url}skills/csv-profiler/",
