@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -177,3 +178,122 @@ def _keep_home_screenshot_for_the_readme() -> Iterator[None]:
     if os.environ.get("SKILLREG_README_SCREENSHOT") == "1" and (ARTIFACTS / "home.png").is_file():
         (REPO / "docs").mkdir(exist_ok=True)
         shutil.copyfile(ARTIFACTS / "home.png", REPO / "docs" / "screenshot-home.png")
+    if os.environ.get("SKILLREG_README_SCREENSHOT") == "1":
+        for shot, name in README_SHOTS.items():
+            if (ARTIFACTS / shot).is_file():
+                shutil.copyfile(ARTIFACTS / shot, REPO / "docs" / name)
+
+
+# -- the skill page's layout at a desktop and a phone width (issue 16) ----------------------------------------
+
+WIDTHS = (1280, 390)  # a laptop, and a phone held upright
+README_SHOTS = {f"skill-page-{w}-{part}.png": f"screenshot-skill-{w}-{part}.png"
+                for w in WIDTHS for part in ("install", "frontmatter")}
+
+_KEY_CELLS = """
+const rows = [...document.querySelectorAll('table.sr-frontmatter tbody tr')];
+return rows.map(row => {
+  const [key, value] = row.querySelectorAll('td');
+  const code = key.querySelector('code');
+  const r = code.getBoundingClientRect(), k = key.getBoundingClientRect(), v = value.getBoundingClientRect();
+  return {key: code.textContent, lines: code.getClientRects().length, codeLeft: r.left, codeRight: r.right,
+          cellLeft: k.left, cellRight: k.right, cellScroll: key.scrollWidth, cellClient: key.clientWidth,
+          valueWidth: v.width, valueLeft: v.left, valueTop: v.top, keyBottom: k.bottom};
+});
+"""
+
+_BUTTON_AND_TEXT = """
+const pre = arguments[0], code = pre.querySelector('code'), button = pre.querySelector('.md-code__button');
+const b = button.getBoundingClientRect();
+const range = document.createRange();
+range.selectNodeContents(code);
+const lines = [...range.getClientRects()].filter(r => r.width > 0 && r.height > 0);
+const tops = new Set(lines.map(r => Math.round(r.top)));
+const hits = lines.filter(r => r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom);
+return {button: [b.left, b.top, b.width, b.height], lines: tops.size, overlaps: hits.length,
+        pageScroll: document.documentElement.scrollWidth, pageWidth: document.documentElement.clientWidth};
+"""
+
+
+def _at_width(driver, width: int) -> None:  # type: ignore[no-untyped-def]
+    driver.set_window_size(width, 900)
+    _wait(driver, lambda d: d.execute_script("return window.innerWidth") == width, f"window not {width} px wide")
+
+
+def _scroll_to(driver, anchor: str) -> None:  # type: ignore[no-untyped-def]
+    driver.execute_script("const e = document.getElementById(arguments[0]); "
+                          "window.scrollTo(0, e.getBoundingClientRect().top + window.scrollY - 64);", anchor)
+    time.sleep(0.6)  # let the theme's header finish its title transition before a screenshot
+
+
+def _longest_key_skill(bundled: Path) -> str:
+    """The bundled skill whose frontmatter has the longest key (as the page shows it: metadata.x)."""
+    def longest(name: str) -> int:
+        detail = json.loads((bundled / f"api/v1/skills/{name}.json").read_text(encoding="utf-8"))
+        keys = [f"{k}.{sub}" if isinstance(v, dict) else k for k, v in detail["frontmatter"].items()
+                for sub in (v if isinstance(v, dict) and v else [None])]
+        return max(len(k) for k in keys)
+
+    names = [p.stem for p in (bundled / "api/v1/skills").glob("*.json")]
+    return max(sorted(names), key=longest)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_frontmatter_keys_stay_whole_and_the_table_reads_at_each_width(driver, site: str, bundled: Path,
+                                                                      width: int) -> None:
+    try:
+        _at_width(driver, width)
+        for name in dict.fromkeys(["csv-profiler", _longest_key_skill(bundled)]):
+            driver.get(f"{site}skills/{name}/")
+            cells = driver.execute_script(_KEY_CELLS)
+            assert cells, f"{name}: no frontmatter rows"
+            for c in cells:
+                assert c["lines"] == 1, f"{name} at {width} px: key {c['key']} wraps onto {c['lines']} lines"
+                assert c["cellScroll"] <= c["cellClient"] + 1, f"{name} at {width} px: key {c['key']} overflows"
+                assert c["cellLeft"] - 1 <= c["codeLeft"] and c["codeRight"] <= c["cellRight"] + 1, c
+                assert c["valueWidth"] >= min(300, width * 0.6), \
+                    f"{name} at {width} px: the value of {c['key']} is squeezed to {c['valueWidth']:.0f} px"
+            page = driver.execute_script("return [document.documentElement.scrollWidth, "
+                                         "document.documentElement.clientWidth]")
+            assert page[0] <= page[1], f"{name} at {width} px: the page scrolls sideways ({page})"
+            if width >= 1000:  # a real two-column table: the header sits over its column
+                header = driver.execute_script(
+                    "return [...document.querySelectorAll('table.sr-frontmatter th')].map(h => "
+                    "h.getBoundingClientRect().left)")
+                assert abs(header[1] - cells[0]["valueLeft"]) < 1, (header, cells[0])
+            else:  # a phone: each value sits below its key
+                assert all(c["valueTop"] >= c["keyBottom"] - 1 for c in cells), cells
+        driver.get(f"{site}skills/csv-profiler/")
+        _scroll_to(driver, "frontmatter")
+        _screenshot(driver, f"skill-page-{width}-frontmatter.png")
+    finally:
+        driver.set_window_size(1280, 900)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_copy_button_never_covers_the_install_command(driver, site: str, width: int) -> None:
+    from selenium.webdriver.common.by import By
+
+    try:
+        _at_width(driver, width)
+        driver.get(f"{site}skills/csv-profiler/")
+        _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".sr-install pre .md-code__button"),
+              "mkdocs-material added no copy button")
+        _scroll_to(driver, "install")
+        _screenshot(driver, f"skill-page-{width}-install.png")
+        wrapped = 0
+        for tab in (1, 2, 4):  # skillreg, npx skills, curl (Download has no command)
+            driver.find_element(By.CSS_SELECTOR, f"label[for='__tabbed_1_{tab}']").click()
+            pres = [p for p in driver.find_elements(By.CSS_SELECTOR, ".sr-install .tabbed-block pre")
+                    if p.is_displayed()]
+            assert len(pres) == 1, f"tab {tab} shows {len(pres)} commands"
+            _wait(driver, lambda d: pres[0].find_element(By.CSS_SELECTOR, ".md-code__button").is_displayed(),
+                  f"tab {tab}: no copy button")
+            found = driver.execute_script(_BUTTON_AND_TEXT, pres[0])
+            assert found["overlaps"] == 0, f"tab {tab} at {width} px: the copy button covers the command ({found})"
+            assert found["pageScroll"] <= found["pageWidth"], found
+            wrapped += found["lines"] > 1
+        if width < 500:
+            assert wrapped, "at a phone width some command should wrap; the overlap check saw no wrapped text"
+    finally:
+        driver.set_window_size(1280, 900)
