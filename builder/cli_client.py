@@ -50,12 +50,17 @@ def default_location() -> str:
     from .config import load_config
     from .errors import ConfigError, UsageError
 
+    from .api import INDEX_PATH
+
     obj = click.get_current_context().find_root().obj
+    missing = UsageError("no registry given: pass --registry URL or set SKILLREG_REGISTRY "
+                         "(or run inside a registry checkout after `skillreg build`)")
     try:
         config = obj.config if obj is not None else load_config(None)
     except ConfigError:
-        raise UsageError("no registry given: pass --registry URL or set SKILLREG_REGISTRY "
-                         "(or run inside a registry checkout after `skillreg build`)") from None
+        raise missing from None
+    if config.path is None and not (config.root / "site" / INDEX_PATH).is_file():
+        raise missing  # no registry.yaml above this folder: this is not a registry checkout
     return str(config.root / "site")
 
 
