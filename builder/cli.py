@@ -14,6 +14,7 @@ import click
 from . import __version__
 from .config import PROFILES, RegistryConfig, load_config
 from .errors import SkillRegError, UsageError, os_error_message
+from .terminal import visible
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -26,10 +27,10 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return func(*args, **kwargs)
         except SkillRegError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {visible(str(exc))}", err=True)
             sys.exit(exc.exit_code)
         except OSError as exc:  # a full, read-only or failing disk: the operation has already put things back
-            click.echo(f"Error: {os_error_message(exc)}", err=True)
+            click.echo(f"Error: {visible(os_error_message(exc))}", err=True)
             sys.exit(EXIT_FAIL)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)

@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 import click
 
+from .terminal import visible, visible_json
+
 EXIT_OK, EXIT_FAIL = 0, 1
 
 
@@ -42,7 +44,7 @@ def global_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _warn(message: str) -> None:
-    click.echo(f"Warning: {message}", err=True)
+    click.echo(f"Warning: {visible(message)}", err=True)
 
 
 def default_location() -> str:
@@ -94,7 +96,12 @@ def display_path(path: Path) -> str:
 
 
 def _short(digest: str) -> str:
-    return digest[:19]
+    return visible(digest[:19])
+
+
+def _count(value: object) -> str:
+    """A size from a registry document: thousands separators when it is a number, shown safely when not."""
+    return f"{value:,}" if isinstance(value, int) else visible(value)
 
 
 def _lock(global_: bool):
@@ -123,18 +130,18 @@ def search(query: str, category: str | None, tag: str | None, limit: int, as_jso
     if as_json:
         skills = [{"name": h.row[0], "description": h.row[1], "category": h.row[2] or None,
                    "tags": list(h.row[3]), "score": h.score} for h in hits]
-        click.echo(json.dumps({"query": query, "count": len(skills), "skills": skills}, indent=2,
-                              ensure_ascii=False))
+        click.echo(visible_json(json.dumps({"query": query, "count": len(skills), "skills": skills}, indent=2,
+                                           ensure_ascii=False)))
         return
     if not hits:
-        click.echo(f"No skills match {query!r}.")
+        click.echo(f"No skills match {visible(repr(query))}.")
         return
-    width = max(len(h.name) for h in hits)
+    width = max(len(visible(h.name)) for h in hits)
     for hit in hits:
         _, description, cat, tags, _ = hit.row
-        labels = " · ".join(x for x in (cat, ", ".join(tags)) if x)
-        click.echo(f"{hit.name.ljust(width)}  {labels}")
-        click.echo("  " + textwrap.shorten(description, 110, placeholder=" …"))
+        labels = " · ".join(x for x in (str(cat or ""), ", ".join(map(str, tags))) if x)
+        click.echo(f"{visible(hit.name).ljust(width)}  {visible(labels)}")
+        click.echo("  " + textwrap.shorten(visible(description), 110, placeholder=" …"))
 
 
 @click.command()
@@ -147,37 +154,37 @@ def info(name: str, as_json: bool, location: str | None) -> None:
     registry = open_registry(location)
     detail = registry.detail(name)
     if as_json:
-        click.echo(json.dumps(detail, indent=2, sort_keys=True, ensure_ascii=False))
+        click.echo(visible_json(json.dumps(detail, indent=2, sort_keys=True, ensure_ascii=False)))
         return
-    click.echo(f"{detail['name']} {detail.get('version') or ''}".rstrip())
-    click.echo(textwrap.fill(str(detail.get("description", "")), 100))
+    click.echo(visible(f"{detail['name']} {detail.get('version') or ''}".rstrip()))
+    click.echo(textwrap.fill(visible(detail.get("description", "")), 100))
     click.echo()
     from .api import declared_author
 
-    rows = [("category", detail.get("category") or "-"), ("tags", ", ".join(detail.get("tags") or []) or "-"),
+    rows = [("category", detail.get("category") or "-"), ("tags", ", ".join(map(str, detail.get("tags") or [])) or "-"),
             ("license", detail.get("license") or "-"),
             ("author", declared_author(detail.get("frontmatter") or {}) or "- (no metadata.author)"),
             ("digest", detail["digest"])]
     for label, value in rows:
-        click.echo(f"{label + ':':<13}{value}")
+        click.echo(f"{label + ':':<13}{visible(value)}")
     files = [f for f in detail.get("files", []) if isinstance(f, dict)]
-    click.echo(f"{'files:':<13}{len(files)} ({detail.get('size', 0):,} bytes)")
-    width = max((len(str(f.get('path'))) for f in files), default=0)
+    click.echo(f"{'files:':<13}{len(files)} ({_count(detail.get('size', 0))} bytes)")
+    width = max((len(visible(f.get('path'))) for f in files), default=0)
     for f in files:
         mark = "  executable" if f.get("executable") else ""
-        click.echo(f"  {str(f.get('path')).ljust(width)}  {f.get('size', 0):>9,}{mark}")
+        click.echo(f"  {visible(f.get('path')).ljust(width)}  {_count(f.get('size', 0)):>9}{mark}")
     perms = detail.get("permissions") or {}
     click.echo("permissions:")
     for label, key, none in (("scripts", "scripts", "none"), ("allowed tools", "allowed_tools", "not declared"),
                              ("network", "network", "none spotted"), ("runs programs", "shell", "none spotted")):
-        click.echo(f"  {label + ':':<16}{', '.join(perms.get(key) or []) or none}")
+        click.echo(f"  {label + ':':<16}{visible(', '.join(map(str, perms.get(key) or [])) or none)}")
     prov = detail.get("provenance") or {}
     click.echo("provenance:")
     for label, value in (("created", prov.get("created")), ("updated", prov.get("updated")),
-                         ("contributors", ", ".join(prov.get("authors") or [])), ("commit", prov.get("commit")),
+                         ("contributors", ", ".join(map(str, prov.get("authors") or []))), ("commit", prov.get("commit")),
                          ("source", prov.get("source_url") or prov.get("source_path"))):
-        click.echo(f"  {label + ':':<16}{value or '-'}")
-    click.echo(f"install with: skillreg install {detail['name']}")
+        click.echo(f"  {label + ':':<16}{visible(value or '-')}")
+    click.echo(f"install with: skillreg install {visible(detail['name'])}")
 
 
 # -- install, update, remove -----------------------------------------------------------------------------------
@@ -189,8 +196,8 @@ def _split(spec: str) -> tuple[str, str | None]:
 
 def _print_changes(changes, lock, record: bool = True) -> None:
     for change in changes:
-        where = ", ".join(change.targets)
-        version = f" {change.version}" if change.version else ""
+        where = visible(", ".join(change.targets))
+        version = visible(f" {change.version}") if change.version else ""
         if change.action == "unchanged":
             click.echo(f"{change.name}{version} is already installed in {where}")
         elif change.action in ("updated", "would update"):
@@ -278,13 +285,14 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, global_: bool, lo
     lock, changes = project.update(lock, list(names), _registry_for(location), dry_run=dry_run, force=force)
     for change in changes:
         if change.action == "unchanged":
-            click.echo(f"{change.name} is up to date ({change.version or _short(change.digest) + '…'})")
+            shown = visible(change.version) if change.version else _short(change.digest) + "…"
+            click.echo(f"{change.name} is up to date ({shown})")
         elif change.action == "not published":
             click.echo(f"{change.name}: the registry no longer publishes it; left as installed")
         else:
             _print_changes([change], lock, record=False)  # one "Recorded" line after all of them
             if dry_run:
-                click.echo(change.diff, nl=False)
+                click.echo(visible(change.diff, multiline=True), nl=False)
     if not dry_run and any(c.action == "updated" for c in changes):
         click.echo(f"Recorded in {display_path(lock.path)}")
 
@@ -299,7 +307,7 @@ def remove(name: str, force: bool, global_: bool) -> None:
     from .client import project
 
     lock, change = project.remove(_lock(global_), name, force=force)
-    click.echo(f"Removed {name} from {', '.join(change.targets)}")
+    click.echo(f"Removed {name} from {visible(', '.join(change.targets))}")
 
 
 @click.command(name="list")
@@ -311,17 +319,17 @@ def list_(as_json: bool, global_: bool) -> None:
     lock = _lock(global_)
     entries = [lock.entries[n] for n in sorted(lock.entries)]
     if as_json:
-        click.echo(json.dumps({"lock": str(lock.path), "skills": [e.to_dict() for e in entries]}, indent=2,
-                              sort_keys=True, ensure_ascii=False))
+        click.echo(visible_json(json.dumps({"lock": str(lock.path), "skills": [e.to_dict() for e in entries]},
+                                           indent=2, sort_keys=True, ensure_ascii=False)))
         return
     if not entries:
         click.echo(f"No skills installed ({display_path(lock.path)} lists none).")
         return
     width = max(len(e.name) for e in entries)
-    vwidth = max(len(e.version or "-") for e in entries)
+    vwidth = max(len(visible(e.version or "-")) for e in entries)
     for e in entries:
-        click.echo(f"{e.name.ljust(width)}  {(e.version or '-').ljust(vwidth)}  {_short(e.digest)}…  "
-                   f"{', '.join(e.targets)}")
+        click.echo(f"{e.name.ljust(width)}  {visible(e.version or '-').ljust(vwidth)}  {_short(e.digest)}…  "
+                   f"{visible(', '.join(e.targets))}")
 
 
 @click.command()
@@ -343,13 +351,13 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
     bad = 0
     for r in results:
         if r.state.clean:
-            click.echo(f"ok        {r.name}  {r.target}")
+            click.echo(f"ok        {r.name}  {visible(r.target)}")
             continue
         bad += 1
-        click.echo(f"{'missing' if r.state.absent else 'modified':<10}{r.name}  {r.target}")
+        click.echo(f"{'missing' if r.state.absent else 'modified':<10}{r.name}  {visible(r.target)}")
         for label, paths in (("changed", r.state.changed), ("added", r.state.added), ("missing", r.state.missing)):
             for path in paths:
-                click.echo(f"    {label}: {path}")
+                click.echo(f"    {label}: {visible(path)}")
     if bad:
         click.echo(f"{bad} of {len(results)} installed folder(s) differ from {lock.path.name}")
         sys.exit(EXIT_FAIL)

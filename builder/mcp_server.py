@@ -20,6 +20,7 @@ from .api import declared_author, page_path
 from .client.registry import Registry
 from .errors import SkillRegError
 from .search import rank
+from .terminal import visible
 
 
 def _title(name: str, headings: str) -> str:
@@ -169,5 +170,5 @@ def create_server(registry: Registry, project: Path | None = None):
 
 
 def serve(location: str) -> None:
-    registry = Registry(location, warn=lambda message: print(f"Warning: {message}", file=sys.stderr))
+    registry = Registry(location, warn=lambda message: print(f"Warning: {visible(message)}", file=sys.stderr))
     create_server(registry).run("stdio")

@@ -6,6 +6,7 @@ import json
 from typing import Sequence
 
 from .diagnostics import Diagnostic
+from .terminal import visible
 from .validate import ValidationReport
 
 JSON_VERSION = 1
@@ -23,9 +24,9 @@ def format_text(report: ValidationReport) -> str:
     lines = []
     for d in report.diagnostics:
         where = d.file + (f":{d.line}" if d.line else "") + (f":{d.column}" if d.line and d.column else "")
-        lines.append(f"{where}: {d.severity.value} {d.code} {d.message}")
+        lines.append(visible(f"{where}: {d.severity.value} {d.code} {d.message}"))
         if d.hint:
-            lines.append(f"    hint: {d.hint}")
+            lines.append(f"    hint: {visible(d.hint)}")
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
 

@@ -87,6 +87,7 @@ class Fault:
     cut_at: float | None = None  # send only this fraction of the body, then close (declared length stays full)
     stall_at: float | None = None  # send this fraction of the body, then wait until released (or 30 s)
     delay: float = 0.0  # wait this long before answering
+    reason: str | None = None  # with ``status``: the reason phrase sent after it
 
 
 @dataclass
@@ -130,7 +131,8 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.delay:
             time.sleep(fault.delay)
         if fault.status is not None:
-            return self._finish(state, path, fault.status, b"", etag_sent=False, location=fault.location)
+            return self._finish(state, path, fault.status, b"", etag_sent=False, location=fault.location,
+                                reason=fault.reason)
         body = fault.body if fault.body is not None else state.overrides.get(path)
         if body is None:
             file = (state.root / path)
@@ -159,9 +161,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._finish(state, path, 200, body, etag_sent=sent is not None, etag=etag)
 
     def _finish(self, state: ServerState, path: str, status: int, body: bytes, *, etag_sent: bool,
-                etag: str | None = None, location: str | None = None) -> None:
+                etag: str | None = None, location: str | None = None, reason: str | None = None) -> None:
         state.log.append(Request(path, status, etag_sent))  # before answering: the client may be quicker
-        self.send_response(status)
+        self.send_response(status, reason)
         if location:
             self.send_header("Location", location)
         if etag:

