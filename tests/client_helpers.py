@@ -7,6 +7,7 @@ import hashlib
 import os
 import re
 import shutil
+import socket
 import struct
 import subprocess
 import sys
@@ -88,6 +89,8 @@ class Fault:
     stall_at: float | None = None  # send this fraction of the body, then wait until released (or 30 s)
     delay: float = 0.0  # wait this long before answering
     reason: str | None = None  # with ``status``: the reason phrase sent after it
+    drip: float | None = None  # send the answer one byte at a time, this many seconds apart
+    drip_headers: bool = False  # with ``drip``: the status line and headers too, not only the body
 
 
 @dataclass
@@ -143,6 +146,8 @@ class _Handler(BaseHTTPRequestHandler):
         sent = self.headers.get("If-None-Match")
         if sent == etag:
             return self._finish(state, path, 304, b"", etag_sent=True, etag=etag)
+        if fault.drip is not None:
+            return self._drip(state, path, body, fault)
         if fault.cut_at is not None or fault.stall_at is not None:
             fraction = fault.cut_at if fault.cut_at is not None else fault.stall_at
             assert fraction is not None
@@ -159,6 +164,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self._finish(state, path, 200, body, etag_sent=sent is not None, etag=etag)
+
+    def _drip(self, state: ServerState, path: str, body: bytes, fault: Fault) -> None:
+        """A server that answers, slowly: one byte, then a pause, until the client gives up or the test ends."""
+        assert fault.drip is not None
+        state.log.append(Request(path, 200, False))
+        head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+        if not fault.drip_headers:
+            self.wfile.write(head)
+            head = b""
+        self.close_connection = True
+        try:
+            for i in range(len(head + body)):
+                self.wfile.write((head + body)[i:i + 1])
+                self.wfile.flush()
+                if state.release.wait(fault.drip):
+                    return
+        except OSError:  # the client hung up
+            return
 
     def _finish(self, state: ServerState, path: str, status: int, body: bytes, *, etag_sent: bool,
                 etag: str | None = None, location: str | None = None, reason: str | None = None) -> None:
@@ -187,14 +210,20 @@ class _QuietServer(ThreadingHTTPServer):
         """A client that hangs up (timeouts, kills) is part of the tests; keep it out of their output."""
 
 
+class _QuietServer6(_QuietServer):
+    address_family = socket.AF_INET6
+
+
 class RegistryServer:
     """``with RegistryServer(site) as server:`` serves ``site`` at ``server.url`` until the block ends."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, host: str = "127.0.0.1") -> None:
         self.state = ServerState(root)
-        self.httpd = _QuietServer(("127.0.0.1", 0), _Handler)
+        server_class = _QuietServer6 if ":" in host else _QuietServer
+        self.httpd = server_class((host, 0), _Handler)
         self.httpd.state = self.state  # type: ignore[attr-defined]
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://{'[' + host + ']' if ':' in host else host}:{self.port}/"
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def __enter__(self) -> RegistryServer:

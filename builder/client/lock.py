@@ -17,10 +17,11 @@ from typing import Any, Mapping
 from ..errors import ClientError, UsageError
 from ..fs import write_atomic
 from ..loader import path_problems
-from .registry import DIGEST, NAME, SHA256
+from .registry import DIGEST, NAME, SHA256, parse_json
 
 LOCK_NAME = "skills-lock.json"
 LOCK_VERSION = 1
+MAX_LOCK_BYTES = 64 * 1024 * 1024  # a lock lists the project's skills: a few hundred bytes each
 
 
 @dataclass(frozen=True)
@@ -89,15 +90,19 @@ def lock_location(project: Path, global_: bool) -> tuple[Path, Path]:
 def read_lock(project: Path, *, global_: bool = False) -> Lock:
     path, base = lock_location(project, global_)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_LOCK_BYTES + 1)
+        raw.decode("utf-8")
     except FileNotFoundError:
         return Lock(path, base, global_, {})
     except (OSError, UnicodeDecodeError) as exc:
         raise ClientError(f"cannot read {path}: {exc}") from None
+    if len(raw) > MAX_LOCK_BYTES:
+        raise ClientError(f"{path} is larger than {MAX_LOCK_BYTES:,} bytes; it is not a skills lock file")
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ClientError(f"{path} is not valid JSON ({exc}); fix it or delete it and install again") from None
+        data = parse_json(raw, str(path))
+    except ClientError as exc:
+        raise ClientError(f"{exc}; fix it or delete it and install again") from None
     if not isinstance(data, dict) or data.get("lock_version") != LOCK_VERSION or \
             not isinstance(data.get("skills"), dict):
         raise ClientError(f"{path} is not a version-{LOCK_VERSION} skills lock file")

@@ -1,0 +1,207 @@
+"""A hostile registry's transport against the client, on real servers on 127.0.0.1: a server that drips its answer,
+redirects to places the client must not go, and JSON documents shaped to exhaust memory or the stack."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from click.testing import Result
+
+from builder.client.registry import (MAX_JSON_CONTAINERS, Registry, address_problem, json_shape_problem,
+                                     redirect_problem)
+from client_helpers import Fault, RegistryServer, project, run, run_skillreg, site  # noqa: F401
+
+DETAIL = "api/v1/skills/log-summarizer.json"
+INDEX = "api/v1/index.json"
+SEARCH = "api/v1/search-index.json"
+
+
+def failed(result: Result, message: str) -> None:
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert message in result.stderr, result.stderr
+
+
+# -- a whole-request deadline ------------------------------------------------------------------------------------
+
+def test_a_server_dripping_its_body_is_given_up_at_the_deadline(site: Path, project: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's reproduction: Content-Length, then one byte a second, SKILLREG_TIMEOUT=2."""
+    monkeypatch.setenv("SKILLREG_TIMEOUT", "2")
+    with RegistryServer(site) as server:
+        server.state.overrides[DETAIL] = b" " * 400
+        server.state.fault(DETAIL, Fault(drip=1.0))
+        started = time.monotonic()
+        process = run_skillreg(["install", "log-summarizer", "--registry", server.url], project)
+        out, err = process.communicate(timeout=60)
+        took = time.monotonic() - started
+    assert process.returncode == 1, (out, err)
+    assert took < 10, took
+    assert err.startswith(f"Error: cannot fetch {server.url}{DETAIL}: ") and "Traceback" not in err
+    assert "bytes arrived within the 2 s a request may take (SKILLREG_TIMEOUT); giving up" in err
+    assert [p for p, _ in server.state.paths()] == [DETAIL]  # answered, so not retried
+    assert not (project / ".claude").exists() and not (project / "skills-lock.json").exists()
+
+
+def test_a_server_dripping_its_headers_is_given_up_at_the_deadline(site: Path, project: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLREG_TIMEOUT", "1")
+    with RegistryServer(site) as server:
+        server.state.fault(DETAIL, *[Fault(drip=0.2, drip_headers=True)] * 3)
+        started = time.monotonic()
+        result = run("install", "log-summarizer", "--registry", server.url)
+        took = time.monotonic() - started
+    failed(result, f"cannot fetch {server.url}{DETAIL}: no answer within 1 s (tried 3 times)")
+    assert took < 10, took
+
+
+def test_the_mcp_server_gives_up_at_the_deadline_too(site: Path, project: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_mcp import _session
+
+    monkeypatch.setenv("SKILLREG_TIMEOUT", "2")
+    bundle = json.loads((site / DETAIL).read_text())["bundles"]["zip"]["path"]
+    with RegistryServer(site) as server:
+        server.state.fault(bundle, Fault(drip=1.0))
+        started = time.monotonic()
+        _, (result,) = anyio.run(_session, server.url, project, [("get_skill", {"id": "log-summarizer"})])
+        took = time.monotonic() - started
+    assert result.is_error
+    assert f"cannot fetch {server.url}{bundle}: " in result.content[0].text
+    assert "a request may take (SKILLREG_TIMEOUT)" in result.content[0].text
+    assert took < 15, took  # the MCP server's start-up included
+
+
+# -- redirects ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("registry, target, problem", [
+    ("https://skills.example.com/", "https://mirror.example.org/x.json", None),
+    ("https://skills.example.com/", "http://mirror.example.org/x.json", "off https://"),
+    ("https://skills.example.com/", "http://127.0.0.1:8080/internal/admin?action=purge", "off https://"),
+    ("https://skills.example.com/", "https://127.0.0.1:8443/admin", "may not send the client to this machine"),
+    ("https://skills.example.com/", "https://localhost/admin", "may not send the client to this machine"),
+    ("https://skills.example.com/", "https://[::1]/admin", "may not send the client to this machine"),
+    ("https://skills.example.com/", "https://127.0.0.2/admin", "may not send the client to this machine"),
+    ("https://skills.example.com/", "https://[::ffff:127.0.0.1]/admin", "may not send the client to this machine"),
+    ("https://skills.example.com/", "https://10.0.0.5/admin", "may not send the client to a private network"),
+    ("https://skills.example.com/", "https://169.254.169.254/latest/meta-data", "to a private network"),
+    ("https://10.0.0.4/", "https://10.0.0.5/skills/x.json", None),
+    ("https://10.0.0.4/", "https://127.0.0.1/x.json", "may not send the client to this machine"),
+    ("http://127.0.0.1:8000/", "http://localhost:8000/x.json", None),
+    ("http://127.0.0.1:8000/", "http://[::1]:8000/x.json", None),
+    ("http://127.0.0.1:8000/", "http://127.0.0.2:8000/x.json", None),
+    ("http://127.0.0.1:8000/", "https://mirror.example.org/x.json", None),
+    ("http://127.0.0.1:8000/", "http://mirror.example.org/x.json", "off https://"),
+    ("http://127.0.0.1:8000/", "file:///etc/passwd", "only https:// redirects are followed"),
+    ("http://127.0.0.1:8000/", "ftp://127.0.0.1/x.json", "only https:// redirects are followed"),
+])
+def test_which_redirects_are_followed(registry: str, target: str, problem: str | None) -> None:
+    found = redirect_problem(registry, registry + "api/v1/index.json", target)
+    assert found is None if problem is None else (found is not None and problem in found), found
+
+
+def test_an_https_hop_never_goes_back_to_http_even_on_loopback() -> None:
+    assert "off https://" in str(redirect_problem("http://127.0.0.1:8000/", "https://localhost:8443/x.json",
+                                                  "http://127.0.0.1:8000/x.json"))
+
+
+@pytest.mark.parametrize("registry, host, address, allowed", [
+    ("https://skills.example.com/", "skills.example.com", "127.0.0.1", True),  # the registry the user named
+    ("https://skills.example.com/", "mirror.example.org", "127.0.0.1", False),  # a name that resolves home
+    ("https://skills.example.com/", "mirror.example.org", "::1", False),
+    ("https://skills.example.com/", "mirror.example.org", "192.168.1.10", False),
+    ("https://skills.example.com/", "mirror.example.org", "93.184.216.34", True),
+    ("http://127.0.0.1:8000/", "localhost", "127.0.0.1", True),
+])
+def test_where_a_redirected_host_may_resolve_to(registry: str, host: str, address: str, allowed: bool) -> None:
+    assert (address_problem(registry, host, address) is None) is allowed
+
+
+@pytest.mark.parametrize("alias", ["localhost", "127.0.0.2", "[::1]"])
+def test_a_loopback_registry_may_redirect_to_another_loopback_name(alias: str, site: Path, project: Path) -> None:
+    host = alias.strip("[]")
+    with RegistryServer(site) as server, RegistryServer(site, host=host) as mirror:
+        server.state.fault(SEARCH, Fault(status=302, location=f"http://{alias}:{mirror.port}/{SEARCH}"))
+        result = run("search", "log", "--registry", server.url)
+        assert result.exit_code == 0, result.output
+        assert "log-summarizer" in result.stdout
+        assert server.state.paths() == [(SEARCH, 302)] and mirror.state.paths() == [(SEARCH, 200)]
+
+
+@pytest.mark.parametrize("location", ["file:///etc/passwd", "ftp://127.0.0.1/api/v1/search-index.json",
+                                      "http://example.invalid/api/v1/search-index.json"])
+def test_a_redirect_to_another_scheme_or_off_this_machine_is_refused(location: str, site: Path,
+                                                                     project: Path) -> None:
+    with RegistryServer(site) as server:
+        server.state.fault(SEARCH, Fault(status=302, location=location))
+        failed(run("search", "log", "--registry", server.url), f"{server.url}{SEARCH} redirects to {location}; ")
+        assert server.state.paths() == [(SEARCH, 302)]
+
+
+def test_plain_http_registries_on_loopback_aliases_are_accepted(site: Path, project: Path) -> None:
+    with RegistryServer(site, host="127.0.0.2") as server:
+        assert run("search", "log", "--registry", server.url).exit_code == 0
+    with RegistryServer(site, host="::1") as server:
+        assert run("search", "log", "--registry", server.url).exit_code == 0
+    refused = run("search", "log", "--registry", "http://10.0.0.1/")
+    assert refused.exit_code == 2 and "plain http:// is allowed only for 127.0.0.1 and localhost" in refused.stderr
+
+
+# -- hostile JSON ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("body, message", [
+    (b'{"skills": ' + b"[" * 200_000 + b"]" * 200_000 + b"}", "it nests JSON objects and arrays 200,001 deep; "
+                                                              "the limit is 64; refusing it"),
+    (b'{"skills": [' + b"{}," * 3_000_000 + b"{}]}", f"it holds more than {MAX_JSON_CONTAINERS:,} JSON objects"),
+    (b'{"skills": [' + b"[[[[[1]]]]]," * 10 + b"[]]}", "row 1 is not [name, description, category, tags, "
+                                                          "headings]; refusing the index"),
+    (b'{"skills": [' + b"[" * 10 + b"}", "is not valid JSON"),
+])
+def test_a_hostile_index_is_refused_before_it_is_parsed(body: bytes, message: str, site: Path,
+                                                        project: Path) -> None:
+    with RegistryServer(site) as server:
+        server.state.overrides[SEARCH] = body
+        failed(run("search", "log", "--registry", server.url), f"{server.url}{SEARCH}")
+        failed(run("search", "log", "--registry", server.url), message)
+
+
+def test_brackets_inside_strings_do_not_count(site: Path, project: Path) -> None:
+    index = json.loads((site / SEARCH).read_text())
+    row = next(r for r in index["skills"] if r[0] == "log-summarizer")
+    row[1] = "[{" * 500 + row[1] + '\\"]' * 500
+    with RegistryServer(site) as server:
+        server.state.overrides[SEARCH] = json.dumps(index).encode()
+        result = run("search", "log", "--registry", server.url)
+    assert result.exit_code == 0, result.output
+    assert "log-summarizer" in result.stdout
+
+
+def test_a_detail_document_past_its_cap_is_refused_from_its_length(site: Path, project: Path) -> None:
+    with RegistryServer(site) as server:
+        server.state.overrides[DETAIL] = b" " * (17 * 1024 * 1024)
+        failed(run("info", "log-summarizer", "--registry", server.url),
+               f"{server.url}{DETAIL}: the response is 17,825,792 bytes, larger than the 16,777,216 expected")
+
+
+def test_a_deeply_nested_lock_file_is_a_message(project: Path) -> None:
+    (project / "skills-lock.json").write_text('{"skills": ' + "[" * 50_000 + "]" * 50_000 + "}")
+    failed(run("list"), "skills-lock.json: it nests JSON objects and arrays 50,001 deep")
+
+
+def test_an_index_of_sixty_thousand_skills_is_accepted(site: Path, project: Path) -> None:
+    """The caps leave room for a real registry at scale: 60,000 skills with long descriptions and many tags."""
+    real = json.loads((site / INDEX).read_text())
+    template = real["skills"][0]
+    skills = [{**template, "name": f"skill-{i:05d}", "description": "d" * 1000,
+               "tags": [f"tag-{j}" for j in range(8)]} for i in range(60_000)]
+    data = json.dumps({**real, "skills": skills}, sort_keys=True).encode()
+    assert len(data) > 60_000 * 1000
+    assert json_shape_problem(data) is None
+    with RegistryServer(site) as server:
+        server.state.overrides[INDEX] = data
+        assert len(Registry(server.url).index()["skills"]) == 60_000
