@@ -46,21 +46,41 @@ class Lock:
     entries: Mapping[str, LockEntry]
 
     def folder(self, target: str) -> Path:
+        """Where a recorded skill folder is, after checking that its real path stays inside the allowed root."""
         if self.global_:
-            return Path(target).expanduser() if target.startswith("~/") else Path(target)
-        return self.base / target
+            folder = Path(target).expanduser() if target.startswith("~/") else Path(target)
+        else:
+            folder = self.base / target
+        return self.check_inside(folder)
 
     def target(self, folder: Path) -> str:
         """How ``folder`` is recorded: relative to the project, or below ~ for the user lock."""
         folder = Path(os.path.abspath(folder))
         if self.global_:
             home = Path(os.path.abspath(Path.home()))
+            self.check_inside(folder)
             return "~/" + folder.relative_to(home).as_posix() if folder.is_relative_to(home) else folder.as_posix()
         base = Path(os.path.abspath(self.base))
         if not folder.is_relative_to(base) or folder == base:
             raise UsageError(f"{folder} is outside the project {base}; the lock records folders inside it "
                              "(use --global for folders elsewhere)")
+        self.check_inside(folder)
         return folder.relative_to(base).as_posix()
+
+    def check_inside(self, folder: Path) -> Path:
+        """``folder``, if its real path (every link on the way followed) is inside the project's real path, or
+        the user's home folder for the user lock; a committed link such as ``.claude/skills -> ~/.config``
+        would otherwise carry writes and deletes out of it."""
+        root = Path.home().resolve() if self.global_ else self.base.resolve()
+        try:
+            real = folder.resolve()
+        except (OSError, RuntimeError) as exc:  # a loop of links
+            raise ClientError(f"cannot resolve {folder}: {exc}") from None
+        if real == root or not real.is_relative_to(root):
+            where = "your home folder" if self.global_ else "the project"
+            raise ClientError(f"{folder} leads to {real}, outside {where} {root} (through a symbolic link); "
+                              "refusing to install or remove anything there")
+        return folder
 
     def with_entry(self, entry: LockEntry) -> Lock:
         return replace(self, entries={**self.entries, entry.name: entry})

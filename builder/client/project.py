@@ -202,6 +202,9 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, dry_r
            force: bool = False) -> tuple[Lock, list[Change]]:
     """Compare the lock with each registry's index (one request, 304 when nothing changed) and take new digests."""
     entries = _selected(lock, names)
+    for entry in entries:  # every folder is checked before anything is fetched or written
+        for target in entry.targets:
+            lock.folder(target)
     indexes: dict[str, Mapping[str, Any]] = {}
     changes = []
     for entry in entries:
