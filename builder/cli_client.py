@@ -110,6 +110,17 @@ def _lock(global_: bool):
     return read_lock(Path.cwd(), global_=global_)
 
 
+def _waiting(message: str) -> None:
+    click.echo(f"{message[0].upper()}{message[1:]} ...", err=True)
+
+
+def _changing(global_: bool):
+    """The lock, held for the whole command: concurrent commands take turns and never lose each other's entries."""
+    from .client.lock import locked
+
+    return locked(Path.cwd(), global_=global_, waiting=_waiting)
+
+
 # -- search and info ------------------------------------------------------------------------------------------
 
 @click.command()
@@ -245,13 +256,14 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None
     from .client.agents import agent_table
     from .errors import UsageError
 
-    lock = _lock(global_)
     if not specs:
         if agents or folder:
             raise UsageError("--agent and --dir choose where new skills go; a restore uses the folders in the lock")
-        if not lock.entries:
-            raise UsageError(f"nothing to restore: {display_path(lock.path)} lists no skills; name the skills to install")
-        lock, changes = project.restore(lock, _registry_for(location), force=force, frozen=frozen)
+        with _changing(global_) as lock:
+            if not lock.entries:
+                raise UsageError(f"nothing to restore: {display_path(lock.path)} lists no skills; "
+                                 "name the skills to install")
+            lock, changes = project.restore(lock, _registry_for(location), force=force, frozen=frozen)
         _print_changes([c for c in changes if c.action != "not published"], lock)
         _print_unpublished([c for c in changes if c.action == "not published"])
         return
@@ -262,8 +274,10 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None
     else:
         table = agent_table()
         folders = [table.get(a).folder(global_=global_, project_root=Path.cwd()) for a in (agents or (None,))]
-    lock, changes = project.install(lock, open_registry(location), [_split(s) for s in specs], folders,
-                                    force=force, frozen=frozen)
+    wanted = [_split(s) for s in specs]
+    registry = open_registry(location)
+    with _changing(global_) as lock:
+        lock, changes = project.install(lock, registry, wanted, folders, force=force, frozen=frozen)
     _print_changes(changes, lock)
 
 
@@ -278,11 +292,11 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, global_: bool, lo
     """Install the newest published version of installed skills (all, or NAMES): a new digest is an update."""
     from .client import project
 
-    lock = _lock(global_)
-    if not lock.entries:
-        click.echo(f"Nothing to update: {display_path(lock.path)} lists no skills.")
-        return
-    lock, changes = project.update(lock, list(names), _registry_for(location), dry_run=dry_run, force=force)
+    with _changing(global_) as lock:
+        if not lock.entries:
+            click.echo(f"Nothing to update: {display_path(lock.path)} lists no skills.")
+            return
+        lock, changes = project.update(lock, list(names), _registry_for(location), dry_run=dry_run, force=force)
     for change in changes:
         if change.action == "unchanged":
             shown = visible(change.version) if change.version else _short(change.digest) + "…"
@@ -306,7 +320,8 @@ def remove(name: str, force: bool, global_: bool) -> None:
     """Delete an installed skill from every folder it was installed in, and from the lock."""
     from .client import project
 
-    lock, change = project.remove(_lock(global_), name, force=force)
+    with _changing(global_) as lock:
+        lock, change = project.remove(lock, name, force=force)
     click.echo(f"Removed {name} from {visible(', '.join(change.targets))}")
 
 

@@ -35,6 +35,10 @@ class SkillCatalog:
         self.registry = registry
         self.project = project
 
+    def warn(self, message: str) -> None:
+        """Notes for the person watching the server (stderr); stdout carries the protocol only."""
+        print(f"Note: {visible(message)}", file=sys.stderr, flush=True)
+
     def link(self, detail: Mapping[str, Any]) -> str | None:
         """The skill's web page on the registry that was named (a local build links to the published page)."""
         if self.registry.folder is None:
@@ -94,7 +98,7 @@ class SkillCatalog:
         """``target``: an agent name from the agent table, or a skills folder (the skill goes into TARGET/SLUG)."""
         from .client import project as project_ops
         from .client.agents import agent_table
-        from .client.lock import read_lock
+        from .client.lock import locked
 
         root = self.project or Path.cwd()
         table = agent_table()
@@ -103,8 +107,8 @@ class SkillCatalog:
         else:
             folder = Path(target).expanduser()
             folder = folder if folder.is_absolute() else root / folder
-        lock, changes = project_ops.install(read_lock(root), self.registry, [(slug.strip(), None)], [folder],
-                                            force=force)
+        with locked(root, waiting=self.warn) as lock:
+            lock, changes = project_ops.install(lock, self.registry, [(slug.strip(), None)], [folder], force=force)
         change = changes[0]
         entry = lock.entries[change.name]
         return {"slug": change.name, "status": change.action, "version": change.version, "digest": change.digest,

@@ -26,6 +26,7 @@ from ..fs import exchange
 from ..loader import is_junk
 from ..model import SkillFile, sha256_hex, skill_digest
 from .archive import UnpackLimits, read_bundle
+from .lock import disk_problem
 from .registry import Registry
 
 TMP_PREFIX = ".skillreg-tmp-"
@@ -192,7 +193,7 @@ def write_skill(skill: FetchedSkill, folder: Path) -> None:
     try:
         _write_skill(skill, folder)
     except OSError as exc:
-        raise ClientError(f"cannot install {skill.name} into {folder}: {exc.strerror or exc}") from None
+        raise ClientError(f"cannot install {skill.name} into {folder}: {disk_problem(exc)}") from None
 
 
 def _write_skill(skill: FetchedSkill, folder: Path) -> None:
@@ -313,7 +314,7 @@ def remove_folder(folder: Path) -> None:
         old = folder.parent / f"{OLD_PREFIX}{folder.name}-{os.getpid()}-{secrets.token_hex(4)}"
         os.rename(folder, old)
     except OSError as exc:
-        raise ClientError(f"cannot remove {folder}: {exc.strerror or exc}") from None
+        raise ClientError(f"cannot remove {folder}: {disk_problem(exc)}") from None
     _remove(old)
 
 

@@ -8,13 +8,16 @@ on read, so a lock from a cloned repository cannot point an install outside the 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
-from ..errors import ClientError, UsageError
+from ..errors import ClientError, UsageError, os_error_message
 from ..fs import write_atomic
 from ..loader import path_problems
 from .registry import DIGEST, NAME, SHA256, parse_json
@@ -107,6 +110,58 @@ def lock_location(project: Path, global_: bool) -> tuple[Path, Path]:
     return project / LOCK_NAME, project
 
 
+WAIT_NOTICE = 1.0  # seconds of waiting for another writer before saying so
+
+
+def side_lock_path(lock_path: Path) -> Path:
+    """The file whose ``flock`` serialises changes to a lock file (the lock file itself is replaced by rename)."""
+    return lock_path.with_name(f".{lock_path.name}.lock")
+
+
+@contextmanager
+def locked(project: Path, *, global_: bool = False,
+           waiting: Callable[[str], None] | None = None) -> Iterator[Lock]:
+    """The lock, read while holding an exclusive ``flock`` that lasts until the block ends.
+
+    Every command that changes a lock runs inside this block, so concurrent installs, updates and removes
+    take turns and each one starts from what the previous one wrote. The kernel drops the ``flock`` when its
+    holder exits, however it exits, so a killed process never leaves the lock stuck. The side file is opened
+    without following a link: a link committed in its place cannot point the lock at another file.
+    """
+    path, _ = lock_location(project, global_)
+    side = side_lock_path(path)
+    try:
+        side.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(side, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                     0o644)
+    except OSError as exc:
+        if side.is_symlink():
+            raise ClientError(f"{side} is a symbolic link; the lock's side file must be a plain file "
+                              "(delete the link and run the command again)") from None
+        raise ClientError(f"cannot open {side}: {disk_problem(exc)}") from None
+    try:
+        _acquire(fd, path, waiting)
+        yield read_lock(project, global_=global_)
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def _acquire(fd: int, path: Path, waiting: Callable[[str], None] | None) -> None:
+    started = time.monotonic()
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        if time.monotonic() - started >= WAIT_NOTICE:
+            break
+        time.sleep(0.02)
+    if waiting is not None:
+        waiting(f"waiting for another skillreg command to finish changing {path}")
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
 def read_lock(project: Path, *, global_: bool = False) -> Lock:
     path, base = lock_location(project, global_)
     try:
@@ -170,4 +225,9 @@ def write_lock(lock: Lock) -> None:
     try:
         write_atomic(lock.path, lock.dumps())
     except OSError as exc:
-        raise ClientError(f"cannot write {lock.path}: {exc.strerror or exc}") from None
+        raise ClientError(f"cannot write {lock.path}: {disk_problem(exc)}") from None
+
+
+def disk_problem(exc: OSError) -> str:
+    """What went wrong and what to do, without the temporary file's name that the caller would only confuse."""
+    return os_error_message(OSError(exc.errno, exc.strerror)) if exc.errno else str(exc)

@@ -48,6 +48,7 @@ MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 MAX_JSON_CONTAINERS = 2_000_000
 MAX_JSON_DEPTH = 64
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
+DEFAULT_CACHE_MAX_MB = 512  # the download cache's size bound (SKILLREG_CACHE_MAX_MB)
 CHUNK = 64 * 1024
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -128,12 +129,34 @@ class _Cached:
     fetched: str
 
 
+def cache_limit() -> int:
+    """``SKILLREG_CACHE_MAX_MB`` (mebibytes) as bytes: what the download cache may hold before it evicts."""
+    text = os.environ.get("SKILLREG_CACHE_MAX_MB")
+    if not text:
+        return DEFAULT_CACHE_MAX_MB * 1024 * 1024
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError("SKILLREG_CACHE_MAX_MB must be a number of mebibytes") from None
+    if value < 0:
+        raise UsageError("SKILLREG_CACHE_MAX_MB must not be negative")
+    return int(value * 1024 * 1024)
+
+
 class _Cache:
-    """One folder per registry root: ``<path>`` holds the body, ``<path>.meta.json`` its ETag and checksum."""
+    """One folder per registry root: ``<path>`` holds the body, ``<path>.meta.json`` its ETag and checksum.
+
+    Safe for many processes at once: each file is replaced atomically and every body is checked against its
+    checksum (and a bundle against its published sha256) when read, so a race costs a download, never wrong
+    bytes. Reading an entry touches it; writing one evicts the least recently used entries of every registry
+    until the cache is within ``cache_limit()``.
+    """
 
     def __init__(self, root: Path, registry_url: str) -> None:
         host = re.sub(r"[^A-Za-z0-9.-]+", "_", urlsplit(registry_url).netloc)[:40] or "local"
-        self.folder = root / "registries" / f"{host}-{hashlib.sha256(registry_url.encode()).hexdigest()[:16]}"
+        self.root = root / "registries"
+        self.folder = self.root / f"{host}-{hashlib.sha256(registry_url.encode()).hexdigest()[:16]}"
+        self.limit = cache_limit()
 
     def _paths(self, path: str) -> tuple[Path, Path]:
         body = self.folder / path
@@ -148,6 +171,10 @@ class _Cache:
             return None
         if not isinstance(meta, dict) or meta.get("sha256") != sha256_hex(body):
             return None
+        try:
+            os.utime(body_path)  # recently used: evicted last
+        except OSError:
+            pass
         return _Cached(body, meta.get("etag"), str(meta.get("fetched", "?")))
 
     def put(self, path: str, body: bytes, etag: str | None) -> None:
@@ -158,7 +185,43 @@ class _Cache:
             write_atomic(body_path, body)
             write_atomic(meta_path, json.dumps(meta, sort_keys=True).encode())
         except OSError:
-            pass  # the cache only saves requests; a read-only cache folder must not stop an install
+            return  # the cache only saves requests; a read-only or full cache folder must not stop an install
+        self.evict(keep=body_path)
+
+    def evict(self, keep: Path | None = None) -> None:
+        """Delete least recently used entries until the whole cache fits its limit (``keep`` goes last)."""
+        entries: list[tuple[float, int, Path]] = []
+        total = 0
+        for current, _, names in os.walk(self.root):
+            for name in names:
+                if name.endswith((".meta.json", ".tmp")):
+                    continue
+                body = Path(current, name)
+                try:
+                    st = body.stat()
+                    size = st.st_size + _size(body.with_name(name + ".meta.json"))
+                except OSError:
+                    continue
+                total += size
+                entries.append((float("inf") if body == keep else st.st_mtime, size, body))
+        if total <= self.limit:
+            return
+        for _, size, body in sorted(entries, key=lambda e: (e[0], str(e[2]))):
+            for path in (body.with_name(body.name + ".meta.json"), body):
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
+            total -= size
+            if total <= self.limit:
+                return
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 @dataclass(frozen=True)
