@@ -222,7 +222,8 @@ def small_disk(tmp_path: Path):
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def fill(folder: Path) -> Path:
+def fill(folder: Path, leave: int = 0) -> Path:
+    """Fill the disk, then give back ``leave`` bytes."""
     filler = folder / "filler"
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
     try:
@@ -232,10 +233,16 @@ def fill(folder: Path) -> Path:
         assert exc.errno == errno.ENOSPC
     finally:
         os.close(fd)
+    os.truncate(filler, max(0, filler.stat().st_size - leave))
     return filler
 
 
-def test_a_full_disk_during_an_update_leaves_the_installed_version(small_disk: Path, site: Path, site_v2: Path,
+# With no room at all the new lock cannot be written (it is written first); with one page left it can, and the
+# skill's files cannot. Either way nothing changes.
+@pytest.mark.parametrize("leave, failing", [(0, "cannot write {project}/skills-lock.json: "),
+                                            (4096, "cannot install csv-profiler into {folder}: ")])
+def test_a_full_disk_during_an_update_leaves_the_installed_version(leave: int, failing: str, small_disk: Path,
+                                                                   site: Path, site_v2: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     project = small_disk / "project"
     project.mkdir()
@@ -245,14 +252,15 @@ def test_a_full_disk_during_an_update_leaves_the_installed_version(small_disk: P
         assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
         before = (tree(folder), (project / "skills-lock.json").read_bytes())
         server.state.root = site_v2
-        filler = fill(small_disk)
+        filler = fill(small_disk, leave)
         result = run("update")
         assert result.exit_code == 1, result.output
-        assert result.stderr.startswith(f"Error: cannot install csv-profiler into {folder}: ")
-        assert result.stderr.endswith(": the disk is full; free some space and run the command again\n")
-        assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+        assert result.stderr == "Error: " + failing.format(project=project, folder=folder) + \
+            "the disk is full; free some space and run the command again\n"
+        assert "Traceback" not in result.output
         assert (tree(folder), (project / "skills-lock.json").read_bytes()) == before
         assert sorted(os.listdir(folder.parent)) == ["csv-profiler"]
+        assert sorted(os.listdir(project)) == [".claude", ".skills-lock.json.lock", "skills-lock.json"]
         installing = run("install", "log-summarizer", "--registry", server.url)
         assert installing.exit_code == 1 and "the disk is full" in installing.stderr
         assert not (project / ".claude/skills/log-summarizer").exists()

@@ -269,4 +269,5 @@ def test_killed_in_the_middle_of_an_install(point: str, installed, project: Path
     assert finished.exit_code == 0, finished.output
     assert tree(folder) == new_files
     assert sorted(os.listdir(folder.parent)) == ["csv-profiler"]
+    assert not [n for n in os.listdir(project) if n.endswith(".tmp")]  # a new lock the kill left is gone too
     assert run("verify").exit_code == 0

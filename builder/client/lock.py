@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import secrets
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -18,7 +19,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import ClientError, UsageError, os_error_message
-from ..fs import write_atomic
 from ..loader import path_problems
 from .registry import DIGEST, NAME, SHA256, parse_json
 
@@ -141,6 +141,7 @@ def locked(project: Path, *, global_: bool = False,
         raise ClientError(f"cannot open {side}: {disk_problem(exc)}") from None
     try:
         _acquire(fd, path, waiting)
+        _remove_stale_writes(path)
         yield read_lock(project, global_=global_)
     finally:
         os.close(fd)  # releases the flock
@@ -222,10 +223,54 @@ def _check_target(target: str, name: str, global_: bool, bad: Any) -> None:
 
 
 def write_lock(lock: Lock) -> None:
+    with recorded(lock):
+        pass
+
+
+@contextmanager
+def recorded(lock: Lock) -> Iterator[Lock]:
+    """Record ``lock`` around the block that makes the disk match it.
+
+    The new lock file is written and flushed beside the old one first, so a full disk fails before any folder
+    changes; the block then changes the folders, and one rename (which needs no space) puts the new lock in
+    place. If the block fails, the old lock stays and the new one is deleted.
+    """
+    tmp = lock.path.with_name(f".{lock.path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
-        write_atomic(lock.path, lock.dumps())
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        try:
+            view = memoryview(lock.dumps())
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     except OSError as exc:
+        tmp.unlink(missing_ok=True)
         raise ClientError(f"cannot write {lock.path}: {disk_problem(exc)}") from None
+    try:
+        yield lock
+        os.replace(tmp, lock.path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ClientError(f"cannot write {lock.path}: {disk_problem(exc)}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _remove_stale_writes(path: Path) -> None:
+    """Delete new lock files that a killed command left (every writer holds the flock, so none is in use)."""
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(f".{path.name}.") and name.endswith(".tmp"):
+            try:
+                os.unlink(path.parent / name)
+            except OSError:
+                pass
 
 
 def disk_problem(exc: OSError) -> str:

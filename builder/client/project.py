@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import ClientError, UsageError
 from .install import (FetchedSkill, LocalState, digest_matches, fetch_skill, local_state, read_installed,
                       remove_folder, unified_diff, write_skill)
-from .lock import Lock, LockEntry, write_lock
+from .lock import Lock, LockEntry, recorded, write_lock
 from .registry import NotFound, Registry, check_name
 
 RegistryFor = Callable[[str], Registry]
@@ -121,9 +121,9 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
             changes.append(Change(name, "unchanged", entry.version, published, None, tuple(targets)))
             continue
         skill = fetch_skill(registry, name, digest=digest, detail=detail)
-        for target in todo:
-            write_skill(skill, lock.folder(target))
-        lock = _write(lock, _entry(skill, targets))
+        with recorded(lock.with_entry(_entry(skill, targets))) as lock:
+            for target in todo:
+                write_skill(skill, lock.folder(target))
         action = "installed" if entry is None or entry.digest == published else "updated"
         changes.append(Change(name, action, skill.version, skill.digest, entry.digest if entry else None,
                               tuple(todo)))
@@ -166,9 +166,9 @@ def restore(lock: Lock, registry_for: RegistryFor, *, force: bool = False,
             changes.append(Change(entry.name, "unchanged", entry.version, entry.digest, None, entry.targets))
             continue
         skill = fetch_skill(registry, entry.name, detail=detail)
-        for target in todo:
-            write_skill(skill, lock.folder(target))
-        lock = _write(lock, _entry(skill, entry.targets))
+        with recorded(lock.with_entry(_entry(skill, entry.targets))) as lock:
+            for target in todo:
+                write_skill(skill, lock.folder(target))
         moved = skill.digest != entry.digest
         changes.append(Change(entry.name, "updated" if moved else "restored", skill.version, skill.digest,
                               entry.digest if moved else None, tuple(todo)))
@@ -232,9 +232,9 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, dry_r
                     if (s := _modified(lock.folder(t), entry.files, skill.hashes)) is not None]
         if not force:
             _refuse_modified(entry.name, modified, "updating")
-        for target in entry.targets:
-            write_skill(skill, lock.folder(target))
-        lock = _write(lock, _entry(skill, entry.targets))
+        with recorded(lock.with_entry(_entry(skill, entry.targets))) as lock:
+            for target in entry.targets:
+                write_skill(skill, lock.folder(target))
         changes.append(Change(entry.name, "updated", skill.version, skill.digest, entry.digest, entry.targets, diff))
     return lock, changes
 
@@ -244,10 +244,9 @@ def remove(lock: Lock, name: str, *, force: bool = False) -> tuple[Lock, Change]
     states = [(t, local_state(lock.folder(t), entry.files)) for t in entry.targets]
     if not force:
         _refuse_modified(name, [(t, s) for t, s in states if not s.clean and not s.absent], "removing it")
-    for target in entry.targets:
-        remove_folder(lock.folder(target))
-    lock = lock.without(name)
-    write_lock(lock)
+    with recorded(lock.without(name)) as lock:
+        for target in entry.targets:
+            remove_folder(lock.folder(target))
     return lock, Change(name, "removed", entry.version, entry.digest, None, entry.targets)
 
 
