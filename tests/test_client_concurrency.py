@@ -69,6 +69,17 @@ def test_parallel_installs_updates_and_removes_all_land(round_: int, site: Path,
     assert f"All {sum(len(e['targets']) for e in lock.values())} installed folder(s) match" in verified.stdout
 
 
+def test_parallel_global_installs_all_land(site: Path, project: Path) -> None:
+    from builder.client.lock import user_lock_path
+
+    names = ["adr-writer", "branch-cleanup", "changelog-from-git", "commit-message-lint", "csv-profiler",
+             "dependency-pin-check", "dockerfile-lint", "log-summarizer"]
+    with RegistryServer(site) as server:
+        finish([run_skillreg(["install", name, "--global", "--registry", server.url], project) for name in names])
+    assert sorted(json.loads(user_lock_path().read_text())["skills"]) == names
+    assert run("verify", "--global").exit_code == 0
+
+
 def test_two_processes_on_one_skill_end_consistent(site: Path, site_v2: Path, project: Path) -> None:
     with RegistryServer(site) as server:
         assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0

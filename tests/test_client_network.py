@@ -205,3 +205,13 @@ def test_an_index_of_sixty_thousand_skills_is_accepted(site: Path, project: Path
     with RegistryServer(site) as server:
         server.state.overrides[INDEX] = data
         assert len(Registry(server.url).index()["skills"]) == 60_000
+
+
+def test_https_goes_through_the_same_guarded_transport(site: Path, project: Path) -> None:
+    """No https server can be trusted here; a plain-HTTP server on an https:// URL shows the https path is taken
+    and ends in one message naming the URL."""
+    with RegistryServer(site) as server:
+        url = f"https://127.0.0.1:{server.port}/"
+        result = run("search", "log", "--registry", url)
+    failed(result, f"cannot fetch {url}{SEARCH}: ")
+    assert "(tried 3 times)" in result.stderr
