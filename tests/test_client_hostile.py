@@ -10,8 +10,6 @@ import select
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from builder.bundle import zip_bytes
 from builder.client.archive import read_bundle
 from builder.model import SkillFile, sha256_hex, skill_digest

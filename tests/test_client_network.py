@@ -11,8 +11,9 @@ import anyio
 import pytest
 from click.testing import Result
 
-from builder.client.registry import (MAX_JSON_CONTAINERS, Registry, address_problem, json_shape_problem,
-                                     redirect_problem)
+from builder.client.documents import MAX_JSON_CONTAINERS, json_shape_problem
+from builder.client.registry import Registry
+from builder.client.transport import address_problem, redirect_problem
 from client_helpers import Fault, RegistryServer, project, run, run_skillreg, site  # noqa: F401
 
 DETAIL = "api/v1/skills/log-summarizer.json"

@@ -4,7 +4,6 @@ installs from a registry served on 127.0.0.1, the CLI and the MCP server."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path

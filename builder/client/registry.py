@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import http.client
-import ipaddress
-import itertools
 import json
 import os
 import re
 import socket
-import ssl
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -26,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import quote, unquote, urljoin, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from .. import __version__
 from ..api import INDEX_PATH, detail_path
@@ -35,18 +31,12 @@ from ..fs import write_atomic
 from ..loader import path_problems
 from ..model import sha256_hex
 from ..search import SEARCH_INDEX_PATH
+from .documents import document_limit, parse_json
+from .transport import Deadline, DeadlineRequest, TooSlow, Transport, host_kind
 
 DEFAULT_TIMEOUT = 30.0  # seconds for one whole request: connecting, the headers and the body
 ATTEMPTS = 3  # one request and two retries, on 5xx, 429, timeouts and connection errors
 BACKOFF = 0.25  # seconds before the first retry; doubled before each next one
-# Caps on a JSON document, checked on its bytes before any Python object is built. The indexes list every
-# skill: a 60,000-skill registry publishes about 45 MB (750 bytes a skill, 1.5 KB at most), so 128 MiB leaves
-# room; one skill's documents (detail, versions) stay far below 16 MiB. Such an index holds about three
-# JSON containers (objects, arrays) per skill and nests 4 deep.
-MAX_INDEX_BYTES = 128 * 1024 * 1024
-MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
-MAX_JSON_CONTAINERS = 2_000_000
-MAX_JSON_DEPTH = 64
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 DEFAULT_CACHE_MAX_MB = 512  # the download cache's size bound (SKILLREG_CACHE_MAX_MB)
 CHUNK = 64 * 1024
@@ -231,261 +221,6 @@ class _Response:
     etag: str | None
 
 
-# -- where a request may go -------------------------------------------------------------------------------------
-
-def host_kind(host: str) -> str:
-    """``loopback`` (this machine), ``private`` (a local network, link-local, unspecified...) or ``public``.
-
-    A host name other than localhost is ``public`` here; the address it resolves to is judged on connecting.
-    """
-    name = host.strip("[]").lower().rstrip(".")
-    if name == "localhost" or name.endswith(".localhost"):
-        return "loopback"
-    try:
-        address = ipaddress.ip_address(name.partition("%")[0])
-    except ValueError:
-        return "public"
-    return _address_kind(address)
-
-
-def _address_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    if address.is_loopback:
-        return "loopback"
-    if address.is_private or address.is_link_local or address.is_unspecified or address.is_reserved or \
-            address.is_multicast:
-        return "private"
-    return "public"
-
-
-def _may_reach(registry_kind: str, target_kind: str) -> bool:
-    """A registry may send the client to this machine only from this machine, to a local network only from one."""
-    order = {"public": 0, "private": 1, "loopback": 2}
-    return order[target_kind] <= order[registry_kind]
-
-
-def redirect_problem(registry_url: str, from_url: str, to_url: str) -> str | None:
-    """Why the client must not follow a redirect from ``from_url`` to ``to_url``, or None when it may.
-
-    Only http(s); never from https:// down to http://; plain http:// only between loopback addresses, and only
-    for a registry on loopback; a registry elsewhere never sends the client to this machine or a private address.
-    """
-    source, target = urlsplit(from_url), urlsplit(to_url)
-    scheme = target.scheme.lower()
-    if scheme not in ("http", "https"):
-        return f"{from_url} redirects to {to_url}; only https:// redirects are followed"
-    registry_kind = host_kind(urlsplit(registry_url).hostname or "")
-    target_kind = host_kind(target.hostname or "")
-    if scheme == "http" and (source.scheme.lower() == "https" or urlsplit(registry_url).scheme == "https" or
-                             registry_kind != "loopback" or target_kind != "loopback"):
-        return f"{from_url} redirects to {to_url}; refusing to follow it off https://"
-    if not _may_reach(registry_kind, target_kind):
-        where = "this machine" if target_kind == "loopback" else "a private network address"
-        return f"{from_url} redirects to {to_url}; a registry on {urlsplit(registry_url).hostname} may not send " \
-               f"the client to {where}"
-    return None
-
-
-def address_problem(registry_url: str, host: str, address: str) -> str | None:
-    """Why the client must not talk to ``host`` at ``address`` (what it resolved to), or None when it may.
-
-    The registry's own host is the user's choice; any other host (after a redirect) is judged by its address.
-    """
-    if host.lower() == (urlsplit(registry_url).hostname or "").lower():
-        return None
-    try:
-        kind = _address_kind(ipaddress.ip_address(address.partition("%")[0]))
-    except ValueError:
-        return None
-    registry_kind = host_kind(urlsplit(registry_url).hostname or "")
-    if _may_reach(registry_kind, kind):
-        return None
-    where = "this machine" if kind == "loopback" else "a private network address"
-    return f"{host} resolves to {address}, {where}; a registry on {urlsplit(registry_url).hostname} may not " \
-           "send the client there"
-
-
-class _Deadline:
-    """One request's time limit: when it passes, the request's sockets are shut, so no read can outlast it."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.expired = False
-        self.answered = False  # the status line and headers arrived
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-        self._ends = time.monotonic() + seconds
-
-    def __enter__(self) -> _Deadline:
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
-
-    def remaining(self) -> float:
-        return max(0.001, self._ends - time.monotonic())
-
-    def attach(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.append(sock)
-            if self.expired:
-                _shut(sock)
-
-    def _expire(self) -> None:
-        with self._lock:
-            self.expired = True
-            for sock in self._sockets:
-                _shut(sock)
-
-
-def _shut(sock: socket.socket) -> None:
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-
-
-class _Request(urllib.request.Request):
-    deadline: _Deadline
-
-
-class _Guarded:
-    """Mixed into a connection: register its socket with the request's deadline, and check where it connected."""
-
-    host: str
-    sock: Any
-    deadline: _Deadline
-    registry_url: str
-
-    def _guard(self) -> None:
-        self.deadline.attach(self.sock)
-        try:
-            address = str(self.sock.getpeername()[0])
-        except (OSError, IndexError):
-            return
-        problem = address_problem(self.registry_url, self.host, address)
-        if problem:
-            self.sock.close()
-            raise ClientError(problem)
-
-
-class _HTTPConnection(_Guarded, http.client.HTTPConnection):
-    def __init__(self, host: str, *, deadline: _Deadline, registry_url: str, **kwargs: Any) -> None:
-        super().__init__(host, **kwargs)
-        self.deadline, self.registry_url = deadline, registry_url
-
-    def connect(self) -> None:
-        super().connect()
-        self._guard()
-
-
-class _HTTPSConnection(_Guarded, http.client.HTTPSConnection):
-    def __init__(self, host: str, *, deadline: _Deadline, registry_url: str, **kwargs: Any) -> None:
-        super().__init__(host, **kwargs)
-        self.deadline, self.registry_url = deadline, registry_url
-
-    def connect(self) -> None:
-        super().connect()
-        self._guard()
-
-
-class _Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Opens connections under the request's deadline and follows only the redirects ``redirect_problem`` allows."""
-
-    def __init__(self, registry_url: str) -> None:
-        urllib.request.HTTPHandler.__init__(self)
-        self.ssl_context = ssl.create_default_context()
-        urllib.request.HTTPSHandler.__init__(self, context=self.ssl_context)
-        self.registry_url = registry_url
-
-    def _factory(self, kind: type[http.client.HTTPConnection], req: urllib.request.Request) -> Any:
-        deadline = getattr(req, "deadline")
-
-        def connection(host: str, **kwargs: Any) -> http.client.HTTPConnection:
-            return kind(host, deadline=deadline, registry_url=self.registry_url, **kwargs)  # type: ignore[call-arg]
-
-        return connection
-
-    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(self._factory(_HTTPConnection, req), req)
-
-    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(self._factory(_HTTPSConnection, req), req, context=self.ssl_context)
-
-    def http_error_302(self, req: urllib.request.Request, fp: Any, code: int, msg: str,
-                       headers: Any) -> Any:
-        location = headers.get("location") or headers.get("uri")
-        if location:
-            problem = redirect_problem(self.registry_url, req.full_url, urljoin(req.full_url, location))
-            if problem:
-                fp.close()
-                raise ClientError(problem)
-        return super().http_error_302(req, fp, code, msg, headers)
-
-    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
-
-    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
-                         newurl: str) -> urllib.request.Request | None:
-        new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None:
-            new.deadline = getattr(req, "deadline")  # type: ignore[attr-defined]
-        return new
-
-
-class _TooSlow(Exception):
-    def __init__(self, received: int) -> None:
-        self.received = received
-
-
-# -- parsing documents -----------------------------------------------------------------------------------------
-
-_KEEP = b'"[]{}'
-_DROP = bytes(b for b in range(256) if b not in _KEEP)
-_STEP = [0] * 256
-_STEP[ord("[")] = _STEP[ord("{")] = 1
-_STEP[ord("]")] = _STEP[ord("}")] = -1
-
-
-def json_shape_problem(data: bytes, *, max_containers: int = MAX_JSON_CONTAINERS,
-                       max_depth: int = MAX_JSON_DEPTH) -> str | None:
-    """Why ``data`` must not be handed to ``json.loads`` (too many objects and arrays, or nested too deep).
-
-    A few linear passes in C over the bytes: escaped backslashes and quotes go first (left to right, as a
-    JSON parser pairs them), then everything but quotes and brackets, then what lies between quotes; what is
-    left is the document's structure, whose nesting is counted.
-    """
-    if b"\\" in data:
-        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    reduced = data.translate(None, _DROP)
-    structure = b"".join(reduced.split(b'"')[::2])
-    if len(structure) > 2 * max_containers:
-        return f"it holds more than {max_containers:,} JSON objects and arrays"
-    depth = max(itertools.accumulate(_STEP[b] for b in structure), default=0)
-    if depth > max_depth:
-        return f"it nests JSON objects and arrays {depth:,} deep; the limit is {max_depth}"
-    return None
-
-
-def parse_json(data: bytes, where: str) -> Any:
-    """``data`` as JSON, refusing a document whose shape would cost more than any real one before parsing it."""
-    problem = json_shape_problem(data)
-    if problem:
-        raise ClientError(f"{where}: {problem}; refusing it")
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        raise ClientError(f"{where} is not valid JSON ({exc})") from None
-
-
-def document_limit(path: str) -> int:
-    """The most bytes a document at ``path`` may have: the indexes list every skill, the rest one skill each."""
-    return MAX_INDEX_BYTES if path in (INDEX_PATH, SEARCH_INDEX_PATH) else MAX_DOCUMENT_BYTES
-
-
 class Registry:
     """One registry root. Counts the HTTP requests it sends (``requests``) so tests and benchmarks can check them."""
 
@@ -502,7 +237,7 @@ class Registry:
         self._cache = _Cache(cache_dir or cache_root(), self.url) if self.folder is None else None
         host = urlsplit(self.url).hostname or ""
         # Loopback never goes through a proxy configured for the outside world.
-        handlers: list[urllib.request.BaseHandler] = [_Transport(self.url)]
+        handlers: list[urllib.request.BaseHandler] = [Transport(self.url)]
         if host_kind(host) == "loopback":
             handlers.append(urllib.request.ProxyHandler({}))
         self._opener = urllib.request.build_opener(*handlers)
@@ -646,14 +381,14 @@ class Registry:
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
             self.requests += 1
-            request = _Request(url, headers=headers)
-            request.deadline = deadline = _Deadline(self.timeout)
+            request = DeadlineRequest(url, headers=headers)
+            request.deadline = deadline = Deadline(self.timeout)
             try:
                 with deadline, self._opener.open(request, timeout=self.timeout) as resp:
                     deadline.answered = True
                     body = self._read_body(resp, limit, url, deadline)
                     return _Response(200, body, resp.headers.get("ETag"))
-            except _TooSlow as exc:  # it answered, but too slowly to finish: another try would do no better
+            except TooSlow as exc:  # it answered, but too slowly to finish: another try would do no better
                 raise Unreachable(f"cannot fetch {url}: {exc.received:,} bytes arrived within the "
                                   f"{self.timeout:g} s a request may take (SKILLREG_TIMEOUT); giving up") from None
             except urllib.error.HTTPError as exc:
@@ -671,7 +406,7 @@ class Registry:
                 problem = _describe(TimeoutError() if deadline.expired else exc, self.timeout)
         raise Unreachable(f"cannot fetch {url}: {problem} (tried {self.attempts} times)")
 
-    def _read_body(self, resp: http.client.HTTPResponse, limit: int, url: str, deadline: _Deadline) -> bytes:
+    def _read_body(self, resp: http.client.HTTPResponse, limit: int, url: str, deadline: Deadline) -> bytes:
         declared = resp.headers.get("Content-Length")
         if declared is not None and declared.isdigit() and int(declared) >= limit:
             raise ClientError(f"{url}: the response is {int(declared):,} bytes, larger than the {limit - 1:,} "
@@ -683,7 +418,7 @@ class Registry:
                 chunk = resp.read1(CHUNK)
             except (OSError, http.client.HTTPException):
                 if deadline.expired:
-                    raise _TooSlow(total) from None
+                    raise TooSlow(total) from None
                 raise
             if not chunk:
                 break
@@ -692,7 +427,7 @@ class Registry:
                 raise ClientError(f"{url}: the response is larger than the {limit - 1:,} bytes expected; refusing it")
             chunks.append(chunk)
         if deadline.expired:
-            raise _TooSlow(total)
+            raise TooSlow(total)
         if declared is not None and declared.isdigit() and int(declared) != total:
             raise http.client.IncompleteRead(b"", int(declared) - total)
         return b"".join(chunks)

@@ -1,0 +1,231 @@
+"""The client's HTTP transport: a whole-request deadline, and a rule for where a registry may send the client.
+
+``urllib`` gives each socket operation a timeout, so a server sending one byte a second never times out; here
+every request also gets a deadline that shuts its socket when it passes, so no read outlasts it. Redirects and
+the addresses connections land on are judged against the registry the user named: never from https:// down
+to http://, to this machine only from this machine, to a private network only from one.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import socket
+import ssl
+import threading
+import time
+import urllib.request
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from ..errors import ClientError
+
+
+def host_kind(host: str) -> str:
+    """``loopback`` (this machine), ``private`` (a local network, link-local, unspecified...) or ``public``.
+
+    A host name other than localhost is ``public`` here; the address it resolves to is judged on connecting.
+    """
+    name = host.strip("[]").lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return "loopback"
+    try:
+        address = ipaddress.ip_address(name.partition("%")[0])
+    except ValueError:
+        return "public"
+    return _address_kind(address)
+
+
+def _address_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if address.is_loopback:
+        return "loopback"
+    if address.is_private or address.is_link_local or address.is_unspecified or address.is_reserved or \
+            address.is_multicast:
+        return "private"
+    return "public"
+
+
+def _may_reach(registry_kind: str, target_kind: str) -> bool:
+    """A registry may send the client to this machine only from this machine, to a local network only from one."""
+    order = {"public": 0, "private": 1, "loopback": 2}
+    return order[target_kind] <= order[registry_kind]
+
+
+def redirect_problem(registry_url: str, from_url: str, to_url: str) -> str | None:
+    """Why the client must not follow a redirect from ``from_url`` to ``to_url``, or None when it may.
+
+    Only http(s); never from https:// down to http://; plain http:// only between loopback addresses, and only
+    for a registry on loopback; a registry elsewhere never sends the client to this machine or a private address.
+    """
+    source, target = urlsplit(from_url), urlsplit(to_url)
+    scheme = target.scheme.lower()
+    if scheme not in ("http", "https"):
+        return f"{from_url} redirects to {to_url}; only https:// redirects are followed"
+    registry_kind = host_kind(urlsplit(registry_url).hostname or "")
+    target_kind = host_kind(target.hostname or "")
+    if scheme == "http" and (source.scheme.lower() == "https" or urlsplit(registry_url).scheme == "https" or
+                             registry_kind != "loopback" or target_kind != "loopback"):
+        return f"{from_url} redirects to {to_url}; refusing to follow it off https://"
+    if not _may_reach(registry_kind, target_kind):
+        where = "this machine" if target_kind == "loopback" else "a private network address"
+        return f"{from_url} redirects to {to_url}; a registry on {urlsplit(registry_url).hostname} may not send " \
+               f"the client to {where}"
+    return None
+
+
+def address_problem(registry_url: str, host: str, address: str) -> str | None:
+    """Why the client must not talk to ``host`` at ``address`` (what it resolved to), or None when it may.
+
+    The registry's own host is the user's choice; any other host (after a redirect) is judged by its address.
+    """
+    if host.lower() == (urlsplit(registry_url).hostname or "").lower():
+        return None
+    try:
+        kind = _address_kind(ipaddress.ip_address(address.partition("%")[0]))
+    except ValueError:
+        return None
+    registry_kind = host_kind(urlsplit(registry_url).hostname or "")
+    if _may_reach(registry_kind, kind):
+        return None
+    where = "this machine" if kind == "loopback" else "a private network address"
+    return f"{host} resolves to {address}, {where}; a registry on {urlsplit(registry_url).hostname} may not " \
+           "send the client there"
+
+
+class Deadline:
+    """One request's time limit: when it passes, the request's sockets are shut, so no read can outlast it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self.answered = False  # the status line and headers arrived
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._ends = time.monotonic() + seconds
+
+    def __enter__(self) -> Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def remaining(self) -> float:
+        return max(0.001, self._ends - time.monotonic())
+
+    def attach(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class DeadlineRequest(urllib.request.Request):
+    deadline: Deadline
+
+
+class _Guarded:
+    """Mixed into a connection: register its socket with the request's deadline, and check where it connected."""
+
+    host: str
+    sock: Any
+    deadline: Deadline
+    registry_url: str
+
+    def _guard(self) -> None:
+        self.deadline.attach(self.sock)
+        try:
+            address = str(self.sock.getpeername()[0])
+        except (OSError, IndexError):
+            return
+        problem = address_problem(self.registry_url, self.host, address)
+        if problem:
+            self.sock.close()
+            raise ClientError(problem)
+
+
+class _HTTPConnection(_Guarded, http.client.HTTPConnection):
+    def __init__(self, host: str, *, deadline: Deadline, registry_url: str, **kwargs: Any) -> None:
+        super().__init__(host, **kwargs)
+        self.deadline, self.registry_url = deadline, registry_url
+
+    def connect(self) -> None:
+        super().connect()
+        self._guard()
+
+
+class _HTTPSConnection(_Guarded, http.client.HTTPSConnection):
+    def __init__(self, host: str, *, deadline: Deadline, registry_url: str, **kwargs: Any) -> None:
+        super().__init__(host, **kwargs)
+        self.deadline, self.registry_url = deadline, registry_url
+
+    def connect(self) -> None:
+        super().connect()
+        self._guard()
+
+
+class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+    """Opens connections under the request's deadline and follows only the redirects ``redirect_problem`` allows."""
+
+    def __init__(self, registry_url: str) -> None:
+        urllib.request.HTTPHandler.__init__(self)
+        self.ssl_context = ssl.create_default_context()
+        urllib.request.HTTPSHandler.__init__(self, context=self.ssl_context)
+        self.registry_url = registry_url
+
+    def _factory(self, kind: type[http.client.HTTPConnection], req: urllib.request.Request) -> Any:
+        deadline = getattr(req, "deadline")
+
+        def connection(host: str, **kwargs: Any) -> http.client.HTTPConnection:
+            return kind(host, deadline=deadline, registry_url=self.registry_url, **kwargs)  # type: ignore[call-arg]
+
+        return connection
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self._factory(_HTTPConnection, req), req)
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self._factory(_HTTPSConnection, req), req, context=self.ssl_context)
+
+    def http_error_302(self, req: urllib.request.Request, fp: Any, code: int, msg: str,
+                       headers: Any) -> Any:
+        location = headers.get("location") or headers.get("uri")
+        if location:
+            problem = redirect_problem(self.registry_url, req.full_url, urljoin(req.full_url, location))
+            if problem:
+                fp.close()
+                raise ClientError(problem)
+        return super().http_error_302(req, fp, code, msg, headers)
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None:
+            new.deadline = getattr(req, "deadline")  # type: ignore[attr-defined]
+        return new
+
+
+class TooSlow(Exception):
+    def __init__(self, received: int) -> None:
+        self.received = received
+
+
