@@ -385,7 +385,6 @@ class Registry:
             request.deadline = deadline = Deadline(self.timeout)
             try:
                 with deadline, self._opener.open(request, timeout=self.timeout) as resp:
-                    deadline.answered = True
                     body = self._read_body(resp, limit, url, deadline)
                     return _Response(200, body, resp.headers.get("ETag"))
             except TooSlow as exc:  # it answered, but too slowly to finish: another try would do no better

@@ -13,7 +13,6 @@ import ipaddress
 import socket
 import ssl
 import threading
-import time
 import urllib.request
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -100,12 +99,10 @@ class Deadline:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.expired = False
-        self.answered = False  # the status line and headers arrived
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self._expire)
         self._timer.daemon = True
-        self._ends = time.monotonic() + seconds
 
     def __enter__(self) -> Deadline:
         self._timer.start()
@@ -113,9 +110,6 @@ class Deadline:
 
     def __exit__(self, *exc: object) -> None:
         self._timer.cancel()
-
-    def remaining(self) -> float:
-        return max(0.001, self._ends - time.monotonic())
 
     def attach(self, sock: socket.socket) -> None:
         with self._lock:
