@@ -59,9 +59,6 @@ def build_bench(ctx: BenchContext) -> list[Row]:
 def _measure(ctx: BenchContext, n: int) -> list[Row]:
     repeat = min(ctx.repeat, LARGE_REPEAT) if n >= LARGE else ctx.repeat
     corpus = ctx.corpus(n)
-    # The builder keeps a manifest per output folder beside registry.yaml (23 MB at 10,000 skills); those of
-    # earlier runs' outputs, long deleted, would pile up in the cached corpus.
-    remove_tree(corpus.parent / ".skillreg-cache")
     ctx.out_dir.mkdir(parents=True, exist_ok=True)
     cold_disk: list[Finished] = []
     cold_tmpfs: list[Finished] = []

@@ -9,6 +9,7 @@ to a few seconds. They run in the order listed: sizes, site and client read the 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Callable, Sequence
 from .build import build_bench
 from .client import client_bench
 from .harness import (BenchContext, BenchError, Row, default_cache_dir, machine_info, now, render_markdown,
-                      report_json, write_json, write_text)
+                      remove_tree, report_json, write_json, write_text)
 from .site import site_bench
 from .sizes import sizes_bench
 from .validate import validate_bench
@@ -62,6 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     repeat = args.repeat or (3 if args.quick else 5)
     ctx = BenchContext(cache_dir=args.cache_dir or default_cache_dir(), quick=args.quick, repeat=repeat,
                        seed=args.seed)
+    # The builder keeps a manifest per output folder in its state folder (23 MB at 10,000 skills): this run gets
+    # one of its own, emptied first, so those of earlier runs' outputs pile up neither there nor in the user's.
+    remove_tree(ctx.cache_dir / "build-state")
+    os.environ["SKILLREG_STATE_DIR"] = str(ctx.cache_dir / "build-state")
     chosen = [m for m in MEASUREMENTS if not args.only or measurement_name(m) in args.only]
     info = machine_info()
     date = now()

@@ -6,6 +6,11 @@ folder in (atomically exchanged where Linux allows). A rebuild stages only the s
 (found by comparing file sizes, times and inodes with the last build, as git's index does), plus the
 indexes and the website, then moves those units into place under a journal: if the process dies part way,
 the next build puts the previous output back before doing anything else.
+
+The lock, the journal, the list of trash folders and the manifest live in the user's state folder, keyed by
+the output's real path, never beside the output or in the checkout: a repository can commit any file, and
+none of it is ever read as the builder's own record. Recovery and trash removal touch only folders named as
+this module names them, beside the output, and units below it reached without a symbolic link.
 """
 
 from __future__ import annotations
@@ -13,13 +18,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
+import stat
 import subprocess
 import sys
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from . import __version__
 from .api import (API_ROOT, INDEX_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2, Artifact, bundle_stem, detail_document,
@@ -28,8 +36,8 @@ from .api import (API_ROOT, INDEX_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2, Artifact, 
 from .bundle import dumps, json_bundle, zip_bytes
 from .config import RegistryConfig
 from .diagnostics import Diagnostic, Severity
-from .errors import BuildError, UsageError
-from .fs import exchange
+from .errors import BuildError, UsageError, os_error_message
+from .fs import LockHeld, exchange, exclusive_lock
 from .loader import display_path, find_skill_folders, load_skill
 from .model import Frontmatter, Skill, sha256_hex
 from .provenance import History, read_history
@@ -219,12 +227,84 @@ def _build_one(folder: Path) -> _Outcome:
                    v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill))
 
 
+# ------------------------------------------------------------------------------------ the builder's own records
+
+STATE_ENV = "SKILLREG_STATE_DIR"
+JOURNAL_VERSION = 1
+_KINDS = ("tmp", "backup", "trash", "old")
+
+
+def state_dir() -> Path:
+    """Where the builder keeps the records it trusts (locks, journals, trash lists, manifests): ``SKILLREG_STATE_DIR``,
+    else the user's state folder. Never in a checkout or an output, so nothing a pull request commits can pose as one."""
+    override = os.environ.get(STATE_ENV)
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return platformdirs.user_state_path("skillreg", appauthor=False)
+
+
+@dataclass(frozen=True)
+class _Place:
+    """An output folder: as the user named it, its real path, and the builder's records about it."""
+
+    out: Path  # for messages
+    base: Path  # the real path; every folder the build makes is a sibling of it
+    state: Path
+
+    @property
+    def journal(self) -> Path:
+        return self.state / "journal.json"
+
+    @property
+    def manifest(self) -> Path:
+        return self.state / "manifest.json"
+
+    @property
+    def trash_records(self) -> Path:
+        return self.state / "trash"
+
+    def fresh(self, kind: str) -> Path:
+        """A new sibling name of ours: no earlier folder, committed or not, can already have it."""
+        return self.base.with_name(f".{self.base.name}.{kind}-{os.getpid()}-{secrets.token_hex(8)}")
+
+    def owns(self, name: object, kind: str) -> bool:
+        """Whether ``name`` is one ``fresh(kind)`` makes: a plain name, so the path is a sibling of the output."""
+        pattern = rf"\.{re.escape(self.base.name)}\.{kind}-[0-9]+-[0-9a-f]{{16}}"
+        return isinstance(name, str) and re.fullmatch(pattern, name) is not None
+
+
+def _place(out: Path) -> _Place:
+    base = out.resolve()
+    tag = hashlib.sha256(os.fsencode(base)).hexdigest()[:16]
+    return _Place(out, base, state_dir() / "builds" / tag)
+
+
+class OutputBusy(BuildError):
+    """Another build holds the output and the caller asked not to wait."""
+
+    def __init__(self, out: Path, holder: int | None) -> None:
+        who = f" (process {holder})" if holder else ""
+        super().__init__(f"another build of {display_path(out)} is running{who}; nothing was changed. "
+                         "Run the build again when it has finished")
+
+
+@contextmanager
+def output_lock(out: Path, *, wait: bool = True,
+                on_wait: Callable[[int | None], None] | None = None) -> Iterator[_Place]:
+    """Hold the output's exclusive lock: one build (and its recovery) at a time per real output path."""
+    place = _place(out)
+    place.state.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(exclusive_lock(place.state / "lock", wait=wait, on_wait=on_wait))
+        except LockHeld as held:
+            raise OutputBusy(out, held.holder) from None
+        yield place
+
+
 # ---------------------------------------------------------------------------------------------- the manifest
-
-def _manifest_path(config: RegistryConfig, out: Path) -> Path:
-    tag = hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
-    return config.root / ".skillreg-cache" / f"build-{tag}.json"
-
 
 def _settings(config: RegistryConfig, profile: str, site: bool) -> str:
     """A rebuild may reuse skills only when everything else the output depends on is unchanged."""
@@ -242,66 +322,149 @@ def _read_manifest(path: Path, settings: str, out: Path) -> dict[str, _Outcome] 
             return None
         if data.get("index_sha256") != sha256_hex((out / INDEX_PATH).read_bytes()):
             return None  # the output was changed by something else since
+        if not all(_safe_unit(name) and "/" not in name for name in data["skills"]):
+            return None  # not what this builder writes: skill names are plain folder names
         return {name: _Outcome.from_json(entry) for name, entry in data["skills"].items()}
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def _write_manifest(path: Path, settings: str, out: Path, outcomes: list[_Outcome]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Best effort: the manifest only saves work, and one that is missing or stale makes the next build full."""
     data = {"version": MANIFEST_VERSION, "settings": settings,
             "index_sha256": sha256_hex((out / INDEX_PATH).read_bytes()),
             "skills": {o.name: o.to_json() for o in outcomes}}
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
 
 
 # ----------------------------------------------------------------------------------- putting the output in place
 
 def _journal_path(out: Path) -> Path:
-    return out.with_name(f".{out.name}.journal.json")
+    return _place(out).journal
 
 
 def recover(out: Path) -> bool:
-    """Finish or undo a commit that was interrupted; True when there was one."""
-    journal_file = _journal_path(out)
-    if not journal_file.exists():
+    """Finish or undo a commit that was interrupted; True when there was one. The caller holds ``output_lock``."""
+    return _recover(_place(out))
+
+
+def _safe_unit(rel: object) -> bool:
+    """A unit is a plain relative path below the output: no absolute path, no ``..``, ``.`` or empty part."""
+    return (isinstance(rel, str) and bool(rel) and "\\" not in rel and "\0" not in rel
+            and all(part not in ("", ".", "..") for part in rel.split("/")))
+
+
+def _link_on_the_way(root: Path, rel: str, checked: set[Path]) -> Path | None:
+    """The first symbolic link among ``root`` and the folders from it to ``rel``; moving a unit never goes
+    through one. ``checked`` remembers folders already seen to be real (units share their parents)."""
+    folder = root
+    for part in ("", *rel.split("/")[:-1]):
+        folder = folder / part if part else folder
+        if folder in checked:
+            continue
+        try:
+            mode = os.lstat(folder).st_mode
+        except FileNotFoundError:
+            return None
+        if stat.S_ISLNK(mode):
+            return folder
+        checked.add(folder)
+    return None
+
+
+def _checked_journal(place: _Place) -> dict[str, Any] | None:
+    """The journal of an interrupted commit, if any, after checking it names only what this machinery makes."""
+    try:
+        text = place.journal.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    problem = ""
+    try:
+        journal = json.loads(text)
+    except ValueError:
+        journal, problem = None, "is not JSON"
+    if not problem and not (isinstance(journal, dict) and journal.get("version") == JOURNAL_VERSION
+                            and journal.get("out") == str(place.base)
+                            and journal.get("state") in ("prepared", "committed")
+                            and isinstance(journal.get("units"), list)):
+        problem = "is not a journal this builder wrote for this output"
+    if not problem:
+        assert isinstance(journal, dict)
+        if not (place.owns(journal.get("tmp"), "tmp") and place.owns(journal.get("backup"), "backup")):
+            problem = "names a temporary or backup folder the build does not make"
+        elif not all(isinstance(u, dict) and _safe_unit(u.get("path")) and isinstance(u.get("had_old"), bool)
+                     and isinstance(u.get("has_new"), bool) for u in journal["units"]):
+            problem = "names a path that is not a plain relative path inside the output"
+        else:
+            checked: set[Path] = set()
+            roots = [place.base] + [place.base.parent / journal[k] for k in ("tmp", "backup")]
+            for unit in journal["units"]:
+                link = next((found for root in roots if (found := _link_on_the_way(root, unit["path"], checked))),
+                            None)
+                if link is not None:
+                    problem = f"would move files through the symbolic link {link}"
+                    break
+    if problem:
+        raise BuildError(f"{place.journal}: {problem}; nothing was changed. It records an interrupted build of "
+                         f"{display_path(place.out)}: check the output, then delete the journal to build again")
+    assert isinstance(journal, dict)
+    return journal
+
+
+def _recover(place: _Place) -> bool:
+    journal = _checked_journal(place)
+    if journal is None:
         return False
-    journal = json.loads(journal_file.read_text(encoding="utf-8"))
-    backup, tmp = Path(journal["backup"]), Path(journal["tmp"])
+    backup, tmp = place.base.parent / journal["backup"], place.base.parent / journal["tmp"]
     if journal["state"] != "committed":
         for unit in reversed(journal["units"]):
             rel, had_old, has_new = unit["path"], unit["had_old"], unit["has_new"]
-            current, saved = out / rel, backup / rel
-            if had_old and (saved.exists() or saved.is_symlink()):
+            current, saved = place.base / rel, backup / rel
+            if had_old and os.path.lexists(saved):
                 _remove(current)
                 current.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(saved, current)
-            elif not had_old and has_new and not (tmp / rel).exists():
+            elif not had_old and has_new and not os.path.lexists(tmp / rel):
                 _remove(current)
-    shutil.rmtree(backup, ignore_errors=True)
-    shutil.rmtree(tmp, ignore_errors=True)
-    journal_file.unlink()
+    _remove(backup)
+    _remove(tmp)
+    place.journal.unlink()
     return True
 
 
 def _remove(path: Path) -> None:
+    """Delete ``path``; a symbolic link is removed itself, never followed."""
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
-    elif path.exists() or path.is_symlink():
+    elif os.path.lexists(path):
         path.unlink()
 
 
-def _commit_units(tmp: Path, out: Path, units: list[str]) -> None:
+def _commit_units(tmp: Path, place: _Place, units: list[str]) -> None:
     """Move each staged unit over its old self, keeping the old ones aside until every unit is in place."""
-    journal_file = _journal_path(out)
-    backup = out.with_name(f".{out.name}.backup-{os.getpid()}")
+    out = place.base
+    checked: set[Path] = set()
+    for rel in units:
+        if not _safe_unit(rel):
+            raise BuildError(f"refusing to publish {rel!r}: not a plain relative path inside the output")
+        link = _link_on_the_way(out, rel, checked) or _link_on_the_way(tmp, rel, checked)
+        if link is not None:
+            raise BuildError(f"{display_path(link)} is a symbolic link; the build never moves files through one. "
+                             f"Nothing was changed: remove the link (or all of {display_path(place.out)}) and "
+                             "build again")
+    backup = place.fresh("backup")
     plan: list[dict[str, Any]] = [
-        {"path": rel, "had_old": (out / rel).exists() or (out / rel).is_symlink(), "has_new": (tmp / rel).exists()}
+        {"path": rel, "had_old": os.path.lexists(out / rel), "has_new": os.path.lexists(tmp / rel)}
         for rel in units]
-    journal = {"tmp": str(tmp), "backup": str(backup), "units": plan, "state": "prepared"}
-    _write_json_atomic(journal_file, journal)
+    journal = {"version": JOURNAL_VERSION, "out": str(out), "tmp": tmp.name, "backup": backup.name, "units": plan,
+               "state": "prepared"}
+    _write_json_atomic(place.journal, journal)
     try:
         for unit in plan:
             rel = unit["path"]
@@ -311,14 +474,15 @@ def _commit_units(tmp: Path, out: Path, units: list[str]) -> None:
             if unit["has_new"]:
                 (out / rel).parent.mkdir(parents=True, exist_ok=True)
                 os.rename(tmp / rel, out / rel)
+        journal["state"] = "committed"
+        _write_json_atomic(place.journal, journal)
     except BaseException:
-        recover(out)  # put every unit back as it was; a process killed here is recovered by the next build
+        _recover(place)  # put every unit back as it was; a process killed here is recovered by the next build
         raise
-    journal["state"] = "committed"
-    _write_json_atomic(journal_file, journal)
-    if backup.exists():
-        _discard(backup, out)
-    journal_file.unlink()
+    with suppress(OSError):  # the new output is in place; the next build's recovery removes what is left
+        if backup.exists():
+            _discard(backup, place)
+        place.journal.unlink()
 
 
 def _write_json_atomic(path: Path, data: Any) -> None:
@@ -330,36 +494,50 @@ def _write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def _swap(tmp: Path, out: Path) -> None:
-    """Put ``tmp`` at ``out``; an existing ``out`` is exchanged atomically where the OS allows, then discarded."""
+def _swap(tmp: Path, place: _Place) -> None:
+    """Put ``tmp`` at the output; an existing one is exchanged atomically where the OS allows, then discarded."""
+    out = place.base
     if out.exists():
         if exchange(tmp, out):
-            _discard(tmp, out)
+            with suppress(OSError):  # the new output is in place; the caller deletes ``tmp`` (the old one) itself
+                _discard(tmp, place)
             return
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        old = place.fresh("old")
         os.rename(out, old)
         os.rename(tmp, out)
-        _discard(old, out)
+        try:
+            _discard(old, place)
+        except OSError:
+            shutil.rmtree(old, ignore_errors=True)
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
         os.rename(tmp, out)
 
 
-def _trash_prefix(out: Path) -> str:
-    return f".{out.name}.trash-"
+_DELETER = """import contextlib, os, shutil, sys
+shutil.rmtree(sys.argv[1], True)
+if not os.path.lexists(sys.argv[1]):
+    with contextlib.suppress(OSError):
+        os.unlink(sys.argv[2])
+"""
 
 
-def _discard(folder: Path, out: Path) -> None:
+def _discard(folder: Path, place: _Place) -> None:
     """Delete a replaced tree in a detached process: on a slow disk removing 100,000 files takes minutes, and
-    nothing needs to wait for it. A leftover whose deleter died is removed by the next build."""
-    trash = out.with_name(f"{_trash_prefix(out)}{os.getpid()}-{secrets.token_hex(4)}")
+    nothing needs to wait for it. The trash folder is recorded first, so a deleter that dies leaves a record
+    the next build finishes from; nothing else beside the output is ever deleted as trash."""
+    trash = place.fresh("trash")
+    record = place.trash_records / trash.name
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.touch()
     os.rename(folder, trash)
     try:
-        subprocess.Popen([sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], True)", str(trash)],
+        subprocess.Popen([sys.executable, "-c", _DELETER, str(trash), str(record)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
     except OSError:
         shutil.rmtree(trash, ignore_errors=True)
+        record.unlink(missing_ok=True)
 
 
 def _being_deleted(trash: Path) -> bool:
@@ -374,13 +552,35 @@ def _being_deleted(trash: Path) -> bool:
     return False
 
 
-def _empty_trash(out: Path) -> None:
-    """Remove trees a detached deletion did not finish, unless one is still at work on them."""
-    if not out.parent.is_dir():
+def _empty_trash(place: _Place) -> None:
+    """Remove the recorded trash folders a detached deletion did not finish, unless one is still at work on them."""
+    try:
+        records = list(os.scandir(place.trash_records))
+    except FileNotFoundError:
         return
-    for entry in out.parent.iterdir():
-        if entry.name.startswith(_trash_prefix(out)) and not _being_deleted(entry):
-            shutil.rmtree(entry, ignore_errors=True)
+    for record in records:
+        if not place.owns(record.name, "trash"):
+            continue
+        trash = place.base.parent / record.name
+        if os.path.lexists(trash):
+            if _being_deleted(trash):
+                continue
+            if trash.is_dir() and not trash.is_symlink():
+                shutil.rmtree(trash, ignore_errors=True)
+        if not os.path.lexists(trash) or trash.is_symlink() or not trash.is_dir():
+            os.unlink(record.path)  # gone, or something other than the folder we made is there now: leave it
+
+
+def _output_error(exc: OSError, place: _Place, existed: bool) -> BuildError | None:
+    """An error writing the build's own folders, as one line about the output rather than a temporary file."""
+    name = exc.filename
+    if name is not None:
+        path = Path(os.fsdecode(name)) if not isinstance(name, Path) else name
+        first = path.relative_to(place.base.parent).parts[:1] if path.is_relative_to(place.base.parent) else ()
+        if not first or not (first[0] == place.base.name or first[0].startswith(f".{place.base.name}.")):
+            return None
+    what = os_error_message(OSError(exc.errno, exc.strerror, display_path(place.out)))
+    return BuildError(f"{what} ({'the previous output is unchanged' if existed else 'nothing was written'})")
 
 
 def _check_out(out: Path, config: RegistryConfig) -> None:
@@ -399,8 +599,13 @@ def _check_out(out: Path, config: RegistryConfig) -> None:
 
 def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = None, base_url: str | None = None,
           jobs: int | None = None, keep_going: bool = False, profile: str | None = None, site: bool = True,
-          on_progress: Callable[[int, int], None] | None = None) -> BuildResult:
-    """Validate, then write the output; see the module docstring for how it is put in place."""
+          on_progress: Callable[[int, int], None] | None = None, wait: bool = True,
+          on_wait: Callable[[int | None], None] | None = None) -> BuildResult:
+    """Validate, then write the output; see the module docstring for how it is put in place.
+
+    The whole build, recovery included, holds the output's lock: another build of the same output waits
+    (``on_wait`` is told once it has waited a moment) or, with ``wait=False``, stops with ``OutputBusy``.
+    """
     if base_url is not None:
         config = replace(config, base_url=base_url)
     profile = profile or config.profile
@@ -408,15 +613,22 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
     for root in roots:
         if not root.is_dir():
             raise UsageError(f"{display_path(root)}: no such folder")
-    recover(out)
-    _empty_trash(out)
-    _check_out(out, config)
+    with output_lock(out, wait=wait, on_wait=on_wait) as place:
+        return _build_locked(config, place, roots, jobs=jobs, keep_going=keep_going, profile=profile, site=site,
+                             on_progress=on_progress)
+
+
+def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, jobs: int | None, keep_going: bool,
+                  profile: str, site: bool, on_progress: Callable[[int, int], None] | None) -> BuildResult:
+    out = place.base
+    _recover(place)
+    _empty_trash(place)
+    _check_out(place.out, config)
     folders = sorted({f for root in roots for f in find_skill_folders(root)}, key=lambda p: (p.name, str(p)))
     history = read_history(roots[0])
     settings = _settings(config, profile, site)
-    manifest_file = _manifest_path(config, out)
     index_before = (out / INDEX_PATH).read_bytes() if (out / INDEX_PATH).is_file() else None
-    previous = _read_manifest(manifest_file, settings, out) if index_before is not None else None
+    previous = _read_manifest(place.manifest, settings, out) if index_before is not None else None
 
     reused: list[_Outcome] = []
     to_build: list[Path] = []
@@ -429,54 +641,60 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
         else:
             to_build.append(folder)
 
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    _remove(tmp)
-    tmp.mkdir(parents=True)
+    tmp = place.fresh("tmp")
     try:
-        built = run_parallel(_build_one, to_build, initializer=_init_worker,
-                             initargs=(_Job(config, profile, history, tmp),), jobs=jobs, on_progress=on_progress)
-        outcomes = sorted(reused + built, key=lambda o: (o.name, o.folder))
-        heads = tuple(o.head() for o in outcomes)
-        diagnostics = [d for o in outcomes for d in o.diagnostics]
-        diagnostics += check_registry(heads)
-        diagnostics.sort(key=Diagnostic.sort_key)
-        report = ValidationReport(heads, tuple(diagnostics))
-        invalid = report.invalid_names()
-        if invalid and not keep_going:
-            raise BuildFailed(report)
-        kept = [o for o in outcomes if o.name not in invalid and o.index is not None]
-        for o in built:
-            if o.name in invalid:
-                for unit in skill_units(o.name):
-                    _remove(tmp / unit)
-        source = history.source
-        _write(tmp, INDEX_PATH, dumps(index_document(config, source, [o.index for o in kept if o.index])))
-        _write(tmp, SEARCH_INDEX_PATH, dumps(search_index([o.search for o in kept if o.search])))
-        _write(tmp, f"{WELL_KNOWN_V1}/index.json", dumps(discovery_v1_document([o.v1 for o in kept if o.v1])))
-        _write(tmp, f"{WELL_KNOWN_V2}/index.json", dumps(discovery_v2_document([o.v2 for o in kept if o.v2])))
-        write_schemas(tmp)
-        _write(tmp, ".nojekyll", b"")
-        if site:
-            from .site import write_site
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+        try:
+            built = run_parallel(_build_one, to_build, initializer=_init_worker,
+                                 initargs=(_Job(config, profile, history, tmp),), jobs=jobs, on_progress=on_progress)
+            outcomes = sorted(reused + built, key=lambda o: (o.name, o.folder))
+            heads = tuple(o.head() for o in outcomes)
+            diagnostics = [d for o in outcomes for d in o.diagnostics]
+            diagnostics += check_registry(heads)
+            diagnostics.sort(key=Diagnostic.sort_key)
+            report = ValidationReport(heads, tuple(diagnostics))
+            invalid = report.invalid_names()
+            if invalid and not keep_going:
+                raise BuildFailed(report)
+            kept = [o for o in outcomes if o.name not in invalid and o.index is not None]
+            for o in built:
+                if o.name in invalid:
+                    for unit in skill_units(o.name):
+                        _remove(tmp / unit)
+            source = history.source
+            _write(tmp, INDEX_PATH, dumps(index_document(config, source, [o.index for o in kept if o.index])))
+            _write(tmp, SEARCH_INDEX_PATH, dumps(search_index([o.search for o in kept if o.search])))
+            _write(tmp, f"{WELL_KNOWN_V1}/index.json", dumps(discovery_v1_document([o.v1 for o in kept if o.v1])))
+            _write(tmp, f"{WELL_KNOWN_V2}/index.json", dumps(discovery_v2_document([o.v2 for o in kept if o.v2])))
+            write_schemas(tmp)
+            _write(tmp, ".nojekyll", b"")
+            if site:
+                from .site import write_site
 
-            write_site(config, tmp, report, api_roots=(tmp, out) if previous is not None else (tmp,))
-        removed: list[str] = []
-        if previous is None:
-            _swap(tmp, out)
-        else:
-            kept_names = {o.name for o in kept}
-            removed = sorted(set(previous) - kept_names)
-            changed = [o.name for o in built if o.name in kept_names] + removed
-            site_units = sorted(p.name for p in tmp.iterdir() if p.name not in ("api", ".well-known", ".nojekyll"))
-            _commit_units(tmp, out, [u for name in changed for u in skill_units(name)] + list(GLOBAL_UNITS)
-                          + site_units)
-    finally:
-        _remove(tmp)
+                write_site(config, tmp, report, api_roots=(tmp, out) if previous is not None else (tmp,))
+            removed: list[str] = []
+            if previous is None:
+                _swap(tmp, place)
+            else:
+                kept_names = {o.name for o in kept}
+                removed = sorted(set(previous) - kept_names)
+                changed = [o.name for o in built if o.name in kept_names] + removed
+                site_units = sorted(p.name for p in tmp.iterdir() if p.name not in ("api", ".well-known", ".nojekyll"))
+                _commit_units(tmp, place, [u for name in changed for u in skill_units(name)] + list(GLOBAL_UNITS)
+                              + site_units)
+        finally:
+            _remove(tmp)
+    except OSError as exc:
+        mapped = _output_error(exc, place, index_before is not None)
+        if mapped is None:
+            raise
+        raise mapped from None
     if previous is None or built or removed or (out / INDEX_PATH).read_bytes() != index_before:
-        _write_manifest(manifest_file, settings, out, kept)
+        _write_manifest(place.manifest, settings, out, kept)
     fresh = {o.name for o in built}
     return BuildResult(
-        out=out, report=report,
+        out=place.out, report=report,
         published=tuple(o.name for o in kept),
         written=tuple(o.name for o in kept if o.name in fresh),
         reused=tuple(o.name for o in kept if o.name not in fresh),

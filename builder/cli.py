@@ -137,6 +137,11 @@ def _show_progress() -> bool:
     return sys.stderr.isatty() and not os.environ.get("CI")
 
 
+def _say_waiting(out: Path, holder: int | None) -> None:
+    who = f" (process {holder})" if holder else ""
+    click.echo(f"Waiting for another build of {out}/ to finish{who}...", err=True)
+
+
 @cli.command()
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
               help="Output folder; replaced as a whole when the build succeeds.")
@@ -146,10 +151,11 @@ def _show_progress() -> bool:
 @click.option("--profile", type=click.Choice(PROFILES), default=None, help="Validation profile (default: registry.yaml).")
 @click.option("--site/--no-site", default=True, show_default=True, help="Also write the website.")
 @click.option("-v", "--verbose", is_flag=True, help="Say which skills were written and which reused.")
+@click.option("--no-wait", is_flag=True, help="If another build of --out is running, exit 1 at once instead of waiting.")
 @pass_context
 @handle_errors
 def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_going: bool, profile: str | None,
-          site: bool, verbose: bool) -> None:
+          site: bool, verbose: bool, no_wait: bool) -> None:
     """Validate every skill, then write the website, JSON API, bundles and discovery indexes to --out.
 
     Any validation error stops the build before anything is written (exit 1).
@@ -168,7 +174,8 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
 
     try:
         result = run_build(obj.config, out, base_url=base_url, jobs=jobs, keep_going=keep_going, profile=profile,
-                           site=site, on_progress=progress if _show_progress() else None)
+                           site=site, on_progress=progress if _show_progress() else None, wait=not no_wait,
+                           on_wait=functools.partial(_say_waiting, out))
     except BuildFailed as failed:
         click.echo(format_text(failed.report), nl=False)
         raise
@@ -203,7 +210,9 @@ def serve(obj: Context, port: int, out: Path) -> None:
     def show(event: ServeEvent) -> None:
         if event.changed:
             click.echo(f"Changed: {', '.join(event.changed[:3])}{' ...' if len(event.changed) > 3 else ''}")
-        if event.kind == "serving":
+        if event.kind == "waiting":
+            _say_waiting(out, event.holder)
+        elif event.kind == "serving":
             click.echo(f"Serving {out}/ at {event.url} (Ctrl-C to stop)")
         elif event.kind == "built" and event.result is not None:
             click.echo(f"Built {len(event.result.published)} skills into {out}/")

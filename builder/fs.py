@@ -3,25 +3,41 @@
 from __future__ import annotations
 
 import ctypes
+import errno
+import fcntl
 import os
+import secrets
 import shutil
 import tempfile
+import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, Iterator
 
 from .errors import UsageError
 
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
-def write_atomic(path: Path, data: bytes) -> None:
+
+def write_atomic(path: Path, data: bytes, *, executable: bool = False) -> None:
+    """Replace ``path`` with ``data`` in one step, mode 0644 (0755 when ``executable``) as the umask allows.
+
+    An error names ``path``, not the temporary file beside it, which is gone by the time anyone reads it.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
+        # os.open applies the umask itself, as creating the file in place would; mkstemp would give 0600.
+        fd = os.open(tmp, _NEW_FILE, 0o755 if executable else 0o644)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename in (None, str(tmp), tmp):  # write() errors name no file
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
 
 
@@ -35,8 +51,7 @@ def write_new_folder(folder: Path, files: dict[str, tuple[bytes, bool]]) -> None
         for rel, (data, executable) in files.items():
             target = tmp / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(target, flags, 0o755 if executable else 0o644)
+            fd = os.open(target, _NEW_FILE, 0o755 if executable else 0o644)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
         os.rename(tmp, folder)
@@ -53,3 +68,61 @@ def exchange(a: Path, b: Path) -> bool:
         return False
     at_fdcwd, rename_exchange = -100, 2
     return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+class LockHeld(Exception):
+    """``exclusive_lock(wait=False)`` found the lock taken; ``holder`` is that process's id when known."""
+
+    def __init__(self, path: Path, holder: int | None) -> None:
+        super().__init__(f"{path}: held by {'process ' + str(holder) if holder else 'another process'}")
+        self.path = path
+        self.holder = holder
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _holder(fd: int) -> int | None:
+    text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    return int(text) if text.isdigit() else None
+
+
+@contextmanager
+def exclusive_lock(path: Path, *, wait: bool = True, on_wait: Callable[[int | None], None] | None = None,
+                   patience: float = 1.0) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` for the with-block; ``path`` is created, never followed as a link.
+
+    The kernel drops the lock when its holder exits, killed or not, so a stale lock never blocks. When the
+    lock is taken: raise ``LockHeld`` at once (``wait=False``), or wait, calling ``on_wait(holder pid)`` once
+    after ``patience`` seconds so a caller can say why nothing happens.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                     0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{path}: is a symbolic link; a lock file is never followed: delete the link") from None
+        raise
+    try:
+        if not _try_lock(fd):
+            if not wait:
+                raise LockHeld(path, _holder(fd))
+            deadline = time.monotonic() + patience
+            while not _try_lock(fd):
+                if time.monotonic() >= deadline:
+                    if on_wait is not None:
+                        on_wait(_holder(fd))
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    break
+                time.sleep(0.05)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)

@@ -26,13 +26,15 @@ Snapshot = dict[str, tuple[int, int]]
 
 @dataclass(frozen=True)
 class ServeEvent:
-    """What the loop tells its caller: ``serving`` (url), ``built`` (result), ``failed`` (error)."""
+    """What the loop tells its caller: ``serving`` (url), ``built`` (result), ``failed`` (error), ``waiting``
+    (another build holds the output; ``holder`` is its process id when known)."""
 
     kind: str
     url: str = ""
     result: BuildResult | None = None
     error: SkillRegError | None = None
     changed: tuple[str, ...] = ()
+    holder: int | None = None
 
 
 def snapshot(paths: list[Path]) -> Snapshot:
@@ -110,7 +112,10 @@ def serve(config: RegistryConfig, out: Path, *, port: int = 8000, interval: floa
 
     def rebuild(changed: tuple[str, ...] = ()) -> None:
         try:
-            on_event(ServeEvent("built", result=build(config, out, **build_options), changed=changed))
+            # build() holds the output's lock, so a rebuild waits for a `skillreg build` of the same folder.
+            result = build(config, out, on_wait=lambda holder: on_event(ServeEvent("waiting", holder=holder)),
+                           **build_options)
+            on_event(ServeEvent("built", result=result, changed=changed))
         except SkillRegError as exc:
             on_event(ServeEvent("failed", error=exc, changed=changed))
 

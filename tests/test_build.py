@@ -7,7 +7,6 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 
@@ -15,36 +14,12 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
+from build_helpers import SKILLS, all_files, git, make_registry
 from builder.build import BuildFailed, build
 from builder.cli import cli
 from builder.config import load_config
 from builder.schemas import PUBLISHED, load_schema
-from conftest import REPO, write_tree
-
-SKILLS = ["csv-profiler", "secret-scanner", "changelog-from-git"]
-
-
-def git(repo: Path, *args: str, date: str = "2026-01-02T03:04:05Z", author: str = "Ada Lovelace") -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": "ada@example.invalid",
-           "GIT_COMMITTER_NAME": author, "GIT_COMMITTER_EMAIL": "ada@example.invalid",
-           "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
-
-
-def make_registry(root: Path, names: list[str] = SKILLS, *, commit: bool = True) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    shutil.copy(REPO / "registry.yaml", root / "registry.yaml")
-    for name in names:
-        shutil.copytree(REPO / "skills" / name, root / "skills" / name)
-    if commit:
-        git(root, "init", "-q", "-b", "main")
-        git(root, "add", "-A")
-        git(root, "commit", "-q", "-m", "base")
-    return root
-
-
-def all_files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+from conftest import write_tree
 
 
 @pytest.fixture
@@ -229,10 +204,9 @@ def test_a_commit_interrupted_part_way_leaves_the_previous_output(registry: Path
             raise KeyboardInterrupt
         real_rename(src, dst)
 
-    monkeypatch.setattr(build_module.os, "rename", interrupted)
-    with pytest.raises(KeyboardInterrupt):
+    with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):  # undo() would restore HOME too
+        patched.setattr(build_module.os, "rename", interrupted)
         build(config, out, site=False)
-    monkeypatch.undo()
     assert all_files(out) == before
     assert not build_module._journal_path(out).exists()
     result = build(config, out, site=False)
@@ -243,24 +217,26 @@ def test_a_commit_interrupted_part_way_leaves_the_previous_output(registry: Path
 
 
 def test_a_journal_left_by_a_killed_build_is_rolled_back_first(registry: Path) -> None:
-    from builder.build import _journal_path, recover
+    from builder.build import JOURNAL_VERSION, _place, recover
 
     config = load_config(registry / "registry.yaml")
     out = registry / "site"
     build(config, out, site=False)
     before = all_files(out)
     # What a process killed after moving one unit aside and one new unit in leaves behind.
-    tmp, backup = registry / ".site.tmp-1", registry / ".site.backup-1"
+    place = _place(out)
+    tmp, backup = place.fresh("tmp"), place.fresh("backup")
     unit = "api/v1/skills/csv-profiler.json"
     (backup / unit).parent.mkdir(parents=True)
     os.rename(out / unit, backup / unit)
     (out / unit).write_text("half-built")
-    _journal_path(out).write_text(json.dumps({"tmp": str(tmp), "backup": str(backup), "state": "prepared",
-                                              "units": [{"path": unit, "had_old": True, "has_new": True},
-                                                        {"path": "api/v1/new", "had_old": False, "has_new": True}]}))
+    place.journal.write_text(json.dumps({"version": JOURNAL_VERSION, "out": str(out), "tmp": tmp.name,
+                                         "backup": backup.name, "state": "prepared",
+                                         "units": [{"path": unit, "had_old": True, "has_new": True},
+                                                   {"path": "api/v1/new", "had_old": False, "has_new": True}]}))
     assert recover(out) is True
     assert all_files(out) == before
-    assert not backup.exists() and not _journal_path(out).exists()
+    assert not backup.exists() and not place.journal.exists()
 
 
 def test_a_new_commit_without_skill_changes_keeps_the_cache(registry: Path) -> None:
