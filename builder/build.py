@@ -37,7 +37,7 @@ from .bundle import dumps, json_bundle, zip_bytes
 from .config import RegistryConfig
 from .diagnostics import Diagnostic, Severity
 from .errors import BuildError, UsageError, os_error_message
-from .fs import LockHeld, exchange, exclusive_lock
+from .fs import LockHeld, exchange, exclusive_lock, write_atomic
 from .loader import display_path, find_skill_folders, load_skill
 from .model import Frontmatter, Skill, sha256_hex
 from .provenance import History, read_history
@@ -339,8 +339,9 @@ def _write_manifest(path: Path, settings: str, out: Path, outcomes: list[_Outcom
         tmp.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
-        tmp.unlink(missing_ok=True)
-        path.unlink(missing_ok=True)
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
 
 
 # ----------------------------------------------------------------------------------- putting the output in place
@@ -486,12 +487,7 @@ def _commit_units(tmp: Path, place: _Place, units: list[str]) -> None:
 
 
 def _write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data).encode("utf-8"))
 
 
 def _swap(tmp: Path, place: _Place) -> None:
@@ -573,12 +569,14 @@ def _empty_trash(place: _Place) -> None:
 
 def _output_error(exc: OSError, place: _Place, existed: bool) -> BuildError | None:
     """An error writing the build's own folders, as one line about the output rather than a temporary file."""
-    name = exc.filename
-    if name is not None:
-        path = Path(os.fsdecode(name)) if not isinstance(name, Path) else name
+    def ours(name: Any) -> bool:
+        path = Path(os.fsdecode(name))
         first = path.relative_to(place.base.parent).parts[:1] if path.is_relative_to(place.base.parent) else ()
-        if not first or not (first[0] == place.base.name or first[0].startswith(f".{place.base.name}.")):
-            return None
+        return bool(first) and (first[0] == place.base.name or first[0].startswith(f".{place.base.name}."))
+
+    names = [name for name in (exc.filename, exc.filename2) if name is not None]
+    if names and not any(ours(name) for name in names):  # (no name at all: a write() into a staged file)
+        return None
     what = os_error_message(OSError(exc.errno, exc.strerror, display_path(place.out)))
     return BuildError(f"{what} ({'the previous output is unchanged' if existed else 'nothing was written'})")
 

@@ -10,7 +10,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -29,13 +29,17 @@ def write_atomic(path: Path, data: bytes, *, executable: bool = False) -> None:
     try:
         # os.open applies the umask itself, as creating the file in place would; mkstemp would give 0600.
         fd = os.open(tmp, _NEW_FILE, 0o755 if executable else 0o644)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
-        tmp.unlink(missing_ok=True)
+        with suppress(OSError):
+            tmp.unlink()
         if isinstance(exc, OSError) and exc.filename in (None, str(tmp), tmp):  # write() errors name no file
             raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
