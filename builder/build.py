@@ -231,7 +231,6 @@ def _build_one(folder: Path) -> _Outcome:
 
 STATE_ENV = "SKILLREG_STATE_DIR"
 JOURNAL_VERSION = 1
-_KINDS = ("tmp", "backup", "trash", "old")
 
 
 def state_dir() -> Path:
@@ -263,6 +262,8 @@ class _Place:
 
     @property
     def trash_records(self) -> Path:
+        """One empty file per folder of ours beside the output that is to go: trash, and the staging folder of a
+        build that is running (or was killed)."""
         return self.state / "trash"
 
     def fresh(self, kind: str) -> Path:
@@ -549,13 +550,13 @@ def _being_deleted(trash: Path) -> bool:
 
 
 def _empty_trash(place: _Place) -> None:
-    """Remove the recorded trash folders a detached deletion did not finish, unless one is still at work on them."""
+    """Remove the recorded folders a detached deletion or a killed build left, unless a deleter is at work on them."""
     try:
         records = list(os.scandir(place.trash_records))
     except FileNotFoundError:
         return
     for record in records:
-        if not place.owns(record.name, "trash"):
+        if not (place.owns(record.name, "trash") or place.owns(record.name, "tmp")):
             continue
         trash = place.base.parent / record.name
         if os.path.lexists(trash):
@@ -640,7 +641,10 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
             to_build.append(folder)
 
     tmp = place.fresh("tmp")
+    record = place.trash_records / tmp.name  # if this process is killed, the next build removes ``tmp``
     try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.touch()
         tmp.parent.mkdir(parents=True, exist_ok=True)
         tmp.mkdir()
         try:
@@ -683,6 +687,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
                               + site_units)
         finally:
             _remove(tmp)
+            record.unlink(missing_ok=True)
     except OSError as exc:
         mapped = _output_error(exc, place, index_before is not None)
         if mapped is None:

@@ -83,6 +83,21 @@ class LockHeld(Exception):
         self.holder = holder
 
 
+_HELD: set[int] = set()  # descriptors of the locks this process holds
+
+
+def _forget_held_locks() -> None:
+    """In a forked child (a worker process): drop the copies of the parent's lock descriptors. A flock belongs
+    to the open file, so a worker that outlives a killed parent would otherwise keep the lock taken."""
+    for fd in _HELD:
+        with suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_forget_held_locks)
+
+
 def _try_lock(fd: int) -> bool:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -127,6 +142,8 @@ def exclusive_lock(path: Path, *, wait: bool = True, on_wait: Callable[[int | No
                 time.sleep(0.05)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        _HELD.add(fd)
         yield
     finally:
+        _HELD.discard(fd)
         os.close(fd)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -15,6 +16,21 @@ PARALLEL_THRESHOLD = 200
 
 def default_jobs(count: int) -> int:
     return min(os.cpu_count() or 1, 8) if count >= PARALLEL_THRESHOLD else 1
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker whose parent was killed would wait for work forever; this one ends within a second of it."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            threading.Event().wait(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="skillreg-parent-watch", daemon=True).start()
+
+
+def _start_worker(parent: int, initializer: Callable[..., Any], *initargs: Any) -> None:
+    _exit_with_parent(parent)
+    initializer(*initargs)
 
 
 def run_parallel(func: Callable[[T], R], items: Sequence[T], *, initializer: Callable[..., Any],
@@ -32,7 +48,8 @@ def run_parallel(func: Callable[[T], R], items: Sequence[T], *, initializer: Cal
                 on_progress(len(results), total)
         return results
     chunksize = max(1, min(64, total // (jobs * 8) or 1))
-    with ProcessPoolExecutor(max_workers=jobs, initializer=initializer, initargs=initargs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker,
+                             initargs=(os.getpid(), initializer, *initargs)) as pool:
         for result in pool.map(func, items, chunksize=chunksize):
             results.append(result)
             if on_progress:

@@ -159,12 +159,59 @@ def test_a_build_killed_part_way_is_rolled_back_by_the_next(tmp_path: Path, rena
     before = all_files(repo / "out")
     edit(repo, SKILLS[0], "An added line.")
     edit(repo, SKILLS[1], "An added line.")
-    killed = subprocess.run([sys.executable, "-c", KILLED_PART_WAY, str(renames)], cwd=repo, capture_output=True)
+    killed = subprocess.run([sys.executable, "-c", KILLED_PART_WAY, str(renames)], cwd=repo, capture_output=True,
+                            timeout=60)
     assert killed.returncode == -signal.SIGKILL
     assert _place(repo / "out").journal.exists() and all_files(repo / "out") != before
     done = skillreg(BUILD + ["-v"], repo)
     assert done.returncode == 0, done.stderr
     assert f"Written: {SKILLS[0]}, {SKILLS[1]}" in done.stdout
+    wait_until(lambda: no_leftovers(repo))
+    fresh = tmp_path / "fresh"
+    build(load_config(repo / "registry.yaml"), fresh, site=False)
+    assert all_files(repo / "out") == all_files(fresh)
+
+
+KILLED_WITH_WORKERS = textwrap.dedent("""\
+    import os, signal, sys, time
+    from pathlib import Path
+    from builder import build
+    from builder.config import load_config
+    real = build._build_one
+    def slow(folder):
+        time.sleep(0.2)
+        return real(folder)
+    build._build_one = slow  # the forked workers run this too
+    def killed(done, total):
+        os.kill(os.getpid(), signal.SIGKILL)
+    build.build(load_config(Path("registry.yaml")), Path("out"), site=False, jobs=2, on_progress=killed)
+""")
+
+
+def processes_with(marker: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker.encode() in (proc / "cmdline").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_workers_of_a_killed_build_neither_hold_the_lock_nor_linger(tmp_path: Path) -> None:
+    """A flock belongs to the open file, which forked workers share: the workers drop their copy, and end
+    when their parent is gone; the next build removes the staging folder the killed one left."""
+    repo = make_registry(tmp_path / "repo", SKILLS)
+    marker = f"# {tmp_path}"
+    # Workers that linger keep the output pipes open: the timeout turns that into a failure, not a hang.
+    killed = subprocess.run([sys.executable, "-c", KILLED_WITH_WORKERS + marker], cwd=repo, capture_output=True,
+                            text=True, timeout=60)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    done = skillreg(BUILD + ["--no-wait"], repo)
+    assert done.returncode == 0, done.stderr
+    wait_until(lambda: not processes_with(marker))
+    assert skillreg(BUILD, repo).returncode == 0
     wait_until(lambda: no_leftovers(repo))
     fresh = tmp_path / "fresh"
     build(load_config(repo / "registry.yaml"), fresh, site=False)
