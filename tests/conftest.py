@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(autouse=True)
-def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path_factory.mktemp("home")
+def _point_user_dirs(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
@@ -22,6 +21,21 @@ def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for var in ("SKILLREG_REGISTRY", "SKILLREG_CONFIG", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def isolated_session_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The same for module- and session-scoped fixtures, which are set up before any test's own fixture."""
+    home = tmp_path_factory.mktemp("session-home")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _point_user_dirs(monkeypatch, home)
+        yield home
+
+
+@pytest.fixture(autouse=True)
+def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    _point_user_dirs(monkeypatch, home)
     return home
 
 
