@@ -60,13 +60,36 @@ class Artifact:
 
 
 def json_safe(value: Any) -> Any:
-    """YAML can hold dates, sets and bytes; JSON cannot. Convert them the same way every time."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return sorted(json_safe(v) for v in value)
+    """YAML can hold dates, sets and bytes; JSON cannot. Convert them the same way every time.
+
+    Iterative, so no nesting depth can exhaust the stack (validation bounds the depth anyway).
+    """
+    root: list[Any] = []
+    # (value to convert, container to add the result to, key in that container or None to append)
+    todo: list[tuple[Any, Any, Any]] = [(value, root, None)]
+    sets: list[list[Any]] = []
+    while todo:
+        item, into, key = todo.pop()
+        if isinstance(item, dict):
+            result: Any = {}
+            todo.extend((v, result, str(k)) for k, v in reversed(list(item.items())))
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            result = [None] * len(item)
+            todo.extend((v, result, i) for i, v in reversed(list(enumerate(item))))
+            if isinstance(item, (set, frozenset)):
+                sets.append(result)
+        else:
+            result = _json_scalar(item)
+        if key is None:
+            into.append(result)
+        else:
+            into[key] = result
+    for converted in reversed(sets):  # innermost last-made first, so a set's members are final when it is sorted
+        converted.sort()
+    return root[0]
+
+
+def _json_scalar(value: Any) -> Any:
     if isinstance(value, (dt.date, dt.datetime)):
         return value.isoformat()
     if isinstance(value, bytes):

@@ -87,6 +87,8 @@ _RULES = [
     Rule("SK014", E, "SKILL.md starts with a byte-order mark",
          "Save the file as UTF-8 without a BOM; skills-ref and some agents do not see the `---` behind it. "
          "A warning outside the `spec` profile."),
+    Rule("SK015", E, "The frontmatter nests deeper than the limit",
+         "Flatten the structure; no field of the standard or of Claude Code needs more than a few levels."),
     # SK1xx: fields of the open standard and the profiles
     Rule("SK101", E, "Required field `name` is missing", "Add `name:` with the folder's name."),
     Rule("SK102", E, "`name` must be a non-empty string", ""),
@@ -125,6 +127,9 @@ _RULES = [
     Rule("SK404", E, "A relative link points to a file that does not exist", ""),
     Rule("SK405", E, "A link leaves the skill folder", "Bundle the file inside the skill and link to it relatively."),
     Rule("SK406", W, "SKILL.md has no instructions after the frontmatter", "Write the steps the agent should follow."),
+    Rule("SK407", E, "Lists or block quotes nest deeper than the limit",
+         "Flatten the structure; more than a few levels of lists or quotes is hard to read, and far deeper "
+         "nesting breaks the website's Markdown renderer."),
     # SK5xx: the files of the folder
     Rule("SK501", E, "Symbolic link in a skill folder", "Replace the link with the file itself; links are not published."),
     Rule("SK502", E, "Special file (device, FIFO or socket) in a skill folder", "Remove it."),

@@ -22,6 +22,9 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
 
 # An alias-heavy document may name a node many times; past this many nodes after expansion it is refused.
 MAX_EXPANDED_NODES = 10_000
+# A field's lists and mappings nested deeper than this are refused: every consumer of the published JSON (our
+# client, JSON Schema validators, other registries' tools) may recurse once per level. Claude Code hooks use five.
+MAX_NESTING = 20
 _DELIMITER = "---"
 
 
@@ -126,10 +129,23 @@ def _load_yaml(text: str, file: str, skill: str,
                                          f"the frontmatter is a YAML {_kind(node)}, not a mapping of fields",
                                          skill=skill))
             return None, {}
-        problem = _expansion_problem(node)
-        if problem:
-            out.append(RULES["SK009"].at(file, offset, problem, skill=skill))
+        measures = _measure(node)
+        if measures is None:
+            out.append(RULES["SK009"].at(file, offset, "a YAML alias refers to a node that contains it "
+                                                       "(recursive structure)", skill=skill))
             return None, {}
+        if measures[id(node)][0] > MAX_EXPANDED_NODES:
+            out.append(RULES["SK009"].at(file, offset, f"YAML aliases expand to more than {MAX_EXPANDED_NODES:,} "
+                                                       "nodes (an alias bomb?)", skill=skill))
+            return None, {}
+        for key_node, value_node in node.value:
+            depth = max(measures[id(key_node)][1], measures[id(value_node)][1])
+            if depth > MAX_NESTING:
+                field = f"`{key_node.value}`" if isinstance(key_node, yaml.ScalarNode) else "a field"
+                out.append(RULES["SK015"].at(file, key_node.start_mark.line + offset,
+                                             f"{field} nests {depth} levels deep; the limit is {MAX_NESTING}",
+                                             skill=skill))
+                return None, {}
         duplicates = list(_duplicate_keys(node, file, skill, offset))
         if duplicates:
             out.extend(duplicates)
@@ -215,42 +231,40 @@ def _kind(node: yaml.Node) -> str:
     return {yaml.ScalarNode: "scalar", yaml.SequenceNode: "list"}.get(type(node), "value")
 
 
-def _expansion_problem(root: yaml.Node) -> str | None:
-    """Count nodes as if aliases were copied out, in linear time; refuse cycles and blow-ups."""
-    sizes: dict[int, int] = {}
-    active: set[int] = set()
-
-    def size(node: yaml.Node) -> int:
+def _measure(root: yaml.Node) -> dict[int, tuple[int, int]] | None:
+    """For every node below ``root``, by ``id``: (nodes it stands for once aliases are copied out, capped just
+    past MAX_EXPANDED_NODES; lists and mappings it nests, 0 for a scalar). None when an alias refers to a node
+    that contains it. Linear in the composed graph and without recursion, so no depth can exhaust the stack."""
+    measures: dict[int, tuple[int, int]] = {}
+    open_nodes: set[int] = set()  # nodes whose children are still being measured: the current path
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
         key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if key in active:
-            raise _Cycle
-        active.add(key)
-        total = 1
-        if isinstance(node, yaml.SequenceNode):
-            for child in node.value:
-                total += size(child)
-        elif isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                total += size(k) + size(v)
-        active.discard(key)
-        sizes[key] = total = min(total, MAX_EXPANDED_NODES + 1)
-        return total
-
-    try:
-        total = size(root)
-    except _Cycle:
-        return "a YAML alias refers to a node that contains it (recursive structure)"
-    except RecursionError:
-        return "the YAML is nested too deeply"
-    if total > MAX_EXPANDED_NODES:
-        return f"YAML aliases expand to more than {MAX_EXPANDED_NODES:,} nodes (an alias bomb?)"
-    return None
+        children = _children(node)
+        if children_done:
+            open_nodes.discard(key)
+            size = min(1 + sum(measures[id(child)][0] for child in children), MAX_EXPANDED_NODES + 1)
+            height = 0 if isinstance(node, yaml.ScalarNode) else \
+                1 + max((measures[id(child)][1] for child in children), default=0)
+            measures[key] = (size, height)
+            continue
+        if key in measures:
+            continue
+        if key in open_nodes:
+            return None
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in measures)
+    return measures
 
 
-class _Cycle(Exception):
-    pass
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
 
 
 def _duplicate_keys(node: yaml.Node, file: str, skill: str, offset: int, seen_nodes: set[int] | None = None):

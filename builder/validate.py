@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 from urllib.parse import unquote
 
 from .config import PROFILES, RegistryConfig
@@ -28,6 +28,9 @@ MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 MAX_BODY_LINES = 500
 MAX_BODY_WORDS = 5000
+# Lists and block quotes nested deeper than this are refused: the website's Markdown renderer recurses once
+# per level and fails a few hundred levels down; no real document needs more than a handful.
+MAX_MARKDOWN_NESTING = 64
 
 NAME_CHARS = re.compile(r"^[a-z0-9-]+$")
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -49,9 +52,11 @@ INVISIBLE = re.compile("[\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u206
 USER_PATH = re.compile(r"(?<![\w./~-])(?:/home/[\w.-]+|/Users/[\w.-]+|[A-Za-z]:\\[\w\\.-]*(?: [\w.-]+\\[\w\\.-]*)*)")
 USER_PATH_MARKERS = ("/home/", "/Users/", ":\\")
 CODE_SPAN = re.compile(r"`[^`]*`")
-MD_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+[\"'(][^)]*)?\)")
 MD_REFDEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# A line can only nest MAX_MARKDOWN_NESTING levels with at least half as many characters of container prefix
+# (a tab is worth two levels): only such lines are measured exactly.
+_DEEP_PREFIX = re.compile(r"^[ \t>*+\-0-9.)]{%d,}" % (MAX_MARKDOWN_NESTING // 2), re.MULTILINE)
 
 # What each profile accepts at the top level of the frontmatter, and the type each field must have.
 OPEN_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
@@ -339,6 +344,12 @@ def _check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
     if words > MAX_BODY_WORDS:
         yield RULES["SK402"].at(file, skill.body_line, f"the body has {words:,} words; keep it under {MAX_BODY_WORDS:,}",
                                 skill=skill.name)
+    deepest = _deepest_line(body)
+    if deepest is not None:
+        offset, depth = deepest
+        yield RULES["SK407"].at(file, skill.body_line + offset,
+                                f"lists and block quotes nest {depth} levels deep here; "
+                                f"the limit is {MAX_MARKDOWN_NESTING}", skill=skill.name)
     has_user_path = any(marker in body for marker in USER_PATH_MARKERS)
     if not has_user_path and "](" not in body and "]:" not in body:
         return
@@ -368,12 +379,138 @@ def _check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
         if in_fence or ("](" not in line and "]:" not in line):
             continue
         text = CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line) if "`" in line else line
-        targets = [(m.group(1), m.start()) for m in MD_LINK.finditer(text)]
+        targets = list(inline_links(text))
         ref = MD_REFDEF.match(text)
         if ref:
             targets.append((ref.group(1), ref.start(1)))
         for target, column in targets:
             yield from _check_link(target, paths, folders, file, skill.body_line + offset, column + 1, skill.name)
+
+
+def _deepest_line(body: str) -> tuple[int, int] | None:
+    """(line offset, depth) of the first line nesting deeper than MAX_MARKDOWN_NESTING, or None; linear time."""
+    for match in _DEEP_PREFIX.finditer(body):
+        depth = markdown_nesting(body, match.start())
+        if depth > MAX_MARKDOWN_NESTING:
+            return body.count("\n", 0, match.start()), depth
+    return None
+
+
+def markdown_nesting(text: str, start: int = 0) -> int:
+    """How many lists and block quotes the line at ``start`` can be inside, counted from its prefix alone.
+
+    Every ``>`` and list marker (``-``, ``+``, ``*``, ``1.``, ``1)``) is a level, and so is every two
+    columns of other indentation, the least a nested list needs in CommonMark (Python-Markdown needs
+    four). Fenced code is measured too: whether a fence really opens depends on the renderer, and a
+    measure that trusts it could be steered past. This errs on the deep side, never the shallow one.
+    """
+    levels = spaces = column = 0
+    i, n = start, len(text)
+    while i < n:
+        char = text[i]
+        if char == " ":
+            spaces += 1
+            column += 1
+        elif char == "\t":
+            width = 4 - column % 4
+            spaces += width
+            column += width
+        else:
+            marker_end = i + 1
+            if char.isdigit():
+                while marker_end < n and marker_end - i < 9 and text[marker_end].isdigit():
+                    marker_end += 1
+                if marker_end == n or text[marker_end] not in ".)":
+                    break
+                marker_end += 1
+            elif char not in ">-+*":
+                break
+            after = text[marker_end] if marker_end < n else "\n"
+            if after not in " \t\n" and char != ">":
+                break
+            levels += 1
+            column += marker_end - i
+            i = marker_end
+            if after == " ":  # the one space that belongs to the marker
+                column += 1
+                i += 1
+            continue
+        i += 1
+    return levels + spaces // 2
+
+
+class _NextMatch:
+    """The first match of a pattern at or after a position, for positions that never move backwards: each
+    character is searched at most once however often it is asked, which keeps a scan of many candidates linear."""
+
+    def __init__(self, pattern: re.Pattern[str], text: str) -> None:
+        self._pattern, self._text = pattern, text
+        self._found = -1  # the answer for every position from the last search up to it
+
+    def at(self, pos: int) -> int:
+        """Index of the first match at or after ``pos``, or ``len(text)`` when there is none."""
+        if self._found < pos:
+            match = self._pattern.search(self._text, pos)
+            self._found = match.start() if match else len(self._text)
+        return self._found
+
+
+_NOT_SPACE = re.compile(r"\S")
+_TARGET_END = re.compile(r"[)\s]")
+_CLOSE_PAREN = re.compile(r"\)")
+_CLOSE_ANGLE = re.compile(r">")
+
+
+def inline_links(text: str) -> Iterator[tuple[str, int]]:
+    """(target, start column) of every ``[text](target)`` and ``![alt](target)`` in one line, in linear time.
+
+    Brackets nest to any depth and a link never contains another, as in CommonMark; the target is ``<...>``
+    or runs to a space or ``)``, and an optional quoted title follows it. Each kind of lookup has its own
+    forward-only search (its positions only grow as the scan moves right), so hostile input such as
+    ``![a](`` repeated costs no more than reading the line a few times.
+    """
+    if "](" not in text:
+        return
+    n = len(text)
+    begin_at = _NextMatch(_NOT_SPACE, text)
+    bare_end, angle_end = _NextMatch(_TARGET_END, text), _NextMatch(_CLOSE_ANGLE, text)
+    # The two forms of target end at different places, so each gets its own title searches.
+    title_at = {False: _NextMatch(_NOT_SPACE, text), True: _NextMatch(_NOT_SPACE, text)}
+    title_end = {False: _NextMatch(_CLOSE_PAREN, text), True: _NextMatch(_CLOSE_PAREN, text)}
+    openers: list[int] = []
+    i = 0
+    while i < n:
+        char = text[i]
+        if char == "[":
+            openers.append(i)
+        elif char == "]" and openers:
+            start = openers.pop()
+            begin = begin_at.at(i + 2) if i + 1 < n and text[i + 1] == "(" else n
+            ends: list[tuple[bool, int]] = []
+            if begin < n and text[begin] == "<":
+                close = angle_end.at(begin + 1)
+                if close < n:
+                    ends.append((True, close + 1))
+            if begin < n:
+                stop = bare_end.at(begin)
+                if stop > begin:
+                    ends.append((False, stop))
+            for angled, stop in ends:
+                end = stop + 1 if stop < n and text[stop] == ")" else None
+                if end is None:
+                    title = title_at[angled].at(stop)
+                    if stop < title < n and text[title] in "\"'(":
+                        close = title_end[angled].at(title + 1)
+                        end = close + 1 if close < n else None
+                if end is not None:
+                    yield text[begin:stop], start - 1 if start > 0 and text[start - 1] == "!" else start
+                    openers.clear()
+                    i = end
+                    break
+            else:
+                i += 1
+            continue
+        i += 1
 
 
 def _check_link(target: str, paths: set[str], folders: set[str], file: str, line: int, column: int,

@@ -263,9 +263,21 @@ def test_deep_nesting_is_refused_not_a_crash(opening: str, closing: str) -> None
     assert (diag.code, diag.line, diag.message) == ("SK007", 2, "invalid YAML: exceeded maximum nesting depth")
 
 
-def test_moderate_nesting_parses() -> None:
-    parsed = parse("---\nd: " + "[" * 50 + "1" + "]" * 50 + "\n---\n")
+def test_nesting_up_to_the_limit_parses() -> None:
+    parsed = parse("---\nd: " + "[" * 20 + "1" + "]" * 20 + "\n---\n")
     assert parsed.diagnostics == ()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("---\nd: " + "[" * 21 + "1" + "]" * 21 + "\n---\n", (2, "`d` nests 21 levels deep; the limit is 20")),
+    ("---\na: 1\nd: " + "{a: " * 500 + "1" + "}" * 500 + "\n---\n", (3, "`d` nests 500 levels deep; the limit is 20")),
+    # Aliases count where they are used: two shallow anchors make one deep value.
+    ("---\nx: &x " + "[" * 11 + "1" + "]" * 11 + "\ny: " + "[" * 10 + "*x" + "]" * 10 + "\n---\n",
+     (3, "`y` nests 21 levels deep; the limit is 20")),
+    ("---\n? " + "[" * 30 + "k" + "]" * 30 + "\n: v\n---\n", (2, "a field nests 30 levels deep; the limit is 20")),
+])
+def test_deeper_nesting_is_refused_before_anything_recurses_over_it(text: str, expected: tuple[int, str]) -> None:
+    assert [(d.code, d.line, d.message) for d in parse(text).diagnostics] == [("SK015", *expected)]
 
 
 def test_without_libyaml_the_pure_python_loader_refuses_the_same_inputs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,152 @@
+"""Hostile SKILL.md content: whatever validation accepts must build, and validation itself stays linear.
+
+Deep nesting is bounded by rules (SK015 in the frontmatter, SK407 in the body) so that nothing downstream,
+the Markdown renderer or the JSON writer, recurses past Python's limit; the deepest accepted content is
+built for real. Link scanning is timed on files at the size cap (issue 11, items 7 and 8).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from builder.cli import cli
+from builder.config import Limits, load_config
+from builder.frontmatter import MAX_NESTING
+from builder.validate import MAX_MARKDOWN_NESTING, markdown_nesting, validate_paths
+from conftest import write_tree
+
+FRONTMATTER = """\
+---
+name: {name}
+description: Exercises the nesting limits. Use when testing skillreg build.
+{extra}---
+"""
+
+
+def skill_md(name: str, body: str, extra: str = "") -> str:
+    return FRONTMATTER.format(name=name, extra=extra) + body
+
+
+def nested_hooks(levels: int) -> str:
+    """A `hooks` value ``levels`` deep, alternating mappings and lists as Claude Code's hooks do."""
+    value: object = {"type": "command", "command": "echo deep"}
+    for level in range(levels - 1):
+        outer = levels - 2 - level  # 0 for the last wrapping, which makes `hooks` a mapping of events
+        value = {"PreToolUse" if outer == 0 else "hooks": value} if outer % 2 == 0 else [value]
+    return yaml.safe_dump({"hooks": value}, default_flow_style=False)
+
+
+def deepest_body() -> str:
+    """Every way of nesting a line, each at the deepest the limit accepts."""
+    deepest = MAX_MARKDOWN_NESTING
+    lines = ["# Deep", "", "Follow these steps.", ""]
+    lines += ["> " * deepest + "quoted", ""]
+    lines += ["- " * deepest + "listed", ""]
+    lines += ["1. " * deepest + "numbered", ""]
+    lines += ["> - " * (deepest // 2) + "mixed", ""]
+    lines += ["    " * level + "- four-space item" for level in range(deepest // 2)] + [""]
+    lines += ["\t" * level + "* tab item" for level in range(deepest // 2)] + [""]
+    lines += [f"{'    ' * level}* loose item\n" for level in range(deepest // 2)]
+    lines += ["    " * level + "- a | b" for level in range(deepest // 2)] + [""]
+    return "\n".join(lines) + "\n"
+
+
+def test_every_line_of_the_deepest_body_is_at_the_limit() -> None:
+    depths = [markdown_nesting(line) for line in deepest_body().split("\n")]
+    assert max(depths) == MAX_MARKDOWN_NESTING
+
+
+@pytest.fixture
+def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return write_tree(tmp_path, {"registry.yaml": "title: Limits\nprofile: claude-code\n"})
+
+
+def build(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["build", "--out", "site", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+def test_the_deepest_accepted_content_builds(registry: Path) -> None:
+    write_tree(registry, {
+        "skills/deep-body/SKILL.md": skill_md("deep-body", deepest_body()),
+        "skills/deep-hooks/SKILL.md": skill_md("deep-hooks", "# Hooks\n\nFollow these steps.\n",
+                                               nested_hooks(MAX_NESTING)),
+    })
+    code, output = build()
+    assert (code, output.splitlines()[-1]) == (0, "Built 2 skills into site/ (not a git repository: no provenance) "
+                                                  "(2 written, 0 unchanged)")
+    detail = json.loads((registry / "site/api/v1/skills/deep-hooks.json").read_text(encoding="utf-8"))
+    value, depth = detail["frontmatter"]["hooks"], 1
+    while "command" not in value:
+        value, depth = (next(iter(value.values())) if isinstance(value, dict) else value[0]), depth + 1
+    assert (depth, value) == (MAX_NESTING, {"type": "command", "command": "echo deep"})
+    page = (registry / "site/skills/deep-body/index.html").read_text(encoding="utf-8")
+    assert page.count("<blockquote>") >= MAX_MARKDOWN_NESTING
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"skills/deep/SKILL.md": skill_md("deep", "# Deep\n\n" + "".join("    " * i + "- x\n" for i in range(300)))},
+     "skills/deep/SKILL.md:39: error SK407 lists and block quotes nest 65 levels deep here; the limit is 64"),
+    ({"skills/deep/SKILL.md": skill_md("deep", "# Deep\n\n" + "> " * 1000 + "x\n")},
+     "skills/deep/SKILL.md:7: error SK407 lists and block quotes nest 1000 levels deep here; the limit is 64"),
+    ({"skills/deep/SKILL.md": skill_md("deep", "# Deep\n\nx\n", "hooks:\n  PreToolUse:\n  " + "- " * 499 + "x\n")},
+     "skills/deep/SKILL.md:4: error SK015 `hooks` nests 500 levels deep; the limit is 20"),
+    ({"skills/deep/SKILL.md": skill_md("deep", "# Deep\n\nx\n", "metadata:\n  x: " + "[" * 400 + "]" * 400 + "\n")},
+     "skills/deep/SKILL.md:4: error SK015 `metadata` nests 401 levels deep; the limit is 20"),
+])
+def test_too_deep_content_stops_the_build_and_keep_going_leaves_it_out(
+        registry: Path, files: dict[str, str], expected: str) -> None:
+    write_tree(registry, {**files, "skills/fine/SKILL.md": skill_md("fine", "# Fine\n\nFollow these steps.\n")})
+    code, output = build()
+    assert code == 1
+    assert expected in output.splitlines()
+    assert not (registry / "site").exists()
+    code, output = build("--keep-going")
+    assert code == 0
+    assert "Left out 1 invalid skill(s): deep" in output
+    index = json.loads((registry / "site/api/v1/index.json").read_text(encoding="utf-8"))
+    assert [s["name"] for s in index["skills"]] == ["fine"]
+
+
+CAP = Limits().max_file_bytes
+
+
+@pytest.mark.parametrize("unit", ["![a](", "[a](", "[a](<b", "[a](b 'c", "[" * 50 + "a](", "<", "](", "a:\\"])
+def test_a_hostile_skill_md_at_the_size_cap_validates_in_linear_time(tmp_path: Path, unit: str) -> None:
+    """Each of these took quadratic time in a regular expression (`![a](` x 12,000 took 44 s)."""
+    head = skill_md("hostile", "# Hostile\n\n")
+    body = unit * ((CAP - len(head)) // len(unit))
+    write_tree(tmp_path, {"registry.yaml": "title: Hostile\n", "skills/hostile/SKILL.md": head + body})
+    assert len((tmp_path / "skills/hostile/SKILL.md").read_bytes()) > CAP - len(unit)
+    config = load_config(tmp_path / "registry.yaml")
+    started = time.perf_counter()
+    report = validate_paths([tmp_path / "skills/hostile"], config, jobs=1)
+    elapsed = time.perf_counter() - started
+    assert [s.name for s in report.skills] == ["hostile"]
+    assert not any(d.code == "SK507" for d in report.diagnostics)  # really read, not left out as too large
+    assert elapsed < 2.0, f"{unit!r} x {len(body) // len(unit)} took {elapsed:.2f} s"
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("[a](b.md)", [("b.md", 0)]),
+    ("![a](b.png)", [("b.png", 0)]),
+    ("x ![a](<b c.png> 'title') y", [("<b c.png>", 2)]),
+    ("[a [b] c](d.md)", [("d.md", 0)]),
+    ("[x [a](b.md) y](c.md)", [("b.md", 3)]),
+    ("[a](b.md \"t\") and [c](d.md (t))", [("b.md", 0), ("d.md", 18)]),
+    ("[a](b.md 'unclosed", []),
+    ("[a](", []),
+    ("![a](" * 3 + "x.png)", [("![a](![a](x.png", 0)]),
+])
+def test_inline_links(line: str, expected: list[tuple[str, int]]) -> None:
+    from builder.validate import inline_links
+
+    assert list(inline_links(line)) == expected
