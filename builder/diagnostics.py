@@ -136,7 +136,7 @@ _RULES = [
     Rule("SK503", E, "A path contains a `..` component", ""),
     Rule("SK504", E, "A path contains a control character", "Rename the file."),
     Rule("SK505", E, "A path is longer than 200 characters", "Use a shorter path."),
-    Rule("SK506", E, "Two paths differ only in case", "Rename one; they collide on macOS and Windows."),
+    Rule("SK506", E, "Two paths (files or folders) differ only in case", "Rename one; they collide on macOS and Windows."),
     Rule("SK507", E, "A file is larger than the per-file limit", "Shrink it or leave it out of the skill."),
     Rule("SK508", E, "The skill is larger than the per-skill limit", "Leave out large files or link to them instead."),
     Rule("SK509", W, "Binary file outside assets/", "Move binary files into assets/."),
@@ -144,6 +144,14 @@ _RULES = [
     Rule("SK511", E, "Invisible or bidirectional Unicode control character", "Delete the character; it can hide what the text says."),
     Rule("SK512", E, "A file cannot be read", ""),
     Rule("SK513", E, "A file name is not valid UTF-8", "Rename the file."),
+    Rule("SK514", E, "A path contains a backslash",
+         "Rename the file: Windows and unzip tools read `\\` as a folder separator, so `..\\x` climbs out of the skill."),
+    Rule("SK515", E, "Two paths are one name in different Unicode normalisation forms",
+         "Rename one (or save both names as NFC); macOS stores them as one file, so one would overwrite the other."),
+    Rule("SK516", E, "A file or folder name cannot be created on Windows",
+         "Rename it: Windows refuses device names (CON, NUL, COM1, LPT1, ... with any extension), names ending in "
+         "a dot or a space and the characters : * ? \" < > |. An error, not a warning: the skill could be neither "
+         "checked out nor installed there."),
     # SK6xx: across the registry
     Rule("SK601", E, "Two skills have the same name", ""),
     Rule("SK602", E, "Two skill names are equal after Unicode normalisation and case folding", ""),

@@ -9,6 +9,7 @@ import functools
 import os
 import re
 import stat
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,10 @@ JUNK_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 JUNK_SUFFIXES = (".pyc", ".pyo", ".swp", "~")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DRIVE = re.compile(r"[A-Za-z]:")
+# Names Windows cannot create: its device names (with any extension), a trailing dot or space, and : * ? " < > |
+_WINDOWS_DEVICE = re.compile(r"(?:CON|PRN|AUX|NUL|COM[0-9\u00b9\u00b2\u00b3]|LPT[0-9\u00b9\u00b2\u00b3]|CONIN\$|CONOUT\$)"
+                             r"(?:\..*)?", re.IGNORECASE)
+_WINDOWS_FORBIDDEN = re.compile(r'[:*?"<>|]')
 
 
 @dataclass(frozen=True)
@@ -61,9 +66,24 @@ def path_problems(path: str) -> list[tuple[str, str]]:
     parts = path.split("/")
     if path.startswith("/") or ".." in parts or _DRIVE.match(path):
         problems.append(("SK503", f"path {path!r} is absolute or contains a `..` component"))
+    if "\\" in path:
+        problems.append(("SK514", f"path {path!r} contains a backslash, which Windows and unzip tools read as a "
+                                  "folder separator"))
     if len(path) > MAX_PATH_CHARS:
         problems.append(("SK505", f"path is {len(path)} characters long; the limit is {MAX_PATH_CHARS}: {path[:60]}…"))
     return problems
+
+
+def windows_problem(name: str) -> str | None:
+    """Why Windows cannot create a file or folder called ``name`` (one path component), or None."""
+    if _WINDOWS_DEVICE.fullmatch(name):
+        return f"`{name}` is a device name on Windows"
+    if name.endswith((".", " ")):
+        return f"`{name}` ends with a {'dot' if name.endswith('.') else 'space'}, which Windows drops"
+    found = _WINDOWS_FORBIDDEN.search(name)
+    if found:
+        return f"`{name}` contains `{found.group(0)}`, which Windows does not allow in a name"
+    return None
 
 
 def find_skill_folders(path: Path) -> list[Path]:
@@ -140,6 +160,9 @@ def _read_files(folder: Path, config: RegistryConfig, report) -> list[SkillFile]
                 continue
             for code, message in path_problems(rel):
                 report(code, repr(rel)[1:-1] if code == "SK504" else rel, message)
+            windows = windows_problem(entry.name)
+            if windows:
+                report("SK516", rel, windows)
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
@@ -178,14 +201,35 @@ def _read_files(folder: Path, config: RegistryConfig, report) -> list[SkillFile]
     if total > limits.max_skill_bytes:
         report("SK508", "", f"the skill holds {total:,} bytes; the limit is {limits.max_skill_bytes:,}")
     files.sort(key=lambda f: f.path.encode("utf-8"))
-    seen: dict[str, str] = {}
-    for f in files:
-        folded = f.path.casefold()
-        if folded in seen:
-            report("SK506", f.path, f"`{f.path}` and `{seen[folded]}` differ only in case")
-        else:
-            seen[folded] = f.path
+    _report_collisions([f.path for f in files], report)
     return files
+
+
+def _report_collisions(paths: list[str], report) -> None:
+    """Files and folders that one file system would store as one: equal after Unicode normalisation (macOS)
+    or after case folding too (macOS and Windows by default). A colliding folder is reported, not each file in it."""
+    names = sorted({"/".join(parts[:i]) for parts in (p.split("/") for p in paths) for i in range(1, len(parts) + 1)},
+                   key=lambda p: p.encode("utf-8"))
+    normal: dict[str, str] = {}
+    folded: dict[str, str] = {}
+    collided: set[str] = set()
+    for name in names:
+        parent = name.rpartition("/")[0]
+        if parent in collided:
+            collided.add(name)
+            continue
+        nfc = unicodedata.normalize("NFC", name)
+        key = nfc.casefold()
+        if nfc in normal:
+            other = normal[nfc]
+            report("SK515", name, f"`{name}` and `{other}` are one name in two Unicode normalisation forms "
+                                  f"({ascii(name)} and {ascii(other)})")
+        elif key in folded:
+            report("SK506", name, f"`{name}` and `{folded[key]}` differ only in case")
+        else:
+            normal[nfc] = folded[key] = name
+            continue
+        collided.add(name)
 
 
 @functools.lru_cache(maxsize=64)

@@ -176,6 +176,8 @@ def test_unreadable_file(registry: RegistryConfig) -> None:
     ("a/../../x.md", [("SK503", "path 'a/../../x.md' is absolute or contains a `..` component")]),
     ("/etc/passwd", [("SK503", "path '/etc/passwd' is absolute or contains a `..` component")]),
     ("C:/Windows/x", [("SK503", "path 'C:/Windows/x' is absolute or contains a `..` component")]),
+    ("..\\..\\evil", [("SK514", "path '..\\\\..\\\\evil' contains a backslash, which Windows and unzip tools "
+                                 "read as a folder separator")]),
     ("x" * 200, []),
     ("x" * 201, [("SK505", f"path is 201 characters long; the limit is 200: {'x' * 60}…")]),
     ("../\x00" + "y" * 200, [
@@ -217,3 +219,62 @@ def test_a_symlinked_skill_md_is_reported_once_not_also_as_missing(registry: Reg
 def test_a_folder_without_skill_md_is_still_reported(registry: RegistryConfig) -> None:
     write_tree(Path("skills/empty"), {"README.md": "x\n"})
     assert findings(registry) == [("SK001", "skills/empty", "no SKILL.md in skills/empty/")]
+
+
+# Names that are unsafe on another system (issue 11, item 9): each is refused where it is made.
+
+def test_a_backslash_name_that_climbs_out_on_windows(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/demo"), {"..\\..\\evil": "x\n", "assets\\logo.txt": "y\n"})
+    assert findings(registry) == [
+        ("SK514", "skills/demo/..\\..\\evil",
+         "path '..\\\\..\\\\evil' contains a backslash, which Windows and unzip tools read as a folder separator"),
+        ("SK514", "skills/demo/assets\\logo.txt",
+         "path 'assets\\\\logo.txt' contains a backslash, which Windows and unzip tools read as a folder separator"),
+    ]
+
+
+def test_one_name_in_two_unicode_normalisation_forms(registry: RegistryConfig) -> None:
+    nfc, nfd = "references/caf\u00e9.md", "references/cafe\u0301.md"
+    write_tree(Path("skills/demo"), {nfc: "NFC\n", nfd: "NFD\n"})
+    assert findings(registry) == [
+        ("SK515", f"skills/demo/{nfc}", f"`{nfc}` and `{nfd}` are one name in two Unicode normalisation forms "
+                                        "('references/caf\\xe9.md' and 'references/cafe\\u0301.md')"),
+    ]
+
+
+def test_folders_that_differ_in_normalisation_or_case_are_reported_once(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/demo"), {"Docs/a.md": "a\n", "docs/b.md": "b\n", "docs/c.md": "c\n",
+                                     "r\u00e9f/x.md": "x\n", "re\u0301f/x.md": "x\n"})
+    assert findings(registry) == [
+        ("SK506", "skills/demo/docs", "`docs` and `Docs` differ only in case"),
+        ("SK515", "skills/demo/r\u00e9f", "`r\u00e9f` and `re\u0301f` are one name in two Unicode normalisation "
+                                           "forms ('r\\xe9f' and 're\\u0301f')"),
+    ]
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("CON", "`CON` is a device name on Windows"),
+    ("aux.txt", "`aux.txt` is a device name on Windows"),
+    ("lpt1.tar.gz", "`lpt1.tar.gz` is a device name on Windows"),
+    ("COM\u00b9", "`COM\u00b9` is a device name on Windows"),
+    ("notes.", "`notes.` ends with a dot, which Windows drops"),
+    ("notes ", "`notes ` ends with a space, which Windows drops"),
+    ("a:b.md", "`a:b.md` contains `:`, which Windows does not allow in a name"),
+    ("why?.md", "`why?.md` contains `?`, which Windows does not allow in a name"),
+    ('say "hi".md', '`say "hi".md` contains `"`, which Windows does not allow in a name'),
+    ("a|b", "`a|b` contains `|`, which Windows does not allow in a name"),
+])
+def test_names_windows_cannot_create(registry: RegistryConfig, name: str, message: str) -> None:
+    write_tree(Path("skills/demo/references"), {name: "x\n"})
+    assert findings(registry) == [("SK516", f"skills/demo/references/{name}", message)]
+
+
+@pytest.mark.parametrize("name", ["console.md", "CONFIG", "com10", "nul-results.md", "a.b.c", ".hidden", "x..y"])
+def test_names_that_only_look_like_windows_devices_are_fine(registry: RegistryConfig, name: str) -> None:
+    write_tree(Path("skills/demo/references"), {name: "x\n"})
+    assert findings(registry) == []
+
+
+def test_a_windows_folder_name_is_reported_at_the_folder(registry: RegistryConfig) -> None:
+    write_tree(Path("skills/demo"), {"nul/x.md": "x\n"})
+    assert findings(registry) == [("SK516", "skills/demo/nul", "`nul` is a device name on Windows")]
