@@ -299,23 +299,27 @@ def _named(files: list[Any], name: str, max_frontmatter_bytes: int) -> list[Any]
 @handle_errors
 def import_(obj: Context, source: Any, name: str | None) -> None:
     """Create skills/NAME/ from a prompts.chat multi-file text (FILE, or - for stdin), then validate it."""
-    from .codec import parse
+    from .codec import CodecError, parse
     from .fs import write_new_folder
     from .frontmatter import parse_skill_md
     from .report import format_text
     from .validate import check_name, validate_paths
 
     raw = source.read()
+    label = getattr(source, "name", "<stdin>")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{source.name}: not UTF-8 text (byte offset {exc.start})") from None
-    files = parse(text)
+        raise UsageError(f"{label}: not UTF-8 text (byte offset {exc.start})") from None
+    try:
+        files = parse(text)
+    except CodecError as exc:
+        raise CodecError(f"{label}: {exc}") from None
     if name is None:
         parsed = parse_skill_md(files[0].data, "SKILL.md", max_frontmatter_bytes=obj.config.limits.max_frontmatter_bytes)
         declared = parsed.frontmatter.data.get("name") if parsed.frontmatter else None
         if not isinstance(declared, str) or not declared:
-            raise UsageError(f"{source.name}: SKILL.md declares no usable `name`; pass --name")
+            raise UsageError(f"{label}: SKILL.md declares no usable `name`; pass --name")
         name = declared
     problems = list(check_name(name, name, lambda code, msg, hint=None: f"{code}: {msg}"))
     if problems:

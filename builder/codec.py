@@ -47,19 +47,44 @@ def _text_of(f: SkillFile) -> str:
 
 
 def parse(text: str) -> list[SkillFile]:
-    """Files in the order given; SKILL.md first. Paths are checked as the validator checks them."""
+    """Files in the order given; SKILL.md first. Paths are checked as the validator checks them, ``./`` and
+    ``//`` are collapsed, and paths that would land on one another (twice the same file, a file where
+    another path needs a folder) are refused, naming both."""
     pieces = _SPLIT.split(text)
     files = [SkillFile("SKILL.md", pieces[0].encode("utf-8"))]
-    seen = {"SKILL.md"}
+    where = {"SKILL.md": "the text's first part (SKILL.md)"}  # path -> which file holds it, for messages
+    folders: dict[str, str] = {}  # folder path -> the first file below it
     for i in range(1, len(pieces), 2):
-        path, content = pieces[i], pieces[i + 1]
-        problems = path_problems(path)
-        if problems or not path:
-            raise CodecError(f"file {i // 2 + 1}: {problems[0][1] if problems else 'empty path'}")
-        if path in seen:
-            raise CodecError(f"file {i // 2 + 1}: {path!r} appears twice")
+        number = f"file {i // 2 + 1}"
+        raw, content = pieces[i], pieces[i + 1]
+        path = _normal_path(raw, number)
+        shown = f"{raw!r}" if raw == path else f"{raw!r} (that is {path!r})"
+        if path in where:
+            raise CodecError(f"{number}: {shown} is already {where[path]}")
+        if path in folders:
+            raise CodecError(f"{number}: {shown} is a file, but {folders[path]} puts files in a folder of that name")
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            if folder in where:
+                raise CodecError(f"{number}: {shown} needs a folder {folder!r}, but {where[folder]} is a file "
+                                 "of that name")
+            folders.setdefault(folder, f"{number} ({path!r})")
         if FILE_MARK[0] in content or END_MARK in content:
             raise CodecError(f"{path}: a separator character appears inside the content")
-        seen.add(path)
+        where[path] = f"{number} ({raw!r})"
         files.append(SkillFile(path, content.encode("utf-8"), executable=path.startswith("scripts/")))
     return files
+
+
+def _normal_path(raw: str, number: str) -> str:
+    """``raw`` with ``.`` components and repeated slashes removed; refused when it is unsafe or names a folder."""
+    problems = path_problems(raw)
+    if problems:
+        raise CodecError(f"{number}: {problems[0][1]}")
+    if raw.endswith("/"):
+        raise CodecError(f"{number}: {raw!r} ends with `/`, so it names a folder, not a file")
+    parts = [part for part in raw.split("/") if part not in ("", ".")]
+    if not parts:
+        raise CodecError(f"{number}: empty path" if not raw else f"{number}: {raw!r} names no file")
+    return "/".join(parts)

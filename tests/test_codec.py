@@ -53,7 +53,7 @@ def test_serialize_refuses_what_the_format_cannot_carry(files: list[SkillFile], 
     ("x\n\x1fFILE:../evil\x1e\nboom", "is absolute or contains a `..` component"),
     ("x\n\x1fFILE:/etc/passwd\x1e\nboom", "is absolute or contains a `..` component"),
     ("x\n\x1fFILE:a\x00b\x1e\nboom", "contains a control character"),
-    ("x\n\x1fFILE:a.md\x1e\none\n\x1fFILE:a.md\x1e\ntwo", "'a.md' appears twice"),
+    ("x\n\x1fFILE:a.md\x1e\none\n\x1fFILE:a.md\x1e\ntwo", "file 2: 'a.md' is already file 1 ('a.md')"),
     ("x\n\x1fFILE:\x1e\nboom", "empty path"),
 ])
 def test_parse_refuses_unsafe_paths(text: str, message: str) -> None:
@@ -136,3 +136,39 @@ def test_prompt_escapes_like_skills_ref(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--config", str(tmp_path / "registry.yaml"), "prompt"])
     assert result.output == reference([tmp_path / "skills/amp"]) + "\n"
     assert "&lt;a&gt; &amp; &quot;b&quot; with &#x27;c&#x27;" in result.output
+
+
+SKILL_TEXT = "---\nname: paths\ndescription: Checks import paths. Use when testing skillreg import.\n---\n# Paths\n\nRun it.\n"
+
+
+@pytest.mark.parametrize(("paths", "message"), [
+    (["./SKILL.md"], "file 1: './SKILL.md' (that is 'SKILL.md') is already the text's first part (SKILL.md)"),
+    (["scripts/"], "file 1: 'scripts/' ends with `/`, so it names a folder, not a file"),
+    (["a", "a/b"], "file 2: 'a/b' needs a folder 'a', but file 1 ('a') is a file of that name"),
+    (["a/b", "a"], "file 2: 'a' is a file, but file 1 ('a/b') puts files in a folder of that name"),
+    (["scripts/x.sh", "scripts//x.sh"], "file 2: 'scripts//x.sh' (that is 'scripts/x.sh') is already file 1 "
+                                        "('scripts/x.sh')"),
+    (["a/./b/c", "a//b"], "file 2: 'a//b' (that is 'a/b') is a file, but file 1 ('a/b/c') puts files in a folder "
+                          "of that name"),
+    (["."], "file 1: '.' names no file"),
+    (["..\\..\\evil"], "file 1: path '..\\\\..\\\\evil' contains a backslash, which Windows and unzip tools "
+                         "read as a folder separator"),
+])
+def test_import_refuses_paths_that_collide_or_name_folders(registry: Path, paths: list[str], message: str) -> None:
+    """These raised FileExistsError, or silently made a file of a folder name (issue 11, item 11)."""
+    text = SKILL_TEXT + "".join(f"\n\x1fFILE:{p}\x1e\ncontent {i}\n" for i, p in enumerate(paths))
+    result = run(registry, "import", "-", input=text.encode())
+    assert (result.exit_code, result.output) == (2, f"Error: <stdin>: {message}\n")
+    assert not (registry / "skills/paths").exists()
+    assert sorted(p.name for p in (registry / "skills").iterdir()) == ["demo"]  # no temporary folder left
+
+
+def test_import_collapses_dot_and_double_slash(registry: Path) -> None:
+    text = SKILL_TEXT + "\n\x1fFILE:./scripts//run.sh\x1e\necho hi\n\n\x1fFILE:references/./a.md\x1e\n# A\n"
+    result = run(registry, "import", "-", input=text.encode())
+    assert result.output.splitlines()[0] == f"Created {registry / 'skills/paths'}/ with 3 file(s)", result.output
+    assert result.exit_code == 0, result.output
+    made = sorted(p.relative_to(registry / "skills/paths").as_posix()
+                  for p in (registry / "skills/paths").rglob("*") if p.is_file())
+    assert made == ["SKILL.md", "references/a.md", "scripts/run.sh"]
+    assert (registry / "skills/paths/scripts/run.sh").read_bytes() == b"echo hi\n"
