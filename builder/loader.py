@@ -13,8 +13,9 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import RegistryConfig
+from .config import CONFIG_NAME, RegistryConfig
 from .diagnostics import RULES, Diagnostic
+from .errors import ConfigError
 from .frontmatter import parse_skill_md
 from .model import Skill, SkillFile
 
@@ -87,8 +88,15 @@ def windows_problem(name: str) -> str | None:
 
 
 def find_skill_folders(path: Path) -> list[Path]:
-    """``path`` itself when it holds SKILL.md, else every visible sub-folder of it (a folder of skills)."""
-    if (path / SKILL_MD).is_file() or (path / SKILL_MD_FALLBACK).is_file():
+    """``path`` itself when it holds SKILL.md, else every visible sub-folder of it (a folder of skills).
+
+    Refuses a registry folder reached through a symbolic link (``skills/`` or a folder above it, below the
+    folder holding registry.yaml): the skills would come from outside the repository. A linked skill folder
+    is reported by ``load_skill`` instead (SK501).
+    """
+    is_skill = (path / SKILL_MD).is_file() or (path / SKILL_MD_FALLBACK).is_file()
+    _refuse_linked_folders(path if not is_skill else path.parent)
+    if is_skill:
         return [path]
     found = []
     has_files = False
@@ -103,6 +111,27 @@ def find_skill_folders(path: Path) -> list[Path]:
     if not found and has_files:  # files but no sub-folders: a skill whose SKILL.md is missing or misnamed
         return [path]
     return sorted(found, key=lambda p: p.name)
+
+
+def _refuse_linked_folders(path: Path) -> None:
+    """Raise ConfigError when ``path`` or a folder between it and the registry root is a symbolic link.
+
+    The registry root is the nearest folder above holding registry.yaml; without one only ``path`` is checked,
+    so a system folder that is itself a link (``/tmp`` on macOS) never counts against a registry.
+    """
+    absolute = Path(os.path.abspath(path))
+    chain = [absolute]
+    for parent in absolute.parents:
+        if (parent / CONFIG_NAME).is_file():
+            break
+        chain.append(parent)
+    else:
+        chain = chain[:1]
+    for folder in chain:
+        if folder.is_symlink():
+            shown = display_path(folder)
+            raise ConfigError(f"{shown}: the registry folder is a symbolic link to {os.readlink(folder)!r}; links "
+                              f"are never followed: replace {shown} with the folder itself")
 
 
 def load_skill(folder: Path, config: RegistryConfig) -> LoadedSkill:

@@ -112,3 +112,31 @@ def test_absolute_user_paths_end_where_the_path_ends(line: str, found: list[str]
     from builder.validate import USER_PATH
 
     assert [m.group(0) for m in USER_PATH.finditer(line)] == found
+
+
+@pytest.mark.parametrize("skills_dir", ["skills", "content/skills"])
+def test_a_linked_registry_folder_is_refused_by_validate_and_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, skills_dir: str) -> None:
+    """The loader never follows links, so neither may the folder it starts from (issue 11, item 12)."""
+    from click.testing import CliRunner
+
+    from builder.cli import cli
+
+    outside = write_tree(tmp_path / "outside", {"stolen/SKILL.md": SKILL_MD.format(name="stolen")})
+    repo = write_tree(tmp_path / "repo", {"registry.yaml": f"title: Linked\nskills_dir: {skills_dir}\n"})
+    linked = repo / skills_dir.split("/")[0]
+    target = outside if skills_dir == "skills" else tmp_path / "outside-parent"
+    if skills_dir != "skills":
+        (target / "skills").mkdir(parents=True)
+        (target / "skills" / "stolen").symlink_to(outside / "stolen")  # a skill-folder link inside, too
+        target = tmp_path / "outside-parent"
+    linked.symlink_to(target)
+    monkeypatch.chdir(repo)
+    shown = skills_dir.split("/")[0]
+    message = (f"Error: {shown}: the registry folder is a symbolic link to {str(target)!r}; links are never "
+               f"followed: replace {shown} with the folder itself\n")
+    for args in (["validate"], ["build", "--out", "site"], ["build", "--out", "site", "--keep-going"],
+                 ["validate", f"{skills_dir}/stolen"]):
+        result = CliRunner().invoke(cli, args)
+        assert (result.exit_code, result.output) == (1, message), args
+    assert not (repo / "site").exists()
