@@ -152,6 +152,11 @@ _RULES = [
          "Rename it: Windows refuses device names (CON, NUL, COM1, LPT1, ... with any extension), names ending in "
          "a dot or a space and the characters : * ? \" < > |. An error, not a warning: the skill could be neither "
          "checked out nor installed there."),
+    Rule("SK517", E, "A file would run script or load other pages on the registry's website",
+         "The site serves skill files from its own origin with the type their extension gives (HTML, SVG, XHTML, "
+         "XML...), so a script there acts for the registry. Remove the script, event handler, script URL, frame, "
+         "redirect or stylesheet instruction, or give the file an extension browsers show as text "
+         "(`page.html.txt`)."),
     # SK6xx: across the registry
     Rule("SK601", E, "Two skills have the same name", ""),
     Rule("SK602", E, "Two skill names are equal after Unicode normalisation and case folding", ""),

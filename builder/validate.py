@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 from urllib.parse import unquote
 
+from .active_content import active_content, served_type
 from .config import PROFILES, RegistryConfig
 from .diagnostics import RULES, Diagnostic, Severity
 from .errors import UsageError
@@ -181,6 +182,11 @@ def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diag
         out.extend(_check_fields(skill, config, profile, md_file))
         out.extend(_check_body(skill, md_file))
     for f in skill.files:
+        active = active_content(f.path, f.data) if f.path != skill.skill_md else None
+        if active:
+            line, what = active
+            out.append(RULES["SK517"].at(f"{shown}/{f.path}", line, f"`{f.path}` would be served as "
+                                         f"{served_type(f.path)} and holds {what}", skill=skill.name))
         if not f.is_text and not f.path.startswith("assets/") and f.path != skill.skill_md:  # SK003 covers it
             out.append(RULES["SK509"].at(f"{shown}/{f.path}", 0, f"`{f.path}` is binary but not under assets/",
                                          skill=skill.name))

@@ -297,3 +297,77 @@ def test_the_copy_button_never_covers_the_install_command(driver, site: str, wid
             assert wrapped, "at a phone width some command should wrap; the overlap check saw no wrapped text"
     finally:
         driver.set_window_size(1280, 900)
+
+
+
+
+ACTIVE = REPO / "tests" / "fixtures" / "active-content" / "active-content"
+# Each scripted file, and what a visitor does to it; the payloads all set window.__pwned.
+SCRIPTED = {"assets/evil.html": None, "assets/evil.svg": None, "assets/onload.svg": None,
+            "assets/link.svg": "a", "assets/page.xhtml": None, "assets/feed.xml": None}
+STYLE_XSL = """\
+<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform" xmlns="http://www.w3.org/1999/xhtml">
+  <xsl:template match="/"><html><body><p>styled</p><script>window.__pwned = true</script></body></html></xsl:template>
+</xsl:stylesheet>
+"""
+
+
+def _open(driver, url: str, click: str | None) -> bool:  # type: ignore[no-untyped-def]
+    """Load ``url`` (and click the first ``click`` element); whether a payload ran."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(url)
+    _wait(driver, lambda d: d.execute_script("return document.readyState") == "complete", url)
+    if click:
+        for element in driver.find_elements(By.CSS_SELECTOR, click)[:1]:
+            driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", element)
+    return driver.execute_script("return window.__pwned === true") is True
+
+
+def test_the_scripted_files_really_run_when_served_as_they_are(driver, tmp_path: Path) -> None:
+    """The control: served from a plain folder, every payload of the fixture runs, so the next test can fail."""
+    shutil.copytree(ACTIVE, tmp_path / "raw")
+    (tmp_path / "raw/assets/style.xsl").write_text(STYLE_XSL, encoding="utf-8")
+    with serve(tmp_path / "raw") as url:
+        ran = {path: _open(driver, url + path, click) for path, click in SCRIPTED.items()}
+    assert ran == {path: True for path in SCRIPTED}
+
+
+def test_a_skill_with_scripted_files_is_refused_and_nothing_of_it_runs(
+        driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 11, item 4: raw files are served from the registry's origin, so the build must not publish these."""
+    from click.testing import CliRunner
+
+    from builder.cli import cli
+    from conftest import write_tree
+
+    write_tree(tmp_path, {"registry.yaml": "title: Active content\n"})
+    shutil.copytree(ACTIVE, tmp_path / "skills/active-content")
+    (tmp_path / "skills/active-content/assets/style.xsl").write_text(STYLE_XSL, encoding="utf-8")
+    clean = tmp_path / "skills/diagrams"
+    clean.mkdir()
+    (clean / "SKILL.md").write_text((ACTIVE / "SKILL.md").read_text(encoding="utf-8").replace(
+        "name: active-content", "name: diagrams"), encoding="utf-8")
+    (clean / "assets").mkdir()
+    shutil.copy(ACTIVE / "assets/diagram.svg", clean / "assets/diagram.svg")
+    monkeypatch.chdir(tmp_path)
+
+    refused = CliRunner().invoke(cli, ["build", "--out", "site"])
+    assert refused.exit_code == 1
+    codes = [line.split()[2] for line in refused.output.splitlines() if " error " in line]
+    assert codes == ["SK517"] * 7  # the six payloads, and style.xsl that writes a script element
+    assert not (tmp_path / "site").exists()
+
+    kept = CliRunner().invoke(cli, ["build", "--out", "site", "--keep-going"])
+    assert kept.exit_code == 0, kept.output
+    assert "Left out 1 invalid skill(s): active-content" in kept.output
+    with serve(tmp_path / "site") as url:
+        for path, click in SCRIPTED.items():
+            for published in (f"api/v1/skills/active-content/files/{path}", f".well-known/skills/active-content/{path}"):
+                assert not (tmp_path / "site" / published).exists()
+                assert _open(driver, url + published, click) is False, published
+        for page, click in (("skills/diagrams/", None), ("api/v1/skills/diagrams/files/assets/diagram.svg", None),
+                            (".well-known/skills/diagrams/assets/diagram.svg", None)):
+            assert _open(driver, url + page, click) is False, page
+        driver.get(url + "api/v1/skills/diagrams/files/assets/diagram.svg")
+        assert driver.execute_script("return document.documentElement.localName") == "svg"  # still a diagram
