@@ -128,9 +128,13 @@ def new(obj: Context, name: str, description: str | None, category: str | None) 
     """Create skills/NAME/ with a SKILL.md to fill in."""
     from .scaffold import new_skill
 
-    folder = new_skill(obj.config, name, description, category)
+    folder = new_skill(obj.config, name, description, category, on_wait=_say_waiting_for_writer(obj.config.skills_path))
     click.echo(f"Created {folder}/SKILL.md")
     click.echo(f"Edit it, then run: skillreg validate {folder}")
+
+
+def _say_waiting_for_writer(skills: Path) -> Callable[[], None]:
+    return lambda: click.echo(f"Waiting for another `skillreg new` or `import` into {skills}/ to finish...", err=True)
 
 
 def _show_progress() -> bool:
@@ -300,9 +304,9 @@ def _named(files: list[Any], name: str, max_frontmatter_bytes: int) -> list[Any]
 def import_(obj: Context, source: Any, name: str | None) -> None:
     """Create skills/NAME/ from a prompts.chat multi-file text (FILE, or - for stdin), then validate it."""
     from .codec import CodecError, parse
-    from .fs import write_new_folder
     from .frontmatter import parse_skill_md
     from .report import format_text
+    from .scaffold import add_skill_folder
     from .validate import check_name, validate_paths
 
     raw = source.read()
@@ -325,8 +329,8 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     if problems:
         raise UsageError(problems[0])
     files = _named(files, name, obj.config.limits.max_frontmatter_bytes)
-    folder = obj.config.skills_path / name
-    write_new_folder(folder, {f.path: (f.data, f.executable) for f in files})
+    folder = add_skill_folder(obj.config.skills_path, name, {f.path: (f.data, f.executable) for f in files},
+                              on_wait=_say_waiting_for_writer(obj.config.skills_path))
     click.echo(f"Created {folder}/ with {len(files)} file(s)")
     report = validate_paths([folder], obj.config)
     click.echo(format_text(report), nl=False)

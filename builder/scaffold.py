@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import hashlib
 import json
+import os
+import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, Iterator
 
 from .config import RegistryConfig
 from .errors import UsageError
+from .fs import write_new_folder
 from .validate import RESERVED_NAMES, check_name
+
+STATE_ENV = "SKILLREG_STATE_DIR"  # the same override as the build's records
 
 PLACEHOLDER_DESCRIPTION = "TODO: say what this skill does and when an agent should use it."
 
@@ -53,7 +63,8 @@ def _yaml_scalar(text: str) -> str:
 
 
 def new_skill(config: RegistryConfig, name: str, description: str | None = None,
-              category: str | None = None, skills_path: Path | None = None) -> Path:
+              category: str | None = None, skills_path: Path | None = None,
+              on_wait: Callable[[], None] | None = None) -> Path:
     """Create ``skills/<name>/`` and return it; refuse an invalid name or an existing folder."""
     problems: list[tuple[str, str]] = [("SK102", "`name` must be a non-empty string")] if not name else \
         list(check_name(name, name, lambda code, msg, hint=None: (code, msg)))
@@ -65,7 +76,7 @@ def new_skill(config: RegistryConfig, name: str, description: str | None = None,
     if category is not None and config.categories and category not in config.category_slugs:
         raise UsageError(f"SK301: unknown category `{category}`; categories: {', '.join(config.category_slugs)}")
     folder = (skills_path or config.skills_path) / name
-    if folder.exists() or folder.is_symlink():
+    if folder.exists() or folder.is_symlink():  # checked again under the lock; this is the quick answer
         raise UsageError(f"{folder}: already exists; pick another name or edit that skill")
     if category:
         category_line = f"  category: {_yaml_scalar(category)}"
@@ -79,8 +90,76 @@ def new_skill(config: RegistryConfig, name: str, description: str | None = None,
         category_line=category_line,
         title=name.replace("-", " ").capitalize(),
     )
-    folder.mkdir(parents=True)
-    for sub in ("scripts", "references"):
-        (folder / sub).mkdir()
-    (folder / "SKILL.md").write_text(text, encoding="utf-8")
+    return add_skill_folder(skills_path or config.skills_path, name, {"SKILL.md": (text.encode("utf-8"), False)},
+                            empty_folders=("scripts", "references"),
+                            exists="pick another name or edit that skill", on_wait=on_wait)
+
+
+def add_skill_folder(skills: Path, name: str, files: dict[str, tuple[bytes, bool]], *,
+                     empty_folders: tuple[str, ...] = (), exists: str = "refusing to overwrite it",
+                     on_wait: Callable[[], None] | None = None) -> Path:
+    """Create ``skills/<name>/`` holding ``files`` (path -> (bytes, executable)) in one rename, or refuse.
+
+    ``skillreg new`` and ``skillreg import`` hold the skills folder's lock while they check and write, so two
+    of them creating one name at once end with one folder, whole, and an "already exists" for the other.
+    """
+    folder = skills / name
+    with skills_lock(skills, on_wait=on_wait):
+        if folder.exists() or folder.is_symlink():
+            raise UsageError(f"{folder}: already exists; {exists}")
+        try:
+            write_new_folder(folder, files)
+        except OSError as exc:
+            if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):  # made by something that takes no lock
+                raise UsageError(f"{folder}: already exists; {exists}") from None
+            raise
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.chmod(folder, 0o777 & ~umask)  # the temporary folder it was made as is private (mkdtemp's 0700)
+        for sub in empty_folders:
+            (folder / sub).mkdir(exist_ok=True)
     return folder
+
+
+def state_dir() -> Path:
+    override = os.environ.get(STATE_ENV)
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return platformdirs.user_state_path("skillreg", appauthor=False)
+
+
+@contextmanager
+def skills_lock(skills: Path, *, on_wait: Callable[[], None] | None = None,
+                patience: float = 1.0) -> Iterator[None]:
+    """Hold the exclusive lock of a registry's skills folder (by its real path) for the with-block.
+
+    The lock file lives in the user state folder, where no checkout can put a file or a link, and is opened
+    without following links all the same. The kernel drops it when its holder exits, killed or not.
+    """
+    tag = hashlib.sha256(os.fsencode(skills.resolve())).hexdigest()[:16]
+    path = state_dir() / "skills" / tag / "lock"
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{path}: is a symbolic link; a lock file is never followed: delete the link") from None
+        raise
+    try:
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    if on_wait is not None:
+                        on_wait()
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    break
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)
