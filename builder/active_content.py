@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import zlib
-from importlib import resources
+from pathlib import Path
 from typing import Iterator
 from xml.parsers import expat
 
@@ -43,7 +43,8 @@ _URL_IGNORED = "".join(chr(c) for c in range(0x21))  # what a URL parser strips 
 
 @functools.cache
 def _active_types() -> dict[str, str]:
-    table = yaml.safe_load(resources.files("builder").joinpath("data/active_types.yaml").read_text("utf-8"))
+    text = (Path(__file__).parent / "data" / "active_types.yaml").read_text(encoding="utf-8")
+    table = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return {ext: media_type for media_type, exts in table.items() for ext in exts.split()}
 
 
