@@ -278,3 +278,19 @@ def test_names_that_only_look_like_windows_devices_are_fine(registry: RegistryCo
 def test_a_windows_folder_name_is_reported_at_the_folder(registry: RegistryConfig) -> None:
     write_tree(Path("skills/demo"), {"nul/x.md": "x\n"})
     assert findings(registry) == [("SK516", "skills/demo/nul", "`nul` is a device name on Windows")]
+
+
+def test_unsafe_names_stop_the_build_and_are_not_published(registry: RegistryConfig) -> None:
+    """`..\\..\\evil` and two `café.md` were published in the zip and under .well-known (issue 11, item 9)."""
+    from click.testing import CliRunner
+
+    from builder.cli import cli
+
+    write_tree(Path("skills/demo"), {"..\\..\\evil": "x\n", "caf\u00e9.md": "NFC\n", "cafe\u0301.md": "NFD\n"})
+    result = CliRunner().invoke(cli, ["build", "--out", "site", "--no-site"])
+    assert result.exit_code == 1
+    assert [line.split()[2] for line in result.output.splitlines() if " error " in line] == ["SK514", "SK515"]
+    assert not Path("site").exists()
+    result = CliRunner().invoke(cli, ["build", "--out", "site", "--no-site", "--keep-going"])
+    assert result.exit_code == 0 and "Left out 1 invalid skill(s): demo" in result.output
+    assert not list(Path("site").rglob("*evil*")) and not list(Path("site").rglob("caf*"))
