@@ -190,7 +190,7 @@ def _read_files(folder: Path, config: RegistryConfig, report) -> list[SkillFile]
             for code, message in path_problems(rel):
                 report(code, repr(rel)[1:-1] if code == "SK504" else rel, message)
             windows = windows_problem(entry.name)
-            if windows:
+            if windows and not is_junk(entry.name, entry.is_dir(follow_symlinks=False)):  # junk: SK510 says enough
                 report("SK516", rel, windows)
             try:
                 st = entry.stat(follow_symlinks=False)
