@@ -131,6 +131,8 @@ def _xml_problem(data: bytes) -> tuple[int, str] | None:
             refuse(f"a parameter entity `%{name};`")
         if system_id is not None or public_id is not None:
             refuse(f"an external entity `&{name};`")
+        if expat.version_info < (2, 4, 1):  # before expat's own cap on entity expansion (billion laughs)
+            refuse(f"an entity `&{name};`, which this machine's expat cannot expand safely")
 
     def external_reference(*_args: object) -> int:
         refuse("a reference to an external entity")

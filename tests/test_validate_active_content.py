@@ -96,3 +96,10 @@ def test_active_content_is_found(path: str, data: bytes, expected: tuple[int, st
 ])
 def test_inert_files_pass(path: str, data: bytes) -> None:
     assert active_content(path, data) is None
+
+
+def test_an_entity_bomb_is_refused_without_expanding_it() -> None:
+    entities = '<!ENTITY a0 "lol">' + "".join(f'<!ENTITY a{i} "{f"&a{i - 1};" * 10}">' for i in range(1, 12))
+    bomb = f"<!DOCTYPE svg [{entities}]>".encode() + SVG_OPEN + b"<text>&a11;</text></svg>"  # 10**11 x "lol"
+    found = active_content("bomb.svg", bomb)
+    assert found is not None and found[1].startswith(("XML that is not well-formed", "an entity `&a0;`")), found
