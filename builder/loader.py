@@ -95,7 +95,7 @@ def find_skill_folders(path: Path) -> list[Path]:
     is reported by ``load_skill`` instead (SK501).
     """
     is_skill = (path / SKILL_MD).is_file() or (path / SKILL_MD_FALLBACK).is_file()
-    _refuse_linked_folders(path if not is_skill else path.parent)
+    refuse_linked_folders(path if not is_skill else path.parent)
     if is_skill:
         return [path]
     found = []
@@ -113,7 +113,7 @@ def find_skill_folders(path: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.name)
 
 
-def _refuse_linked_folders(path: Path) -> None:
+def refuse_linked_folders(path: Path) -> None:
     """Raise ConfigError when ``path`` or a folder between it and the registry root is a symbolic link.
 
     The registry root is the nearest folder above holding registry.yaml; without one only ``path`` is checked,

@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 from .config import RegistryConfig
 from .errors import UsageError
 from .fs import write_new_folder
+from .loader import refuse_linked_folders
 from .validate import RESERVED_NAMES, check_name
 
 STATE_ENV = "SKILLREG_STATE_DIR"  # the same override as the build's records
@@ -104,6 +105,7 @@ def add_skill_folder(skills: Path, name: str, files: dict[str, tuple[bytes, bool
     of them creating one name at once end with one folder, whole, and an "already exists" for the other.
     """
     folder = skills / name
+    refuse_linked_folders(skills)  # a linked skills folder would put the new skill outside the repository
     with skills_lock(skills, on_wait=on_wait):
         if folder.exists() or folder.is_symlink():
             raise UsageError(f"{folder}: already exists; {exists}")

@@ -136,7 +136,8 @@ def test_a_linked_registry_folder_is_refused_by_validate_and_build(
     message = (f"Error: {shown}: the registry folder is a symbolic link to {str(target)!r}; links are never "
                f"followed: replace {shown} with the folder itself\n")
     for args in (["validate"], ["build", "--out", "site"], ["build", "--out", "site", "--keep-going"],
-                 ["validate", f"{skills_dir}/stolen"]):
+                 ["validate", f"{skills_dir}/stolen"], ["new", "fresh"]):
         result = CliRunner().invoke(cli, args)
         assert (result.exit_code, result.output) == (1, message), args
     assert not (repo / "site").exists()
+    assert not list(tmp_path.rglob("fresh"))  # `new` wrote nothing through the link
