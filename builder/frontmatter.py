@@ -129,17 +129,17 @@ def _load_yaml(text: str, file: str, skill: str,
                                          f"the frontmatter is a YAML {_kind(node)}, not a mapping of fields",
                                          skill=skill))
             return None, {}
-        measures = _measure(node)
-        if measures is None:
+        measured = _measure_tree(node) if "*" not in text else _measure_graph(node)  # no "*", no alias
+        if measured is None:
             out.append(RULES["SK009"].at(file, offset, "a YAML alias refers to a node that contains it "
                                                        "(recursive structure)", skill=skill))
             return None, {}
-        if measures[id(node)][0] > MAX_EXPANDED_NODES:
+        nodes, depths = measured
+        if nodes > MAX_EXPANDED_NODES:
             out.append(RULES["SK009"].at(file, offset, f"YAML aliases expand to more than {MAX_EXPANDED_NODES:,} "
                                                        "nodes (an alias bomb?)", skill=skill))
             return None, {}
-        for key_node, value_node in node.value:
-            depth = max(measures[id(key_node)][1], measures[id(value_node)][1])
+        for (key_node, _), depth in zip(node.value, depths):
             if depth > MAX_NESTING:
                 field = f"`{key_node.value}`" if isinstance(key_node, yaml.ScalarNode) else "a field"
                 out.append(RULES["SK015"].at(file, key_node.start_mark.line + offset,
@@ -229,6 +229,36 @@ def _non_strict_features(text: str) -> tuple[tuple[str, int, int], ...]:
 
 def _kind(node: yaml.Node) -> str:
     return {yaml.ScalarNode: "scalar", yaml.SequenceNode: "list"}.get(type(node), "value")
+
+
+def _measure_tree(root: yaml.MappingNode) -> tuple[int, list[int]]:
+    """(nodes, lists and mappings each top-level field nests) of a document without aliases, where every node
+    has one parent: one pass, level by level, without recursion."""
+    nodes, depths = 1, []
+    for pair in root.value:
+        depth, level = 0, list(pair)
+        while level:
+            nodes += len(level)
+            below: list[yaml.Node] = []
+            for node in level:
+                if isinstance(node, yaml.MappingNode):
+                    below.extend(part for item in node.value for part in item)
+                elif isinstance(node, yaml.SequenceNode):
+                    below.extend(node.value)
+            if below or any(not isinstance(node, yaml.ScalarNode) for node in level):
+                depth += 1
+            level = below
+        depths.append(depth)
+    return nodes, depths
+
+
+def _measure_graph(root: yaml.MappingNode) -> tuple[int, list[int]] | None:
+    """``_measure_tree`` for a document with aliases: nodes are counted as if aliases were copied out (capped
+    just past MAX_EXPANDED_NODES); None when an alias refers to a node that contains it."""
+    measures = _measure(root)
+    if measures is None:
+        return None
+    return measures[id(root)][0], [max(measures[id(key)][1], measures[id(value)][1]) for key, value in root.value]
 
 
 def _measure(root: yaml.Node) -> dict[int, tuple[int, int]] | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import itertools
 import posixpath
 import re
 import unicodedata
@@ -57,7 +58,9 @@ MD_REFDEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 # A line can only nest MAX_MARKDOWN_NESTING levels with at least half as many characters of container prefix
 # (a tab is worth two levels): only such lines are measured exactly.
-_DEEP_PREFIX = re.compile(r"^[ \t>*+\-0-9.)]{%d,}" % (MAX_MARKDOWN_NESTING // 2), re.MULTILINE)
+_DEEP_PREFIX = r"[ \t>*+\-0-9.)]{%d}" % (MAX_MARKDOWN_NESTING // 2)
+_DEEP_FIRST_LINE = re.compile(_DEEP_PREFIX)
+_DEEP_LINE = re.compile("\n" + _DEEP_PREFIX)  # a literal first character makes the search fast
 
 # What each profile accepts at the top level of the frontmatter, and the type each field must have.
 OPEN_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
@@ -395,10 +398,11 @@ def _check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
 
 def _deepest_line(body: str) -> tuple[int, int] | None:
     """(line offset, depth) of the first line nesting deeper than MAX_MARKDOWN_NESTING, or None; linear time."""
-    for match in _DEEP_PREFIX.finditer(body):
-        depth = markdown_nesting(body, match.start())
+    starts = [0] if _DEEP_FIRST_LINE.match(body) else []
+    for start in itertools.chain(starts, (match.start() + 1 for match in _DEEP_LINE.finditer(body))):
+        depth = markdown_nesting(body, start)
         if depth > MAX_MARKDOWN_NESTING:
-            return body.count("\n", 0, match.start()), depth
+            return body.count("\n", 0, start), depth
     return None
 
 
@@ -477,46 +481,65 @@ def inline_links(text: str) -> Iterator[tuple[str, int]]:
     """
     if "](" not in text:
         return
-    n = len(text)
-    begin_at = _NextMatch(_NOT_SPACE, text)
-    bare_end, angle_end = _NextMatch(_TARGET_END, text), _NextMatch(_CLOSE_ANGLE, text)
-    # The two forms of target end at different places, so each gets its own title searches.
-    title_at = {False: _NextMatch(_NOT_SPACE, text), True: _NextMatch(_NOT_SPACE, text)}
-    title_end = {False: _NextMatch(_CLOSE_PAREN, text), True: _NextMatch(_CLOSE_PAREN, text)}
+    destinations = _Destinations(text)
     openers: list[int] = []
-    i = 0
-    while i < n:
-        char = text[i]
-        if char == "[":
-            openers.append(i)
-        elif char == "]" and openers:
-            start = openers.pop()
-            begin = begin_at.at(i + 2) if i + 1 < n and text[i + 1] == "(" else n
-            ends: list[tuple[bool, int]] = []
-            if begin < n and text[begin] == "<":
-                close = angle_end.at(begin + 1)
-                if close < n:
-                    ends.append((True, close + 1))
-            if begin < n:
-                stop = bare_end.at(begin)
-                if stop > begin:
-                    ends.append((False, stop))
-            for angled, stop in ends:
-                end = stop + 1 if stop < n and text[stop] == ")" else None
-                if end is None:
-                    title = title_at[angled].at(stop)
-                    if stop < title < n and text[title] in "\"'(":
-                        close = title_end[angled].at(title + 1)
-                        end = close + 1 if close < n else None
-                if end is not None:
-                    yield text[begin:stop], start - 1 if start > 0 and text[start - 1] == "!" else start
-                    openers.clear()
-                    i = end
-                    break
-            else:
-                i += 1
+    pos = 0
+    while True:
+        bracket = _BRACKET.search(text, pos)
+        if bracket is None:
+            return
+        i = pos = bracket.start() + 1
+        if text[i - 1] == "[":
+            openers.append(i - 1)
             continue
-        i += 1
+        if not openers:
+            continue
+        start = openers.pop()
+        if text.startswith("(", i):
+            found = destinations.at(i + 1)
+            if found is not None:
+                target, pos = found
+                yield target, start - 1 if start > 0 and text[start - 1] == "!" else start
+                openers.clear()
+
+
+_BRACKET = re.compile(r"[\[\]]")
+
+
+class _Destinations:
+    """Link destinations of one line, read with forward-only searches (see ``inline_links``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.begin_at = _NextMatch(_NOT_SPACE, text)
+        self.bare_end, self.angle_end = _NextMatch(_TARGET_END, text), _NextMatch(_CLOSE_ANGLE, text)
+        # The two forms of target end at different places, so each gets its own title searches.
+        self.title_at = (_NextMatch(_NOT_SPACE, text), _NextMatch(_NOT_SPACE, text))
+        self.title_end = (_NextMatch(_CLOSE_PAREN, text), _NextMatch(_CLOSE_PAREN, text))
+
+    def at(self, pos: int) -> tuple[str, int] | None:
+        """(target, index after the closing ``)``) of the destination after the ``(`` ending at ``pos``."""
+        text, n = self.text, len(self.text)
+        begin = self.begin_at.at(pos)
+        if begin >= n:
+            return None
+        ends: list[tuple[int, int]] = []
+        if text[begin] == "<":
+            close = self.angle_end.at(begin + 1)
+            if close < n:
+                ends.append((1, close + 1))
+        stop = self.bare_end.at(begin)
+        if stop > begin:
+            ends.append((0, stop))
+        for form, stop in ends:
+            if stop < n and text[stop] == ")":
+                return text[begin:stop], stop + 1
+            title = self.title_at[form].at(stop)
+            if stop < title < n and text[title] in "\"'(":
+                close = self.title_end[form].at(title + 1)
+                if close < n:
+                    return text[begin:stop], close + 1
+        return None
 
 
 def _check_link(target: str, paths: set[str], folders: set[str], file: str, line: int, column: int,
