@@ -103,3 +103,27 @@ def test_an_entity_bomb_is_refused_without_expanding_it() -> None:
     bomb = f"<!DOCTYPE svg [{entities}]>".encode() + SVG_OPEN + b"<text>&a11;</text></svg>"  # 10**11 x "lol"
     found = active_content("bomb.svg", bomb)
     assert found is not None and found[1].startswith(("XML that is not well-formed", "an entity `&a0;`")), found
+
+
+@pytest.mark.parametrize("unit", [b"<div>", b"<b>", b"<p><span>"])
+def test_a_deeply_nested_page_at_the_size_cap_is_refused_in_linear_time(unit: bytes) -> None:
+    """An HTML5 tree builder is quadratic in nesting depth: 170,000 nested <div> took Lexbor about a minute."""
+    import time
+
+    from builder.config import Limits
+
+    page = unit * (Limits().max_file_bytes // len(unit))
+    started = time.perf_counter()
+    found = active_content("deep.html", page)
+    elapsed = time.perf_counter() - started
+    assert found is not None and found[1].endswith("tags, more than the 20,000 a page may have to be checked")
+    assert elapsed < 2.0
+
+
+def test_a_page_with_the_most_tags_allowed_is_still_checked_quickly() -> None:
+    import time
+
+    started = time.perf_counter()
+    assert active_content("deep.html", b"<div>" * 20_000) is None
+    assert active_content("deep.html", b"<div>" * 19_999 + b"<script>x</script>") == (0, "an element <script>")
+    assert time.perf_counter() - started < 4.0
