@@ -130,6 +130,9 @@ _RULES = [
     Rule("SK407", E, "Lists or block quotes nest deeper than the limit",
          "Flatten the structure; more than a few levels of lists or quotes is hard to read, and far deeper "
          "nesting breaks the website's Markdown renderer."),
+    Rule("SK408", E, "The body holds more HTML tags than the limit",
+         "Write the content in Markdown, or move it into a file under references/; deeply nested HTML takes "
+         "the website's sanitiser minutes to render."),
     # SK5xx: the files of the folder
     Rule("SK501", E, "Symbolic link in a skill folder", "Replace the link with the file itself; links are not published."),
     Rule("SK502", E, "Special file (device, FIFO or socket) in a skill folder", "Remove it."),

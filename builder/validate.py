@@ -56,6 +56,10 @@ USER_PATH_MARKERS = ("/home/", "/Users/", ":\\")
 CODE_SPAN = re.compile(r"`[^`]*`")
 MD_REFDEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# The website's HTML sanitiser (an HTML5 tree builder) takes time quadratic in how deeply raw HTML nests: 170,000
+# nested tags in a 1 MiB body took it minutes. Past this many start tags a body is refused; no skill needs them.
+MAX_BODY_HTML_TAGS = 20_000
+_START_TAG = re.compile(r"<[A-Za-z]")
 # A line can only nest MAX_MARKDOWN_NESTING levels with at least half as many characters of container prefix
 # (a tab is worth two levels): only such lines are measured exactly.
 _DEEP_PREFIX = r"[ \t>*+\-0-9.)]{%d}" % (MAX_MARKDOWN_NESTING // 2)
@@ -353,6 +357,11 @@ def _check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
     if words > MAX_BODY_WORDS:
         yield RULES["SK402"].at(file, skill.body_line, f"the body has {words:,} words; keep it under {MAX_BODY_WORDS:,}",
                                 skill=skill.name)
+    if body.count("<") > MAX_BODY_HTML_TAGS:
+        tags = len(_START_TAG.findall(body))
+        if tags > MAX_BODY_HTML_TAGS:
+            yield RULES["SK408"].at(file, skill.body_line, f"the body holds {tags:,} HTML tags; the limit is "
+                                                           f"{MAX_BODY_HTML_TAGS:,}", skill=skill.name)
     deepest = _deepest_line(body)
     if deepest is not None:
         offset, depth = deepest

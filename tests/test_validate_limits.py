@@ -150,3 +150,15 @@ def test_inline_links(line: str, expected: list[tuple[str, int]]) -> None:
     from builder.validate import inline_links
 
     assert list(inline_links(line)) == expected
+
+
+def test_the_most_html_tags_a_body_may_hold_build(registry: Path) -> None:
+    """20,000 nested tags pass and build (the sanitiser takes about a second); one more is SK408."""
+    body = "# Tags\n\n" + "<b>" * 20_000 + "x\n"
+    write_tree(registry, {"skills/bold/SKILL.md": skill_md("bold", body),
+                          "skills/more/SKILL.md": skill_md("more", body.replace("x\n", "<i>x\n"))})
+    code, output = build("--keep-going")
+    assert code == 0
+    assert "skills/more/SKILL.md:5: error SK408 the body holds 20,001 HTML tags; the limit is 20,000" in output
+    assert "Left out 1 invalid skill(s): more" in output
+    assert (registry / "site/skills/bold/index.html").is_file()
