@@ -9,16 +9,22 @@ registry of its own: ``registry.yaml`` (a copy of this repository's) beside the 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import random
+import re
 import shutil
+import statistics
 import tempfile
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
+
+SHAPES = ("synthetic", "real")  # synthetic: the corpus of the figures up to 2026-11; real: see REAL_TARGET
 
 SKILL_MD_BYTES = (2 * 1024, 8 * 1024)
 EXTRA_FILE_BYTES = (1024, 50 * 1024)
@@ -91,13 +97,20 @@ def skill_name(i: int, n: int, rng: random.Random) -> str:
     return f"skill-{i:0{width}d}-{rng.choice(WORDS)}"
 
 
-def generate(root: Path, n: int, seed: int = 0) -> list[Path]:
-    """Write ``n`` skill folders below ``root`` (created if needed) and return them in name order."""
+def generate(root: Path, n: int, seed: int = 0, shape: str = "synthetic") -> list[Path]:
+    """Write ``n`` skill folders below ``root`` (created if needed) and return them in name order.
+
+    ``shape`` is ``synthetic`` (the corpus earlier figures were measured on) or ``real`` (sizes, files, links
+    and code blocks drawn to match public skills; see REAL_TARGET).
+    """
+    if shape not in SHAPES:
+        raise ValueError(f"unknown corpus shape {shape!r}; expected one of {', '.join(SHAPES)}")
+    write = _write_skill if shape == "synthetic" else _write_real_skill
     root.mkdir(parents=True, exist_ok=True)
     categories = category_slugs()
     folders = []
     for i in range(n):
-        folders.append(_write_skill(root, i, n, seed, categories))
+        folders.append(write(root, i, n, seed, categories))
     return folders
 
 
@@ -308,33 +321,335 @@ def _asset(rng: random.Random) -> tuple[str, bytes, bool]:
     return f"assets/{rng.choice(WORDS)}.png", header + rng.randbytes(size - len(header)), False
 
 
+# --- real shape -------------------------------------------------------------------------------------------------
+# The shape of public skills as measured in issues 14 and 17: over a 3,000-skill random sample of the largest
+# public registry, 8.2 KB and 2.0 files per skill on average (median 6.2 KB, 99th percentile 36 KB), SKILL.md
+# median 5.6 KB; over 2,918 public SKILL.md files, median 166 lines, 3.2 link constructs and 7.2 fenced code
+# blocks per file on average, nearly every file with at least one link. ``measure_shape`` reads these figures
+# back from a corpus, and tests/test_bench.py holds the generator to them.
+
+KB = 1024
+REAL_TARGET = {"mean_skill_kb": 8.2, "median_skill_kb": 6.2, "p99_skill_kb": 36.0, "mean_files": 2.0,
+               "median_skill_md_kb": 5.6, "median_skill_md_lines": 166, "mean_links": 3.2,
+               "mean_fenced_blocks": 7.2}
+# A log-normal whose median is 6.2 KB and mean 8.2 KB: sigma = sqrt(2 ln(8.2 / 6.2)); its 99th percentile is then
+# 35.4 KB, next to the measured 36 KB, so one distribution fits all three figures.
+REAL_SIZE_MEDIAN = 6.2 * KB
+REAL_SIZE_SIGMA = math.sqrt(2 * math.log(8.2 / 6.2))
+# Extra files per skill (0 to 8): most skills are SKILL.md alone, a few carry many files; mean about 1.0.
+REAL_EXTRA_COUNTS = (0, 1, 2, 3, 4, 5, 6, 8)
+REAL_EXTRA_WEIGHTS = (55, 20, 10, 6, 4, 2.5, 1.5, 1)
+# SKILL.md stays under the validator's 500 body lines and 5,000 words (SK401, SK402 warn, and a benchmark corpus
+# must validate clean): a larger skill keeps the rest of its bytes in references/, as the standard advises.
+REAL_SKILL_MD_BYTES = (1200, 18 * KB)
+REAL_MAX_BODY_LINES = 470
+REAL_MIN_EXTRA_BYTES = 160
+# Fenced code blocks per SKILL.md grow with its size, REAL_FENCED_BLOCKS for a SKILL.md of
+# REAL_MEAN_SKILL_MD_BYTES: calibrated on generated corpora of 1,000 and 2,000 skills to average 7.2. They fill
+# at most REAL_MAX_CODE_LINES of the body, so the largest files keep room for prose.
+REAL_MEAN_SKILL_MD_BYTES = 6.95 * KB
+REAL_FENCED_BLOCKS = 7.2
+REAL_MAX_CODE_LINES = 300
+# External links per SKILL.md besides the links to the skill's own files (mean about 2.0).
+REAL_EXTERNAL_COUNTS = (0, 1, 2, 3, 4, 6)
+REAL_EXTERNAL_WEIGHTS = (8, 33, 30, 17, 8, 4)
+REAL_REFERENCE_LINK_SHARE = 0.15  # files with one reference-style link and its definition
+FENCE_INFOS = ("bash", "bash", "bash", "python", "python", "md", "json", "yaml", "text", "")
+HOSTS = ("https://docs.python.org/3/library", "https://developer.mozilla.org/en-US/docs/Web",
+         "https://git-scm.com/docs", "https://docs.github.com/en/actions", "https://peps.python.org",
+         "https://www.rfc-editor.org/rfc", "https://kubernetes.io/docs/concepts", "https://example.com/guides")
+
+
+def _write_real_skill(root: Path, i: int, n: int, seed: int, categories: tuple[str, ...]) -> Path:
+    rng = random.Random(f"skill-corpus-real:{seed}:{i}")
+    name = skill_name(i, n, rng)
+    folder = root / name
+    total = int(REAL_SIZE_MEDIAN * math.exp(rng.gauss(0.0, REAL_SIZE_SIGMA)))
+    count = rng.choices(REAL_EXTRA_COUNTS, weights=REAL_EXTRA_WEIGHTS)[0]
+    low, high = REAL_SKILL_MD_BYTES
+    if count == 0 and total > high:
+        count = 1
+    md_target = total if count == 0 else int(total * rng.uniform(0.65, 0.95))
+    md_target = max(low, min(high, md_target))
+    extras = _real_extra_files(rng, count, max(total - md_target, 0))
+    for rel, data, executable in extras:
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        os.chmod(path, 0o755 if executable else 0o644)
+    skill_md = _real_skill_md(rng, name, categories, [rel for rel, _, _ in extras], md_target)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_bytes(skill_md)
+    os.chmod(folder / "SKILL.md", 0o644)
+    return folder
+
+
+def _real_extra_files(rng: random.Random, count: int, budget: int) -> list[tuple[str, bytes, bool]]:
+    """``count`` files sharing ``budget`` bytes unevenly: references and scripts, now and then a PNG asset."""
+    weights = [rng.random() + 0.05 for _ in range(count)]
+    files: dict[str, tuple[bytes, bool]] = {}
+    for weight in weights:
+        size = max(REAL_MIN_EXTRA_BYTES, int(budget * weight / sum(weights)))
+        kind = rng.choices(("md", "py", "sh", "png"), weights=(50, 25, 15, 10))[0]
+        stem = f"{rng.choice(WORDS)}-{rng.choice(WORDS)}"
+        while any(stem in rel or stem.replace("-", "_") in rel for rel in files):
+            stem += f"-{rng.choice(WORDS)}"
+        if kind == "py":
+            files[f"scripts/{stem.replace('-', '_')}.py"] = (_python_script(rng, size), True)
+        elif kind == "sh":
+            files[f"scripts/{stem}.sh"] = (_shell_script(rng, size), True)
+        elif kind == "png":
+            header = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+            files[f"assets/{stem}.png"] = (header + rng.randbytes(max(size - len(header), 64)), False)
+        else:
+            files[f"references/{stem}.md"] = (_real_reference(rng, size), False)
+    return [(rel, data, executable) for rel, (data, executable) in sorted(files.items())]
+
+
+def _real_reference(rng: random.Random, size: int) -> bytes:
+    text = f"# {rng.choice(WORDS).capitalize()} reference\n\n" + _real_paragraph(rng)
+    while True:  # blocks up to ``size``, the last one kept when it ends nearer to it than without it
+        block = rng.choice((_real_heading, _real_paragraph, _real_list, _real_table, _real_code))(rng)
+        if len(text) + len(block) // 2 > size:
+            return text.encode("ascii")
+        text += block
+
+
+def _poisson(rng: random.Random, mean: float) -> int:
+    """A Poisson draw by Knuth's product of uniforms: small means only, which is all this needs."""
+    limit, product, k = math.exp(-mean), rng.random(), 0
+    while product > limit:
+        product *= rng.random()
+        k += 1
+    return k
+
+
+def _words(rng: random.Random, low: int, high: int) -> str:
+    return " ".join(rng.choices(WORDS, k=rng.randint(low, high)))
+
+
+def _real_heading(rng: random.Random) -> str:
+    level = "###" if rng.random() < 0.35 else "##"
+    return f"{level} {rng.choice(VERBS).capitalize()} the {rng.choice(WORDS)}\n\n"
+
+
+def _real_paragraph(rng: random.Random, long: bool = False) -> str:
+    """Prose of one to three sentences, hard-wrapped at 80 columns in about half the files' paragraphs; a
+    ``long`` paragraph is one unwrapped line, as large SKILL.md files tend to have."""
+    text = " ".join(_sentence(rng) for _ in range(rng.randint(3, 7) if long else rng.randint(1, 3)))
+    if not long and rng.random() < 0.5:
+        return "\n".join(textwrap.wrap(text, 80)) + "\n\n"
+    return text + "\n\n"
+
+
+def _real_list(rng: random.Random) -> str:
+    ordered = rng.random() < 0.35
+    lines = []
+    for k in range(rng.randint(2, 6)):
+        marker = f"{k + 1}. " if ordered else "- "
+        lines.append(f"{marker}{_sentence(rng, 3, 9)}")
+        if rng.random() < 0.2:  # a nested list, indented by two or by four spaces
+            indent = " " * (len(marker) if ordered else rng.choice((2, 4)))
+            lines += [f"{indent}- {_words(rng, 2, 6)}" for _ in range(rng.randint(1, 3))]
+    return "\n".join(lines) + "\n\n"
+
+
+def _real_table(rng: random.Random) -> str:
+    columns = rng.randint(2, 4)
+    header = [rng.choice(WORDS).capitalize() for _ in range(columns)]
+    rows = [[f"`{rng.choice(WORDS)}`"] + [_words(rng, 1, 4) for _ in range(columns - 1)]
+            for _ in range(rng.randint(2, 6))]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * columns]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n\n"
+
+
+def _real_code(rng: random.Random) -> str:
+    info = rng.choice(FENCE_INFOS)
+    k = rng.randint(2, 9)
+    if info == "python":
+        arg = rng.choice(WORDS)
+        lines = [f"from {rng.choice(WORDS)} import {rng.choice(VERBS)}_{rng.choice(WORDS)}", "",
+                 f"def {rng.choice(VERBS)}_{rng.choice(WORDS)}({arg}):"]
+        lines += [f"    {rng.choice(WORDS)} = {arg}.get(\"{rng.choice(WORDS)}\")" for _ in range(k)]
+        lines.append(f"    return {arg}")
+    elif info == "md":
+        lines = [f"## {rng.choice(WORDS).capitalize()}", ""] + [f"- {_words(rng, 2, 6)}" for _ in range(k)]
+    elif info == "json":
+        lines = ["{"] + [f"  \"{rng.choice(WORDS)}_{j}\": \"{rng.choice(WORDS)}\"," for j in range(k)]
+        lines[-1] = lines[-1].rstrip(",")
+        lines.append("}")
+    elif info == "yaml":
+        lines = [f"{rng.choice(WORDS)}:"] + [f"  {rng.choice(WORDS)}_{j}: {rng.choice(WORDS)}" for j in range(k)]
+    elif info == "text":
+        lines = [_words(rng, 3, 8) for _ in range(k)]
+    else:
+        lines = [f"{rng.choice(SHELL_COMMANDS)} {_words(rng, 1, 3)}" for _ in range(k)]
+        if info == "bash" and rng.random() < 0.3:
+            lines.insert(0, f"# {_words(rng, 2, 6)}")
+    return f"```{info}\n" + "\n".join(lines) + "\n```\n\n"
+
+
+def _external_link(rng: random.Random) -> str:
+    label = _words(rng, 1, 3)
+    return f"[{label}]({rng.choice(HOSTS)}/{rng.choice(WORDS)}-{rng.choice(WORDS)})"
+
+
+def _own_link(rng: random.Random, rel: str) -> str:
+    if rel.startswith("assets/"):
+        return f"![{_words(rng, 1, 3)}]({rel})"
+    target = ("./" if rng.random() < 0.15 else "") + rel
+    if rel.endswith(".md") and rng.random() < 0.15:
+        target += f"#{rng.choice(WORDS)}"
+    return f"[{rel.rsplit('/', 1)[-1] if rng.random() < 0.5 else _words(rng, 1, 3)}]({target})"
+
+
+def _with_link(rng: random.Random, link: str) -> str:
+    """A paragraph or list item carrying ``link`` in the middle of its prose."""
+    if rng.random() < 0.4:
+        return f"- {_sentence(rng, 2, 6)[:-1]} {link}: {_sentence(rng, 3, 8)}\n\n"
+    return f"{_sentence(rng)} See {link} for {_words(rng, 2, 5)}. {_sentence(rng)}\n\n"
+
+
+def _real_skill_md(rng: random.Random, name: str, categories: tuple[str, ...], extras: list[str],
+                   target: int) -> bytes:
+    head = _frontmatter(rng, name, categories)
+    title = " ".join(w.capitalize() for w in name.split("-")[2:] + [rng.choice(WORDS)])
+    head += f"# {title}\n\n" + _real_paragraph(rng)
+    # The blocks that carry the measured constructs, placed among filler blocks in a random order.
+    carriers = [_real_code(rng) for _ in range(_poisson(rng, REAL_FENCED_BLOCKS * target / REAL_MEAN_SKILL_MD_BYTES))]
+    while sum(block.count("\n") for block in carriers) > REAL_MAX_CODE_LINES:
+        carriers.pop()
+    carriers += [_with_link(rng, _own_link(rng, rel)) for rel in extras]
+    carriers += [_with_link(rng, _external_link(rng))
+                 for _ in range(rng.choices(REAL_EXTERNAL_COUNTS, weights=REAL_EXTERNAL_WEIGHTS)[0])]
+    definitions = ""
+    if rng.random() < REAL_REFERENCE_LINK_SHARE:
+        ref = rng.choice(WORDS)
+        carriers.append(_with_link(rng, f"[the {ref} notes][{ref}]"))
+        definitions = f"[{ref}]: {rng.choice(HOSTS)}/{ref}\n"
+    long = target > 10 * KB  # large files: unwrapped paragraphs keep them under the line limit
+    filler = (_real_paragraph, _real_paragraph, _real_list, _real_list, _real_table)
+    # A heading (about 24 bytes) comes before every third block on average: 8 bytes per block.
+    size = len(head) + len(definitions) + sum(len(block) + 8 for block in carriers)
+    blocks = [(block, True) for block in carriers]
+    while True:  # filler up to the target, the last block kept when it ends nearer the target than without it
+        kind = rng.choice(filler)
+        block = _real_paragraph(rng, long=True) if long and kind is _real_paragraph else kind(rng)
+        if size + (len(block) + 8) // 2 > target:
+            break
+        blocks.append((block, False))
+        size += len(block) + 8
+    rng.shuffle(blocks)
+    body = head
+    lines = body.count("\n") - head.split("\n---\n", 1)[0].count("\n")
+    since_heading = 99
+    # Lines the carriers still to come need, with a heading each at most: filler gives way to them.
+    reserved = sum(block.count("\n") + 2 for block, carrier in blocks if carrier)
+    for block, carrier in blocks:
+        heading = _real_heading(rng) if since_heading >= rng.randint(2, 4) else ""
+        added = heading.count("\n") + block.count("\n")
+        if carrier:
+            reserved -= block.count("\n") + 2
+        elif lines + added + reserved > REAL_MAX_BODY_LINES:  # this filler block would crowd out the limit
+            continue
+        body += heading + block
+        lines += added
+        since_heading = 0 if heading else since_heading + 1
+    return (body + definitions).encode("ascii")
+
+
+def measure_shape(root: Path) -> dict[str, float]:
+    """The figures the issues measured on public skills, read from the skill folders below ``root``:
+    size and files per skill, SKILL.md size and lines, link constructs and fenced code blocks per SKILL.md.
+
+    Links are counted by a simple scanner outside fenced code and code spans: inline links and images,
+    reference-style links (``[text][ref]``, not their definitions) and ``<https://...>`` autolinks.
+    """
+    sizes, files, md_sizes, md_lines, links, fences = [], [], [], [], [], []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        paths = [p for p in folder.rglob("*") if p.is_file()]
+        sizes.append(sum(p.stat().st_size for p in paths) / KB)
+        files.append(len(paths))
+        text = (folder / "SKILL.md").read_text(encoding="utf-8")
+        md_sizes.append(len(text.encode("utf-8")) / KB)
+        md_lines.append(text.count("\n") + (0 if text.endswith("\n") else 1))
+        found, blocks = _scan_links(text)
+        links.append(found)
+        fences.append(blocks)
+    if len(sizes) < 2:
+        raise ValueError(f"measuring a corpus's shape needs at least two skills; {root} has {len(sizes)}")
+    return {"skills": len(sizes), "mean_skill_kb": statistics.fmean(sizes),
+            "median_skill_kb": statistics.median(sizes), "p99_skill_kb": statistics.quantiles(sizes, n=100)[98],
+            "mean_files": statistics.fmean(files), "median_skill_md_kb": statistics.median(md_sizes),
+            "median_skill_md_lines": statistics.median(md_lines), "mean_links": statistics.fmean(links),
+            "share_with_link": sum(1 for k in links if k) / len(links),
+            "mean_fenced_blocks": statistics.fmean(fences)}
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+).*?\1")
+_LINK_CONSTRUCT = re.compile(r"!?\[[^\]\n]*\](?:\([^)\s]*(?:\s+\"[^\"]*\")?\)|\[[^\]\n]+\])|<https?://[^>\s]+>")
+
+
+def _scan_links(text: str) -> tuple[int, int]:
+    """(link constructs, fenced code blocks) of one Markdown file: a fence closes on its own marker, at least
+    as long, with nothing after it."""
+    links = blocks = 0
+    fence = ""
+    for line in text.split("\n"):
+        opening = _FENCE.match(line)
+        if fence:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence) \
+                    and not line[opening.end():].strip():
+                fence = ""
+            continue
+        if opening:
+            fence = opening.group(1)
+            blocks += 1
+            continue
+        links += len(_LINK_CONSTRUCT.findall(_CODE_SPAN.sub("", line)))
+    return links, blocks
+
+
+def shape_summary(shape: dict[str, float]) -> str:
+    """One line of the figures ``measure_shape`` returns, in the issues' terms."""
+    return (f"{shape['skills']:,.0f} skills: {shape['mean_skill_kb']:.1f} KB and {shape['mean_files']:.2f} files "
+            f"per skill on average (median {shape['median_skill_kb']:.1f} KB, 99th percentile "
+            f"{shape['p99_skill_kb']:.1f} KB), SKILL.md median {shape['median_skill_md_kb']:.1f} KB and "
+            f"{shape['median_skill_md_lines']:.0f} lines, {shape['mean_links']:.2f} link constructs and "
+            f"{shape['mean_fenced_blocks']:.2f} fenced code blocks per SKILL.md on average, "
+            f"{shape['share_with_link']:.0%} with at least one link")
+
+
 # --- cache ------------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class CorpusKey:
     n: int
     seed: int
+    shape: str = "synthetic"
 
     def folder_name(self) -> str:
         # The generator's source and the registry.yaml it copies are part of the key, so editing either never
         # reuses a stale corpus.
         material = Path(__file__).read_bytes() + (REPO / "registry.yaml").read_bytes()
-        return f"corpus-n{self.n}-s{self.seed}-{hashlib.sha256(material).hexdigest()[:10]}"
+        return f"corpus-{self.shape}-n{self.n}-s{self.seed}-{hashlib.sha256(material).hexdigest()[:10]}"
 
 
-def cached_corpus(cache_dir: Path, n: int, seed: int = 0) -> Path:
+def cached_corpus(cache_dir: Path, n: int, seed: int = 0, shape: str = "synthetic") -> Path:
     """The ``skills/`` folder of a generated corpus under ``cache_dir``, generating it first when missing.
 
     Its parent holds the ``registry.yaml`` that builds it. Generation goes to a temporary sibling that is
     renamed into place, so a crashed or concurrent run never leaves a half-written corpus behind.
     """
-    final = cache_dir / CorpusKey(n, seed).folder_name()
+    final = cache_dir / CorpusKey(n, seed, shape).folder_name()
     if (final / "skills").is_dir():
         return final / "skills"
     cache_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=cache_dir))
     try:
-        generate(staging / "skills", n, seed)
+        generate(staging / "skills", n, seed, shape)
         shutil.copyfile(REPO / "registry.yaml", staging / "registry.yaml")
         try:
             os.rename(staging, final)

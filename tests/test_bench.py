@@ -20,7 +20,8 @@ if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part 
     sys.path.insert(0, str(REPO))
 
 from bench.corpus import (ASSET_BYTES, DESCRIPTION_CHARS, EXTRA_FILE_BYTES, MAX_EXTRA_FILES,  # noqa: E402
-                          SKILL_MD_BYTES, cached_corpus, category_slugs, generate, search_rows)
+                          REAL_TARGET, SKILL_MD_BYTES, cached_corpus, category_slugs, generate, measure_shape,
+                          search_rows)
 from bench.harness import Target  # noqa: E402
 from builder.cli import cli  # noqa: E402
 from builder.config import load_config  # noqa: E402
@@ -108,8 +109,10 @@ def test_extra_files_sizes_kinds_and_links(corpus: list[Path]) -> None:
     assert 5 <= assets <= 40  # about one skill in ten
 
 
-def test_generated_skills_validate_clean_under_both_validators(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    folders = generate(tmp_path / "skills", 30, seed=11)
+@pytest.mark.parametrize("shape", ["synthetic", "real"])
+def test_generated_skills_validate_clean_under_both_validators(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               shape: str) -> None:
+    folders = generate(tmp_path / "skills", 30, seed=11, shape=shape)
     report = validate_paths([tmp_path / "skills"], load_config(REPO / "registry.yaml"), "spec")
     assert len(report.skills) == 30
     assert [d.message for d in report.diagnostics] == []
@@ -121,6 +124,90 @@ def test_generated_skills_validate_clean_under_both_validators(tmp_path: Path, m
     assert result.output.strip().splitlines()[-1] == "All 30 skills are valid."
 
 
+# The synthetic corpus as it was when the real shape was added: earlier figures depend on these bytes, so a
+# change to the synthetic generator must be deliberate (and this digest updated with it). Files only: the modes
+# of folders follow the umask.
+SYNTHETIC_FILES_DIGEST_N20_SEED0 = "d7808e3216ff79f696cfa4ff88999ccf43ce63e519f482cac942a15efd26f231"
+
+
+def files_digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(f"{path.relative_to(root).as_posix()}\0{path.stat().st_mode & 0o777:o}\0".encode())
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def test_the_synthetic_shape_is_unchanged(tmp_path: Path) -> None:
+    generate(tmp_path / "default", 20)
+    generate(tmp_path / "named", 20, shape="synthetic")
+    assert files_digest(tmp_path / "default") == files_digest(tmp_path / "named") == SYNTHETIC_FILES_DIGEST_N20_SEED0
+
+
+def test_the_real_shape_is_deterministic_and_a_prefix_of_larger_corpora(tmp_path: Path) -> None:
+    a = generate(tmp_path / "a", 25, seed=3, shape="real")
+    generate(tmp_path / "b", 25, seed=3, shape="real")
+    generate(tmp_path / "c", 25, seed=4, shape="real")
+    assert tree_digest(tmp_path / "a") == tree_digest(tmp_path / "b") != tree_digest(tmp_path / "c")
+    generate(tmp_path / "large", 40, seed=3, shape="real")
+    for folder in a:
+        assert tree_digest(folder) == tree_digest(tmp_path / "large" / folder.name)
+
+
+def test_an_unknown_shape_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown corpus shape 'rael'"):
+        generate(tmp_path, 3, shape="rael")
+    assert list(tmp_path.iterdir()) == []
+
+
+# Figures measured on public skills (issues 14 and 17) and how near a 300-skill real-shaped corpus must come to
+# each: +-15% for means and medians; the 99th percentile of 300 sizes rests on its three largest skills, so it
+# only has to fall between 25 and 50 KB.
+SHAPE_TOLERANCE = 0.15
+
+
+@pytest.fixture(scope="module")
+def real_shape(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
+    root = tmp_path_factory.mktemp("real")
+    generate(root, 300, seed=0, shape="real")
+    return measure_shape(root)
+
+
+@pytest.mark.parametrize("figure", sorted(set(REAL_TARGET) - {"p99_skill_kb"}))
+def test_the_real_shape_matches_public_skills(real_shape: dict[str, float], figure: str) -> None:
+    target = REAL_TARGET[figure]
+    assert abs(real_shape[figure] - target) <= SHAPE_TOLERANCE * target, (figure, real_shape[figure], target)
+
+
+def test_the_real_shape_has_the_tail_and_the_links_of_public_skills(real_shape: dict[str, float]) -> None:
+    assert real_shape["skills"] == 300
+    assert 25 <= real_shape["p99_skill_kb"] <= 50
+    assert real_shape["share_with_link"] >= 0.9  # "nearly every file with at least one link"
+
+
+def test_measure_shape_counts_links_and_fences_outside_code(tmp_path: Path) -> None:
+    """The scanner behind the link and code-block figures, on a skill written out by hand."""
+    skill = tmp_path / "one"
+    (skill / "scripts").mkdir(parents=True)
+    (skill / "scripts" / "run.sh").write_text("echo hi\n")
+    (skill / "SKILL.md").write_text(
+        "---\nname: one\ndescription: d\n---\n# One\n\n"
+        "See [the script](scripts/run.sh) and ![logo](assets/logo.png).\n"
+        "Read [the guide][guide], <https://example.com/x> and `[not](a-link)`.\n\n"
+        "```md\n[inside](code.md)\n```\n\n~~~\n```\n[still](inside.md)\n~~~\n\n"
+        "[guide]: https://example.com/guide\n")
+    other = tmp_path / "two"
+    other.mkdir()
+    (other / "SKILL.md").write_text("---\nname: two\ndescription: d\n---\nNo links here.\n")
+    shape = measure_shape(tmp_path)
+    assert shape["skills"] == 2
+    assert shape["mean_links"] == 2.0  # four in the first file, none in the second
+    assert shape["share_with_link"] == 0.5
+    assert shape["mean_fenced_blocks"] == 1.0
+    assert shape["mean_files"] == 1.5
+    assert shape["median_skill_md_lines"] == (19 + 5) / 2
+
+
 def test_cached_corpus_is_generated_once(tmp_path: Path) -> None:
     first = cached_corpus(tmp_path, 3, seed=1)
     stamp = (first / next(p.name for p in first.iterdir()) / "SKILL.md").stat().st_mtime_ns
@@ -128,9 +215,13 @@ def test_cached_corpus_is_generated_once(tmp_path: Path) -> None:
     assert second == first
     assert (second / next(p.name for p in second.iterdir()) / "SKILL.md").stat().st_mtime_ns == stamp
     assert cached_corpus(tmp_path, 3, seed=2) != first
+    real = cached_corpus(tmp_path, 3, seed=1, shape="real")
+    assert real != first and real.parent.name.startswith("corpus-real-n3-s1-")
+    assert first.parent.name.startswith("corpus-synthetic-n3-s1-")
+    assert tree_digest(real) != tree_digest(first)
     assert first.name == "skills"  # a registry of its own: registry.yaml beside skills/
     assert (first.parent / "registry.yaml").read_bytes() == (REPO / "registry.yaml").read_bytes()
-    assert sorted(p.name.startswith(".staging-") for p in tmp_path.iterdir()) == [False, False]
+    assert sorted(p.name.startswith(".staging-") for p in tmp_path.iterdir()) == [False, False, False]
 
 
 def test_search_rows_have_the_search_index_shape() -> None:
@@ -200,7 +291,7 @@ def test_quick_run_of_the_whole_suite(tmp_path: Path) -> None:
         assert f"| {row['measurement']} | {row['subject']} | {row['n']:,} | {len(row['runs'])} |" in done.stdout
 
     assert not (cache / "out").exists()
-    corpus = next(cache.glob("corpus-n200-*"))
+    corpus = next(cache.glob("corpus-synthetic-n200-*"))
     assert (corpus / "registry.yaml").read_bytes() == (REPO / "registry.yaml").read_bytes()
     generate(tmp_path / "fresh", 200)
     assert tree_digest(corpus / "skills") == tree_digest(tmp_path / "fresh"), "the rebuild runs left an edit behind"
@@ -212,3 +303,4 @@ def test_unknown_measurement_is_a_usage_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "invalid choice: 'nope'" in done.stderr
     assert not (tmp_path / "x.json").exists()
+
