@@ -1,4 +1,6 @@
-"""Synthetic skill folders of realistic size, the same bytes for the same seed, to benchmark against.
+"""Generated skill folders to benchmark against, the same bytes for the same seed, in one of two shapes:
+``synthetic`` (the corpus of the figures up to 2026-11) or ``real`` (the sizes, files, links and code blocks
+measured on public skills; ``measure_shape`` reads those figures back from any corpus).
 
 Skill ``i`` depends only on ``(seed, i)``, so the first 100 skills of a 1,000-skill corpus equal a 100-skill
 corpus. Every generated skill is valid under the ``spec`` profile and under skills-ref. A cached corpus is a

@@ -20,9 +20,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .corpus import REPO, cached_corpus
+from .corpus import REPO, cached_corpus, measure_shape, shape_summary
 
-JSON_VERSION = 2  # 2: rows carry their target
+JSON_VERSION = 3  # 2: rows carry their target; 3: the corpus shape
 TRASH_PREFIX = ".trash-"
 
 
@@ -87,7 +87,8 @@ class Row:
 
 @dataclass
 class BenchContext:
-    """Handed to every measurement: where corpora are cached, how many repetitions, quick or full.
+    """Handed to every measurement: where corpora are cached, how many repetitions, quick or full, and the shape
+    of the generated corpora (``synthetic`` or ``real``, see bench/corpus.py).
 
     ``api_builds`` holds the API outputs (``skillreg build --no-site``) made in this run, by corpus size, so a
     measurement that only reads one (sizes, site, client) reuses it instead of building again.
@@ -97,16 +98,24 @@ class BenchContext:
     quick: bool = False
     repeat: int = 5
     seed: int = 0
+    shape: str = "synthetic"
     log: Callable[[str], None] = field(default=lambda message: print(message, file=sys.stderr, flush=True))
     api_builds: dict[int, Path] = field(default_factory=dict)
+    measured_shapes: dict[int, dict[str, float]] = field(default_factory=dict)
 
     def corpus(self, n: int) -> Path:
-        """A folder of ``n`` generated skills, made once per (n, seed) and reused by every measurement."""
+        """A folder of ``n`` generated skills, made once per (n, seed, shape) and reused by every measurement.
+
+        A real-shaped corpus has its shape measured and logged the first time this run uses it.
+        """
         started = time.perf_counter()
-        folder = cached_corpus(self.cache_dir, n, self.seed)
+        folder = cached_corpus(self.cache_dir, n, self.seed, self.shape)
         elapsed = time.perf_counter() - started
         if elapsed > 0.5:
             self.log(f"  generated {n:,} skills in {elapsed:.1f} s: {folder}")
+        if self.shape == "real" and n not in self.measured_shapes and n >= 2:
+            self.measured_shapes[n] = measure_shape(folder)
+            self.log(f"  real-shaped corpus of {shape_summary(self.measured_shapes[n])}")
         return folder
 
     def registry(self, n: int) -> Path:
@@ -390,11 +399,12 @@ def _fmt(value: float) -> str:
     return f"{value:.2f}" if value >= 0.1 else f"{value:.3f}"
 
 
-def render_markdown(rows: Sequence[Row], info: dict[str, object], date: str, repeat: int, quick: bool) -> str:
+def render_markdown(rows: Sequence[Row], info: dict[str, object], date: str, repeat: int, quick: bool,
+                    shape: str = "synthetic") -> str:
     lines = [
         f"Benchmark {'(quick) ' if quick else ''}of {date} on {info['cpu']}, {info['cores']} cores, "
-        f"{info['python']} (load average {info['load_average']} at start); median, min and max over the runs "
-        "counted in the Runs column.",
+        f"{info['python']} (load average {info['load_average']} at start), {shape}-shaped corpus; median, min "
+        "and max over the runs counted in the Runs column.",
         "",
         "| Measurement | Subject | Skills | Runs | Median | Min | Max | Unit | Target |",
         "|---|---|---:|---:|---:|---:|---:|---|---|",
@@ -417,8 +427,12 @@ def render_markdown(rows: Sequence[Row], info: dict[str, object], date: str, rep
 
 
 def report_json(rows: Sequence[Row], info: dict[str, object], date: str, repeat: int, quick: bool,
-                measurements: Sequence[str]) -> dict[str, object]:
+                measurements: Sequence[str], shape: str = "synthetic",
+                measured_shapes: dict[int, dict[str, float]] | None = None) -> dict[str, object]:
+    """The run as JSON; ``corpus_shapes`` holds ``measure_shape``'s figures for each real-shaped corpus used, by
+    its number of skills."""
     return {"version": JSON_VERSION, "date": date, "machine": info, "quick": quick, "repeat": repeat,
+            "shape": shape, "corpus_shapes": {str(n): figures for n, figures in sorted((measured_shapes or {}).items())},
             "measurements": list(measurements), "results": [row.to_json() for row in rows]}
 
 

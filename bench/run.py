@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .build import build_bench
+from .corpus import SHAPES
 from .client import client_bench
 from .harness import (BenchContext, BenchError, Row, default_cache_dir, machine_info, now, render_markdown,
                       remove_tree, report_json, write_json, write_text)
@@ -52,6 +53,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="where generated corpora are kept between runs (default: $SKILLREG_BENCH_CACHE "
                              "or <tmp>/skillreg-bench)")
     parser.add_argument("--seed", type=int, default=0, help="corpus seed (default: 0)")
+    parser.add_argument("--shape", choices=SHAPES, default="synthetic",
+                        help="generated corpus: synthetic (default; the corpus of earlier figures) or real "
+                             "(sizes, files, links and code blocks of public skills, measured in issues 14 and 17)")
     args = parser.parse_args(argv)
     if args.repeat is not None and args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -62,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     repeat = args.repeat or (3 if args.quick else 5)
     ctx = BenchContext(cache_dir=args.cache_dir or default_cache_dir(), quick=args.quick, repeat=repeat,
-                       seed=args.seed)
+                       seed=args.seed, shape=args.shape)
     # The builder keeps a manifest per output folder in its state folder (23 MB at 10,000 skills): this run gets
     # one of its own, emptied first, so those of earlier runs' outputs pile up neither there nor in the user's.
     remove_tree(ctx.cache_dir / "build-state")
@@ -86,11 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         ctx.delete_outputs()
     names = [measurement_name(m) for m in chosen]
-    table = render_markdown(rows, info, date, repeat, args.quick)
+    table = render_markdown(rows, info, date, repeat, args.quick, args.shape)
     sys.stdout.write(table)
     if args.markdown is not None:
         write_text(args.markdown, table)
         ctx.log(f"wrote {args.markdown}")
-    write_json(args.json, report_json(rows, info, date, repeat, args.quick, names))
+    write_json(args.json, report_json(rows, info, date, repeat, args.quick, names, args.shape, ctx.measured_shapes))
     ctx.log(f"wrote {args.json}")
     return 0

@@ -22,7 +22,8 @@ if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part 
 from bench.corpus import (ASSET_BYTES, DESCRIPTION_CHARS, EXTRA_FILE_BYTES, MAX_EXTRA_FILES,  # noqa: E402
                           REAL_TARGET, SKILL_MD_BYTES, cached_corpus, category_slugs, generate, measure_shape,
                           search_rows)
-from bench.harness import Target  # noqa: E402
+from bench.harness import BenchContext, Target  # noqa: E402
+from bench.validate import validate_bench  # noqa: E402
 from builder.cli import cli  # noqa: E402
 from builder.config import load_config  # noqa: E402
 from builder.search import rank, search_index  # noqa: E402
@@ -208,6 +209,19 @@ def test_measure_shape_counts_links_and_fences_outside_code(tmp_path: Path) -> N
     assert shape["median_skill_md_lines"] == (19 + 5) / 2
 
 
+def test_validate_bench_accepts_a_real_shaped_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmark's own fairness check (both validators accept every skill) on the real shape, through the
+    context every measurement gets; the shape is measured and logged once."""
+    monkeypatch.chdir(REPO)
+    logged: list[str] = []
+    ctx = BenchContext(cache_dir=tmp_path, quick=True, repeat=1, shape="real", log=logged.append)
+    rows = validate_bench(ctx)
+    assert {row.n for row in rows} == {100}
+    assert next(tmp_path.glob("corpus-real-n100-*/skills")).is_dir()
+    assert [line for line in logged if "real-shaped corpus of 100 skills:" in line] != []
+    assert set(ctx.measured_shapes) == {100}
+
+
 def test_cached_corpus_is_generated_once(tmp_path: Path) -> None:
     first = cached_corpus(tmp_path, 3, seed=1)
     stamp = (first / next(p.name for p in first.iterdir()) / "SKILL.md").stat().st_mtime_ns
@@ -274,8 +288,11 @@ def test_quick_run_of_the_whole_suite(tmp_path: Path) -> None:
     assert table.read_text() == done.stdout
 
     doc = json.loads(out.read_text())
-    assert set(doc) == {"version", "date", "machine", "quick", "repeat", "measurements", "results"}
-    assert doc["version"] == 2 and doc["quick"] is True and doc["repeat"] == 3
+    assert set(doc) == {"version", "date", "machine", "quick", "repeat", "shape", "corpus_shapes", "measurements",
+                        "results"}
+    assert doc["version"] == 3 and doc["quick"] is True and doc["repeat"] == 3
+    assert doc["shape"] == "synthetic" and doc["corpus_shapes"] == {}
+    assert ", synthetic-shaped corpus;" in done.stdout.splitlines()[0]
     assert doc["measurements"] == list(EXPECTED_SUBJECTS)
     assert {"cpu", "cores", "python", "load_average"} <= set(doc["machine"])
     for name, subjects in EXPECTED_SUBJECTS.items():
@@ -304,3 +321,27 @@ def test_unknown_measurement_is_a_usage_error(tmp_path: Path) -> None:
     assert "invalid choice: 'nope'" in done.stderr
     assert not (tmp_path / "x.json").exists()
 
+
+def test_shape_real_is_recorded_in_the_table_and_the_json(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    env = {**os.environ, "SKILLREG_BENCH_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--repeat", "1", "--only", "validate",
+                           "--shape", "real", "--json", str(out)], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert ", real-shaped corpus;" in done.stdout.splitlines()[0]
+    doc = json.loads(out.read_text())
+    assert doc["shape"] == "real"
+    assert set(doc["corpus_shapes"]) == {"100"}
+    figures = doc["corpus_shapes"]["100"]
+    assert figures["skills"] == 100 and set(REAL_TARGET) <= set(figures)
+    assert f"real-shaped corpus of 100 skills: {figures['mean_skill_kb']:.1f} KB and" in done.stderr
+    assert {r["n"] for r in doc["results"]} == {100}
+
+
+def test_unknown_shape_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "bench", "--shape", "nope", "--json", str(tmp_path / "x.json")],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "invalid choice: 'nope'" in done.stderr
+    assert not (tmp_path / "x.json").exists()
