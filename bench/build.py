@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from builder.api import INDEX_PATH, detail_path
+from builder.core.urls import INDEX_PATH, detail_path
 
 from .harness import BenchContext, BenchError, Finished, Row, Target, remove_tree, run_process, settle, \
     skillreg_command

@@ -10,8 +10,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from builder.api import INDEX_PATH
-from builder.search import rank, search_index
+from builder.core.urls import INDEX_PATH
+from builder.core.search import rank, search_index
 
 from .build import QUICK_SIZES, api_output
 from .corpus import search_rows
@@ -55,7 +55,7 @@ def _search(ctx: BenchContext) -> list[Row]:
         medians.append(statistics.median(times))
         slowest.append(max(times))
     return [
-        Row("client", "search, median query (`builder.search.rank`, in process)", n, "ms/query", tuple(medians),
+        Row("client", "search, median query (`builder.core.search.rank`, in process)", n, "ms/query", tuple(medians),
             f"median over {len(QUERIES)} queries per run: one to three words, prefixes (\"sch\", \"te\", \"x\"), a "
             "skill name; default limit 10; after a first query on the loaded index. Rows are synthesized from "
             "the corpus vocabulary.",

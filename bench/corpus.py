@@ -667,7 +667,7 @@ def cached_corpus(cache_dir: Path, n: int, seed: int = 0, shape: str = "syntheti
 # --- search rows ------------------------------------------------------------------------------------------------
 
 def search_rows(n: int, seed: int = 0) -> list[list[object]]:
-    """``n`` rows shaped like builder.search.search_entry's (name, description, category, tags, headings),
+    """``n`` rows shaped like builder.core.search.search_entry's (name, description, category, tags, headings),
     drawn from the same vocabulary as the skills: for search benchmarks larger than any corpus on disk."""
     categories = category_slugs()
     rows: list[list[object]] = []

@@ -312,7 +312,7 @@ def skillreg_command() -> list[str]:
     if script.is_file():
         return [str(script)]
     found = shutil.which("skillreg")
-    return [found] if found else [sys.executable, "-c", "from builder.cli import main; main()"]
+    return [found] if found else [sys.executable, "-c", "from builder.cli.app import main; main()"]
 
 
 def tree_bytes(root: Path, skip: Sequence[str] = ()) -> int:

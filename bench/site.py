@@ -13,7 +13,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from builder.api import API_ROOT
+from builder.core.urls import API_ROOT
 
 from .build import api_output
 from .harness import BenchContext, BenchError, Finished, Row, Target, run_process, settle, tree_bytes

@@ -22,8 +22,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--naive", action="store_true", help="the naive mkdocs-material configuration")
     args = parser.parse_args(argv)
 
-    from builder.config import load_config
-    from builder.site import write_site
+    from builder.core.config import load_config
+    from builder.site.pages import write_site
 
     config = load_config(args.config)
     started = time.perf_counter()

@@ -14,8 +14,8 @@ QUICK_N = 100
 def validate_bench(ctx: BenchContext) -> list[Row]:
     from skills_ref.validator import validate as skills_ref_validate
 
-    from builder.config import load_config
-    from builder.validate import validate_paths
+    from builder.core.config import load_config
+    from builder.validate.checks import validate_paths
 
     n = QUICK_N if ctx.quick else FULL_N
     root = ctx.corpus(n)

@@ -39,7 +39,7 @@ def all_files(root: Path) -> dict[str, bytes]:
 
 
 def skillreg_command() -> list[str]:
-    return [str(SKILLREG)] if SKILLREG.exists() else [sys.executable, "-m", "builder.cli"]
+    return [str(SKILLREG)] if SKILLREG.exists() else [sys.executable, "-m", "builder.cli.app"]
 
 
 def skillreg(args: list[str], cwd: Path, **kwargs: Any) -> subprocess.CompletedProcess[str]:

@@ -23,9 +23,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from click.testing import CliRunner, Result
 
-from builder.build import build
-from builder.cli import cli
-from builder.config import load_config
+from builder.publish.build import build
+from builder.cli.app import cli
+from builder.core.config import load_config
 
 REPO = Path(__file__).resolve().parent.parent
 SKILLREG = Path(sys.executable).parent / "skillreg"
@@ -267,7 +267,7 @@ def _zip_raw(entries: list[tuple[str, bytes, int, int]]) -> bytes:
 
 
 def run_skillreg(args: list[str], cwd: Path, **kwargs: Any) -> subprocess.Popen:
-    command = [str(SKILLREG)] if SKILLREG.exists() else [sys.executable, "-m", "builder.cli"]
+    command = [str(SKILLREG)] if SKILLREG.exists() else [sys.executable, "-m", "builder.cli.app"]
     return subprocess.Popen(command + args, cwd=cwd, env=os.environ.copy(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kwargs)
 

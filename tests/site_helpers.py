@@ -12,8 +12,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from builder.build import build
-from builder.config import load_config
+from builder.publish.build import build
+from builder.core.config import load_config
 from conftest import REPO, write_tree
 
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "poster"}

@@ -24,10 +24,10 @@ from bench.corpus import (ASSET_BYTES, DESCRIPTION_CHARS, EXTRA_FILE_BYTES, MAX_
                           search_rows)
 from bench.harness import BenchContext, Target  # noqa: E402
 from bench.validate import validate_bench  # noqa: E402
-from builder.cli import cli  # noqa: E402
-from builder.config import load_config  # noqa: E402
-from builder.search import rank, search_index  # noqa: E402
-from builder.validate import validate_paths  # noqa: E402
+from builder.cli.app import cli  # noqa: E402
+from builder.core.config import load_config  # noqa: E402
+from builder.core.search import rank, search_index  # noqa: E402
+from builder.validate.checks import validate_paths  # noqa: E402
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -269,7 +269,7 @@ EXPECTED_SUBJECTS = {
               "api/v1/search-index.json gzipped"},
     "site": {"naive mkdocs-material, `write_site(naive=True)`", "ours, `write_site`", "speed-up, naive / ours",
              "size ratio, naive / ours", "ours, website size", "ours, one skill page"},
-    "client": {"search, median query (`builder.search.rank`, in process)",
+    "client": {"search, median query (`builder.core.search.rank`, in process)",
                "HTTP requests per install (empty client cache)", "HTTP requests per update check, nothing changed"},
 }
 QUICK_N = {"validate": {100}, "build": {200}, "sizes": {200}, "site": {100}, "client": {200, 2000}}

@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from build_helpers import SKILLS, all_files, git, make_registry
-from builder.build import BuildFailed, build
-from builder.cli import cli
-from builder.config import load_config
-from builder.schemas import PUBLISHED, load_schema
+from builder.publish.build import BuildFailed, build
+from builder.cli.app import cli
+from builder.core.config import load_config
+from builder.publish.schemas import PUBLISHED, load_schema
 from conftest import write_tree
 
 
@@ -188,7 +188,7 @@ def test_cli_build_reports_findings_and_exit_code(registry: Path) -> None:
 
 def test_a_commit_interrupted_part_way_leaves_the_previous_output(registry: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from builder import build as build_module
+    from builder.publish import build as build_module
 
     config = load_config(registry / "registry.yaml")
     out = registry / "site"
@@ -217,7 +217,7 @@ def test_a_commit_interrupted_part_way_leaves_the_previous_output(registry: Path
 
 
 def test_a_journal_left_by_a_killed_build_is_rolled_back_first(registry: Path) -> None:
-    from builder.build import JOURNAL_VERSION, _place, recover
+    from builder.publish.build import JOURNAL_VERSION, _place, recover
 
     config = load_config(registry / "registry.yaml")
     out = registry / "site"

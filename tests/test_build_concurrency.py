@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 
 from build_helpers import SKILLS, all_files, leftovers, make_registry, skillreg, skillreg_command, start_skillreg
-from builder.build import _place, build
-from builder.config import load_config
+from builder.publish.build import _place, build
+from builder.core.config import load_config
 
 BUILD = ["build", "--out", "out", "--no-site"]
 HOLD_LOCK = textwrap.dedent("""\
     import sys
     from pathlib import Path
-    from builder.build import output_lock
+    from builder.publish.build import output_lock
     with output_lock(Path(sys.argv[1])):
         print("held", flush=True)
         sys.stdin.readline()
@@ -139,7 +139,7 @@ def test_a_symbolic_link_in_place_of_the_lock_file_is_not_followed(tmp_path: Pat
 
 KILLED_PART_WAY = textwrap.dedent("""\
     import os, signal, sys
-    from builder import build, cli
+    from builder.publish import build; from builder.cli import app as cli
     real, count, limit = os.rename, [0], int(sys.argv[1])
     def rename(src, dst):
         count[0] += 1
@@ -175,8 +175,8 @@ def test_a_build_killed_part_way_is_rolled_back_by_the_next(tmp_path: Path, rena
 KILLED_WITH_WORKERS = textwrap.dedent("""\
     import os, signal, sys, time
     from pathlib import Path
-    from builder import build
-    from builder.config import load_config
+    from builder.publish import build
+    from builder.core.config import load_config
     real = build._build_one
     def slow(folder):
         time.sleep(0.2)
@@ -219,7 +219,7 @@ def test_workers_of_a_killed_build_neither_hold_the_lock_nor_linger(tmp_path: Pa
 
 
 def test_serve_rebuilds_wait_for_the_lock_and_say_so(holder) -> None:  # type: ignore[no-untyped-def]
-    from builder.site_serve import ServeEvent, serve
+    from builder.publish.serve import ServeEvent, serve
 
     repo, lock_holder = holder
     events: list[ServeEvent] = []

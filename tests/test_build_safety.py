@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from build_helpers import SKILLS, all_files, git, leftovers, make_registry, skillreg
-from builder.build import JOURNAL_VERSION, _place
-from builder.config import load_config
+from builder.publish.build import JOURNAL_VERSION, _place
+from builder.core.config import load_config
 
 HOSTILE_JOURNAL = {"state": "prepared", "backup": "payload/a", "tmp": "../other-project",
                    "units": [{"path": "../../victim/.bashrc", "had_old": True, "has_new": False}]}
@@ -176,7 +176,7 @@ def test_a_symlinked_folder_in_the_output_is_never_moved_through(workspace: Path
 def test_a_committed_manifest_is_never_read(workspace: Path) -> None:
     """The manifest decides which skills are reused and which removed. It used to live in the checkout
     (.skillreg-cache/build-<tag>.json), so a committed one, valid for the output on disk, was believed."""
-    from builder.build import build
+    from builder.publish.build import build
 
     repo = make_registry(workspace / "repo", SKILLS[:1])
     config = load_config(repo / "registry.yaml")
@@ -226,6 +226,6 @@ def test_records_live_in_the_state_folder_and_nothing_is_left_beside_the_output(
     assert leftovers(repo, "site") == [] and list(place.trash_records.iterdir()) == []
     assert sorted(p.name for p in repo.iterdir()) == [".git", "registry.yaml", "site", "skills"]
     fresh = workspace / "fresh"
-    from builder.build import build
+    from builder.publish.build import build
     build(load_config(repo / "registry.yaml"), fresh, site=False)
     assert all_files(repo / "site") == all_files(fresh)

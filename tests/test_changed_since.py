@@ -12,10 +12,11 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from builder.changes import tree_files, validate_changes
-from builder.cli import cli
-from builder.config import load_config
-from builder.loader import load_skill
+from builder.validate.changes import tree_files, validate_changes
+from builder.cli.app import cli
+from builder.core.config import load_config
+from builder.core.loader import load_skill
+from builder.publish.schemas import load_schema
 from conftest import REPO, write_tree
 
 SKILLS = ["csv-profiler", "secret-scanner", "log-summarizer", "changelog-from-git"]
@@ -158,7 +159,7 @@ def test_text_and_json_output(repo: Path) -> None:
     result = CliRunner().invoke(cli, ["validate", "--changed-since", "main", "--format", "json"])
     data = json.loads(result.output)
     assert result.exit_code == 0
-    jsonschema.validate(data, json.loads((REPO / "builder/schemas/validate.schema.json").read_text()))
+    jsonschema.validate(data, load_schema("validate"))
     assert data["changed_since"] == {"ref": "main", "base": base, "config_changed": False, "skills": [
         {"name": "log-summarizer", "status": "removed", "old_name": None, "new_digest": None,
          "old_digest": removed}]}

@@ -6,7 +6,7 @@ import errno
 
 import pytest
 
-from builder.errors import os_error_message
+from builder.core.errors import os_error_message
 
 
 @pytest.mark.parametrize(("exc", "expected"), [

@@ -10,13 +10,14 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from builder.cli import cli
-from builder.diagnostics import RULES
+from builder.cli.app import cli
+from builder.core.diagnostics import RULES
+from builder.publish.schemas import load_schema
 from conftest import write_tree
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
-SCHEMA = json.loads((REPO / "builder" / "schemas" / "validate.schema.json").read_text(encoding="utf-8"))
+SCHEMA = load_schema("validate")
 
 REGISTRY_YAML = """\
 title: Test registry
@@ -304,7 +305,7 @@ def test_validate_writes_nothing(registry: Path, fmt: str) -> None:
 def test_an_unwritable_step_summary_is_a_message_not_a_traceback(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from click.testing import CliRunner
 
-    from builder.cli import cli
+    from builder.cli.app import cli
     from conftest import REPO
 
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "missing-folder" / "summary.md"))

@@ -11,7 +11,7 @@ import pytest
 
 from builder.client.agents import agent_table
 from builder.client.lock import user_lock_path
-from builder.search import rank
+from builder.core.search import rank
 from client_helpers import (NEW_VERSION, RegistryServer, project, run, site, site_v2,  # noqa: F401 (fixtures)
                             tree)
 

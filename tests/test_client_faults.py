@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from builder.bundle import zip_bytes
+from builder.core.bundle import zip_bytes
 from builder.client.archive import UnpackLimits, UnsafeBundle, read_bundle
-from builder.model import SkillFile, sha256_hex, skill_digest
+from builder.core.model import SkillFile, sha256_hex, skill_digest
 from client_helpers import (Fault, RegistryServer, project, run, run_skillreg, site, site_v2,  # noqa: F401
                             tree, wait_for, zeros_bomb)
 

@@ -10,9 +10,9 @@ import select
 import subprocess
 from pathlib import Path
 
-from builder.bundle import zip_bytes
+from builder.core.bundle import zip_bytes
 from builder.client.archive import read_bundle
-from builder.model import SkillFile, sha256_hex, skill_digest
+from builder.core.model import SkillFile, sha256_hex, skill_digest
 from client_helpers import SKILLREG, Fault, RegistryServer, project, run, site, site_v2  # noqa: F401
 
 DETAIL = "api/v1/skills/csv-profiler.json"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from builder.cli import cli
-from builder.codec import CodecError, parse, serialize
-from builder.model import SkillFile
+from builder.cli.app import cli
+from builder.publish.codec import CodecError, parse, serialize
+from builder.core.model import SkillFile
 from conftest import REPO, write_tree
 
 REGISTRY_YAML = "title: T\nprofile: spec\ncategories:\n  - slug: data\n    title: Data\n"

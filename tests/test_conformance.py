@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from skills_ref.validator import validate as skills_ref_validate
 
-from builder.config import RegistryConfig
-from builder.validate import validate_paths
+from builder.core.config import RegistryConfig
+from builder.validate.checks import validate_paths
 from conftest import write_tree
 
 DESCRIPTION = "Fills PDF forms. Use when a PDF form arrives."
@@ -124,8 +124,8 @@ def skills_ref_rejects(folder: Path) -> bool:
 
 def test_where_skills_ref_rejects_a_fixture_we_reject_it_too() -> None:
     """Every committed fixture folder that skills-ref rejects, we reject too (the safe direction, at scale)."""
-    from builder.config import load_config
-    from builder.loader import find_skill_folders
+    from builder.core.config import load_config
+    from builder.core.loader import find_skill_folders
 
     fixtures = Path(__file__).resolve().parent / "fixtures"
     config = load_config(fixtures / "registry.yaml")

@@ -14,8 +14,8 @@ from typing import Iterator
 import pytest
 
 from build_helpers import SKILLS, all_files, leftovers, make_registry, skillreg
-from builder.build import build
-from builder.config import load_config
+from builder.publish.build import build
+from builder.core.config import load_config
 
 FULL = "the disk is full; free some space and run the command again"
 READ_ONLY = "the file system is read-only; pick a writable location"

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from build_helpers import make_registry
-from builder.cli import cli
-from builder.fs import write_atomic
+from builder.cli.app import cli
+from builder.core.fs import write_atomic
 
 
 @pytest.fixture(params=[0o022, 0o027, 0o077])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from builder import frontmatter
-from builder.frontmatter import MAX_EXPANDED_NODES, parse_skill_md
+from builder.core import frontmatter
+from builder.core.frontmatter import MAX_EXPANDED_NODES, parse_skill_md
 
 LIMIT = 64 * 1024
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from builder.search import rank
+from builder.core.search import rank
 from client_helpers import SKILLREG, RegistryServer, sites, tree
 
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from builder.cli import cli
+from builder.cli.app import cli
 from conftest import write_tree
 
 REGISTRY_YAML = """\

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.scaffold import skills_lock
+from builder.publish.scaffold import skills_lock
 from conftest import write_tree
 
 WRITERS = 8
@@ -22,7 +22,7 @@ TEXT = "---\nname: {name}\ndescription: Imported {i}. Use when testing concurren
 
 
 def start(registry: Path, args: list[str], stdin: bytes | None = None) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "builder.cli", "--config", str(registry / "registry.yaml"), *args],
+    return subprocess.Popen([sys.executable, "-m", "builder.cli.app", "--config", str(registry / "registry.yaml"), *args],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=registry)
 
 
@@ -97,7 +97,7 @@ def test_a_writer_waits_for_the_lock_and_then_finds_the_folder(registry: Path) -
 
 def test_a_killed_holder_never_blocks(registry: Path) -> None:
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pathlib import Path; from builder.scaffold import skills_lock\n"
+        "import sys, time; from pathlib import Path; from builder.publish.scaffold import skills_lock\n"
         f"with skills_lock(Path({str(registry / 'skills')!r})):\n    print('held', flush=True); time.sleep(60)")],
         stdout=subprocess.PIPE)
     assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
@@ -118,7 +118,7 @@ def test_a_linked_lock_file_is_not_followed(registry: Path, tmp_path: Path, monk
     victim.write_text("keep\n")
     lock.symlink_to(victim)
     env = {**os.environ, "SKILLREG_STATE_DIR": str(state)}
-    result = subprocess.run([sys.executable, "-m", "builder.cli", "--config", str(registry / "registry.yaml"), "new",
+    result = subprocess.run([sys.executable, "-m", "builder.cli.app", "--config", str(registry / "registry.yaml"), "new",
                              "linked"], capture_output=True, text=True, env=env, cwd=registry, timeout=60)
     assert (result.returncode, result.stderr) == (
         2, f"Error: {lock}: is a symbolic link; a lock file is never followed: delete the link\n")

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from builder.cli import cli
-from builder.config import load_config
-from builder.site_serve import ServeEvent, serve
+from builder.cli.app import cli
+from builder.core.config import load_config
+from builder.publish.serve import ServeEvent, serve
 from client_helpers import (Fault, RegistryServer, project, run, site, site_v2,  # noqa: F401 (fixtures)
                             tree)
 from conftest import write_tree

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.frontmatter import parse_skill_md
-from builder.model import Skill, SkillFile
-from builder.permissions import permissions
+from builder.core.frontmatter import parse_skill_md
+from builder.core.model import Skill, SkillFile
+from builder.publish.permissions import permissions
 
 
 def skill_with(files: dict[str, bytes], allowed_tools: str = "") -> Skill:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from builder.cli import cli
+from builder.cli.app import cli
 from conftest import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from builder.cli import cli
-from builder.diagnostics import RULES
-from builder.rulesdoc import RULES_DOC_PATH, rules_markdown
+from builder.cli.app import cli
+from builder.core.diagnostics import RULES
+from builder.validate.rulesdoc import RULES_DOC_PATH, rules_markdown
 from conftest import REPO
 
 

@@ -1,4 +1,4 @@
-"""One ranking, two implementations: builder/search.py and the site's search.js agree on every shared vector."""
+"""One ranking, two implementations: builder/core/search.py and the site's search.js agree on every shared vector."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.search import rank
+from builder.core.search import rank
 from conftest import REPO
 
 VECTORS = json.loads((REPO / "tests" / "search_vectors.json").read_text(encoding="utf-8"))
@@ -72,7 +72,7 @@ def test_exact_name_outranks_a_longer_name_with_the_same_word() -> None:
 def _reference_rank(index: dict, query: str, category: str | None = None, tag: str | None = None,
                     limit: int = 10) -> list[tuple[str, int]]:
     """The ranking's definition, row by row: what the prepared index must reproduce exactly."""
-    from builder.search import EXACT_NAME_BONUS, WEIGHTS, tokens
+    from builder.core.search import EXACT_NAME_BONUS, WEIGHTS, tokens
 
     query_tokens = tokens(query)
     hits = []

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.config import load_config
-from builder.site import heading_text, tag_slug, write_site
-from builder.site_render import BodyRenderer, resolve_link
+from builder.core.config import load_config
+from builder.site.pages import heading_text, tag_slug, write_site
+from builder.site.render import BodyRenderer, resolve_link
 from conftest import REPO
 from site_helpers import broken_links, bundled_site, hostile_site, read_page
 

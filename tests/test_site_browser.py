@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.search import rank
+from builder.core.search import rank
 from conftest import REPO
 from site_helpers import bundled_site, hostile_site, serve
 
@@ -338,7 +338,7 @@ def test_a_skill_with_scripted_files_is_refused_and_nothing_of_it_runs(
     """Issue 11, item 4: raw files are served from the registry's origin, so the build must not publish these."""
     from click.testing import CliRunner
 
-    from builder.cli import cli
+    from builder.cli.app import cli
     from conftest import write_tree
 
     write_tree(tmp_path, {"registry.yaml": "title: Active content\n"})

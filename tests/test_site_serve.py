@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from builder.cli import cli
-from builder.config import load_config
-from builder.site_serve import ServeEvent, serve, snapshot
+from builder.cli.app import cli
+from builder.core.config import load_config
+from builder.publish.serve import ServeEvent, serve, snapshot
 from conftest import write_tree
 
 REGISTRY = """\

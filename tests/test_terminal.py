@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from builder.terminal import visible, visible_json
+from builder.core.terminal import visible, visible_json
 
 
 @pytest.mark.parametrize("text, shown", [

@@ -11,7 +11,7 @@ import gzip
 
 import pytest
 
-from builder.active_content import active_content, served_type
+from builder.validate.active_content import active_content, served_type
 
 SVG_OPEN = b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
 
@@ -110,7 +110,7 @@ def test_a_deeply_nested_page_at_the_size_cap_is_refused_in_linear_time(unit: by
     """An HTML5 tree builder is quadratic in nesting depth: 170,000 nested <div> took Lexbor about a minute."""
     import time
 
-    from builder.config import Limits
+    from builder.core.config import Limits
 
     page = unit * (Limits().max_file_bytes // len(unit))
     started = time.perf_counter()

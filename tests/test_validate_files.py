@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.config import RegistryConfig, load_config
-from builder.loader import load_skill, path_problems
-from builder.validate import validate_paths
+from builder.core.config import RegistryConfig, load_config
+from builder.core.loader import load_skill, path_problems
+from builder.validate.checks import validate_paths
 from conftest import write_tree
 
 SKILL_MD = """\
@@ -284,7 +284,7 @@ def test_unsafe_names_stop_the_build_and_are_not_published(registry: RegistryCon
     """`..\\..\\evil` and two `café.md` were published in the zip and under .well-known (issue 11, item 9)."""
     from click.testing import CliRunner
 
-    from builder.cli import cli
+    from builder.cli.app import cli
 
     write_tree(Path("skills/demo"), {"..\\..\\evil": "x\n", "caf\u00e9.md": "NFC\n", "cafe\u0301.md": "NFD\n"})
     result = CliRunner().invoke(cli, ["build", "--out", "site", "--no-site"])

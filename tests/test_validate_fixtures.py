@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builder.config import load_config
-from builder.diagnostics import RULES
-from builder.validate import validate_paths
+from builder.core.config import load_config
+from builder.core.diagnostics import RULES
+from builder.validate.checks import validate_paths
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "expected.yaml").is_file())

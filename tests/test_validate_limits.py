@@ -15,10 +15,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from builder.cli import cli
-from builder.config import Limits, load_config
-from builder.frontmatter import MAX_NESTING
-from builder.validate import MAX_MARKDOWN_NESTING, markdown_nesting, validate_paths
+from builder.cli.app import cli
+from builder.core.config import Limits, load_config
+from builder.core.frontmatter import MAX_NESTING
+from builder.validate.checks import MAX_MARKDOWN_NESTING, markdown_nesting, validate_paths
 from conftest import write_tree
 
 FRONTMATTER = """\
@@ -147,7 +147,7 @@ def test_a_hostile_skill_md_at_the_size_cap_validates_in_linear_time(tmp_path: P
     ("![a](" * 3 + "x.png)", [("![a](![a](x.png", 0)]),
 ])
 def test_inline_links(line: str, expected: list[tuple[str, int]]) -> None:
-    from builder.validate import inline_links
+    from builder.validate.checks import inline_links
 
     assert list(inline_links(line)) == expected
 

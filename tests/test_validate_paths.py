@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.config import RegistryConfig, load_config
-from builder.errors import UsageError
-from builder.validate import validate_paths
+from builder.core.config import RegistryConfig, load_config
+from builder.core.errors import UsageError
+from builder.validate.checks import validate_paths
 from conftest import write_tree
 
 SKILL_MD = """\
@@ -109,7 +109,7 @@ def test_validation_writes_nothing(registry: RegistryConfig, tmp_path: Path) -> 
     ("Read /home/ann/notes and /Users/bob/x, not ./home/y.", ["/home/ann", "/Users/bob"]),
 ])
 def test_absolute_user_paths_end_where_the_path_ends(line: str, found: list[str]) -> None:
-    from builder.validate import USER_PATH
+    from builder.validate.checks import USER_PATH
 
     assert [m.group(0) for m in USER_PATH.finditer(line)] == found
 
@@ -120,7 +120,7 @@ def test_a_linked_registry_folder_is_refused_by_validate_and_build(
     """The loader never follows links, so neither may the folder it starts from (issue 11, item 12)."""
     from click.testing import CliRunner
 
-    from builder.cli import cli
+    from builder.cli.app import cli
 
     outside = write_tree(tmp_path / "outside", {"stolen/SKILL.md": SKILL_MD.format(name="stolen")})
     repo = write_tree(tmp_path / "repo", {"registry.yaml": f"title: Linked\nskills_dir: {skills_dir}\n"})

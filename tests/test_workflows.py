@@ -24,9 +24,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from builder.build import build
-from builder.cli import cli
-from builder.config import load_config
+from builder.publish.build import build
+from builder.cli.app import cli
+from builder.core.config import load_config
 from conftest import REPO, write_tree
 from test_changed_since import digest_of, git, make_repo
 
@@ -34,9 +34,6 @@ WORKFLOWS = REPO / ".github" / "workflows"
 VENV_BIN = Path(sys.executable).parent
 PINNED = re.compile(r"^(?P<action>[\w.-]+/[\w.-]+)@(?P<sha>[0-9a-f]{40})$")
 README = (REPO / "README.md").read_text(encoding="utf-8")
-# The build steps also write the website; they are replayed once the website builder is part of the package.
-requires_site = pytest.mark.skipif(not (REPO / "builder/site.py").is_file(),
-                                   reason="builder/site.py (the website builder) is not in this checkout yet")
 
 
 def load_workflow(name: str) -> dict[str, Any]:
@@ -305,7 +302,6 @@ def test_pull_request_flow_annotations_summary_and_marketplace_check(pull_reques
     assert [r.name for r in runs if not r.ran] == ["Build the site", "Upload the built site"]
 
 
-@requires_site
 def test_pull_request_flow_once_fixed_builds_and_uploads_the_site(pull_request, tmp_path: Path) -> None:
     work, _ = pull_request
     (work / "skills/secret-scanner/SKILL.md").write_text(skill_md("secret-scanner", "security"))
@@ -420,7 +416,6 @@ def test_check_deploy_fails_on_a_stale_or_missing_index(serve, two_builds, path:
                      r"\d attempt\(s\) in \ds; the deploy did not reach the live site\n$", result.output), result.output
 
 
-@requires_site
 def test_pages_flow_end_to_end(origin: Path, tmp_path: Path, serve) -> None:
     """build -> deploy -> verify, with the deploy copying the Pages artifact under a real HTTP server."""
     www = tmp_path / "www"

@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ import stat
 import zipfile
 from dataclasses import dataclass
 
-from ..errors import ClientError
-from ..loader import path_problems
-from ..model import SkillFile
+from ..core.errors import ClientError
+from ..core.loader import path_problems
+from ..core.model import SkillFile
 
 
 class UnsafeBundle(ClientError):

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..diagnostics import Severity
-from ..errors import ClientError
-from ..frontmatter import parse_skill_md
-from ..fs import exchange
-from ..loader import is_junk
-from ..model import SkillFile, sha256_hex, skill_digest
+from ..core.diagnostics import Severity
+from ..core.errors import ClientError
+from ..core.frontmatter import parse_skill_md
+from ..core.fs import exchange
+from ..core.loader import is_junk
+from ..core.model import SkillFile, sha256_hex, skill_digest
 from .archive import UnpackLimits, read_bundle
 from .lock import disk_problem
 from .registry import Registry

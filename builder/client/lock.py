@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator, Mapping
 
-from ..errors import ClientError, UsageError, os_error_message
-from ..loader import path_problems
+from ..core.errors import ClientError, UsageError, os_error_message
+from ..core.loader import path_problems
 from .registry import DIGEST, NAME, SHA256, parse_json
 
 LOCK_NAME = "skills-lock.json"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..errors import ClientError, UsageError
+from ..core.errors import ClientError, UsageError
 from .install import (FetchedSkill, LocalState, digest_matches, fetch_skill, local_state, read_installed,
                       remove_folder, unified_diff, write_skill)
 from .lock import Lock, LockEntry, recorded, write_lock
@@ -191,7 +191,7 @@ def _published_detail(registry: Registry, name: str) -> Mapping[str, Any] | None
 def _selected(lock: Lock, names: Sequence[str]) -> list[LockEntry]:
     missing = [n for n in names if n not in lock.entries]
     if missing:
-        from ..suggest import did_you_mean
+        from ..core.suggest import did_you_mean
 
         hint = did_you_mean(missing[0], lock.entries) if len(missing) == 1 else ""
         raise UsageError(f"not installed (not in {lock.path.name}): {', '.join(missing)}{hint}")

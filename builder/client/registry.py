@@ -25,12 +25,12 @@ from typing import Any, Callable
 from urllib.parse import quote, unquote, urlsplit
 
 from .. import __version__
-from ..api import INDEX_PATH, detail_path
-from ..errors import ClientError, UsageError
-from ..fs import write_atomic
-from ..loader import path_problems
-from ..model import sha256_hex
-from ..search import SEARCH_INDEX_PATH
+from ..core.urls import INDEX_PATH, detail_path
+from ..core.errors import ClientError, UsageError
+from ..core.fs import write_atomic
+from ..core.loader import path_problems
+from ..core.model import sha256_hex
+from ..core.search import SEARCH_INDEX_PATH
 from .documents import document_limit, parse_json
 from .transport import Deadline, DeadlineRequest, TooSlow, Transport, host_kind
 
@@ -294,7 +294,7 @@ class Registry:
     def suggestion(self, name: str) -> str:
         """"; did you mean X?" from the index's names, for a name the registry does not publish (one request,
         made only after a miss); empty when the index cannot be read either."""
-        from ..suggest import did_you_mean
+        from ..core.suggest import did_you_mean
 
         try:
             skills = self.index()["skills"]

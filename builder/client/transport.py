@@ -17,7 +17,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from ..errors import ClientError
+from ..core.errors import ClientError
 
 
 def host_kind(host: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .diagnostics import RULES, Rule
+from ..core.diagnostics import RULES, Rule
 
 RULES_DOC_PATH = "docs/rules.md"
 
@@ -43,7 +43,7 @@ def rules_markdown() -> str:
     out = [
         "# Validation rules",
         "",
-        "<!-- Generated from the rule table in builder/diagnostics.py by `skillreg rules --markdown`. "
+        "<!-- Generated from the rule table in builder/core/diagnostics.py by `skillreg rules --markdown`. "
         "Do not edit; regenerate. -->",
         "",
         "Every finding of `skillreg validate` carries one of these codes, with the file and line it is about.",

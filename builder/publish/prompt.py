@@ -6,7 +6,7 @@ import html
 from pathlib import Path
 from typing import Sequence
 
-from .model import Skill
+from ..core.model import Skill
 
 
 def to_prompt(skills: Sequence[Skill]) -> str:

@@ -15,12 +15,12 @@ from urllib.parse import quote
 
 from pydantic import Field
 
-from . import __version__
-from .api import declared_author, page_path
-from .client.registry import Registry
-from .errors import SkillRegError
-from .search import rank
-from .terminal import visible
+from .. import __version__
+from ..core.urls import declared_author, page_path
+from .registry import Registry
+from ..core.errors import SkillRegError
+from ..core.search import rank
+from ..core.terminal import visible
 
 
 def _title(name: str, headings: str) -> str:
@@ -76,7 +76,7 @@ class SkillCatalog:
         return {"query": query, "count": len(skills), "skills": skills}
 
     def get(self, id_or_slug: str) -> dict[str, Any]:
-        from .client.install import fetch_skill
+        from .install import fetch_skill
 
         detail = self.registry.detail(id_or_slug.strip())
         skill = fetch_skill(self.registry, id_or_slug.strip(), detail=detail)
@@ -96,9 +96,9 @@ class SkillCatalog:
 
     def install(self, slug: str, target: str = "claude", force: bool = False) -> dict[str, Any]:
         """``target``: an agent name from the agent table, or a skills folder (the skill goes into TARGET/SLUG)."""
-        from .client import project as project_ops
-        from .client.agents import agent_table
-        from .client.lock import locked
+        from . import project as project_ops
+        from .agents import agent_table
+        from .lock import locked
 
         root = self.project or Path.cwd()
         table = agent_table()

@@ -18,12 +18,12 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 from urllib.parse import unquote
 
 from .active_content import active_content, served_type
-from .config import PROFILES, RegistryConfig
-from .diagnostics import RULES, Diagnostic, Severity
-from .errors import UsageError
-from .loader import display_path, find_skill_folders, load_skill
-from .model import Skill
-from .workers import run_parallel
+from ..core.config import PROFILES, RegistryConfig
+from ..core.diagnostics import RULES, Diagnostic, Severity
+from ..core.errors import UsageError
+from ..core.loader import display_path, find_skill_folders, load_skill
+from ..core.model import Skill
+from ..core.workers import run_parallel
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024

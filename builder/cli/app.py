@@ -11,10 +11,10 @@ from typing import Any, Callable
 
 import click
 
-from . import __version__
-from .config import PROFILES, RegistryConfig, load_config
-from .errors import SkillRegError, UsageError, os_error_message
-from .terminal import visible
+from .. import __version__
+from ..core.config import PROFILES, RegistryConfig, load_config
+from ..core.errors import SkillRegError, UsageError, os_error_message
+from ..core.terminal import visible
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -82,14 +82,14 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
     PATHS are skill folders or folders of skills (default: the registry's skills/).
     Exit 0 when clean, 1 on errors (or warnings with --strict), 2 on usage errors.
     """
-    from .report import format_github, format_json, format_text, summary_line, summary_markdown, to_json
-    from .validate import validate_paths
+    from ..validate.report import format_github, format_json, format_text, summary_line, summary_markdown, to_json
+    from ..validate.checks import validate_paths
 
     config = obj.config
     profile = profile or config.profile
     changes = None
     if changed_since is not None:
-        from .changes import changes_markdown, format_changes_text, validate_changes
+        from ..validate.changes import changes_markdown, format_changes_text, validate_changes
 
         if paths:
             raise UsageError("--changed-since finds the skills itself; give it no PATHS")
@@ -126,7 +126,7 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
 @handle_errors
 def new(obj: Context, name: str, description: str | None, category: str | None) -> None:
     """Create skills/NAME/ with a SKILL.md to fill in."""
-    from .scaffold import new_skill
+    from ..publish.scaffold import new_skill
 
     folder = new_skill(obj.config, name, description, category, on_wait=_say_waiting_for_writer(obj.config.skills_path))
     click.echo(f"Created {folder}/SKILL.md")
@@ -164,8 +164,8 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
 
     Any validation error stops the build before anything is written (exit 1).
     """
-    from .build import BuildFailed, build as run_build
-    from .report import format_text
+    from ..publish.build import BuildFailed, build as run_build
+    from ..validate.report import format_text
 
     bar = None
 
@@ -207,9 +207,9 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
 @handle_errors
 def serve(obj: Context, port: int, out: Path) -> None:
     """Build, serve the site on 127.0.0.1 and rebuild whenever a skill or registry.yaml changes (Ctrl-C stops)."""
-    from .build import BuildFailed
-    from .report import format_text
-    from .site_serve import ServeEvent, serve as run_serve
+    from ..publish.build import BuildFailed
+    from ..validate.report import format_text
+    from ..publish.serve import ServeEvent, serve as run_serve
 
     def show(event: ServeEvent) -> None:
         if event.changed:
@@ -235,8 +235,8 @@ def serve(obj: Context, port: int, out: Path) -> None:
 
 def _registry_skill(obj: Context, name: str):
     """Load one skill of the registry by name, or by path to its folder; refuse it when it has errors."""
-    from .loader import load_skill
-    from .validate import check_skill
+    from ..core.loader import load_skill
+    from ..validate.checks import check_skill
 
     folder = Path(name)
     if not (folder.is_dir() and ((folder / "SKILL.md").is_file() or (folder / "skill.md").is_file())):
@@ -262,8 +262,8 @@ def _registry_skill(obj: Context, name: str):
 @handle_errors
 def export(obj: Context, name: str, fmt: str, output: Path | None) -> None:
     """Write one skill as a single file: the same bytes the registry would publish."""
-    from .bundle import dumps, json_bundle, zip_bytes
-    from .codec import serialize
+    from ..core.bundle import dumps, json_bundle, zip_bytes
+    from ..publish.codec import serialize
 
     skill = _registry_skill(obj, name)
     if fmt == "zip":
@@ -278,7 +278,7 @@ def export(obj: Context, name: str, fmt: str, output: Path | None) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     else:
-        from .fs import write_atomic
+        from ..core.fs import write_atomic
 
         write_atomic(output, data)
         click.echo(f"Wrote {output} ({len(data):,} bytes)", err=True)
@@ -286,8 +286,8 @@ def export(obj: Context, name: str, fmt: str, output: Path | None) -> None:
 
 def _named(files: list[Any], name: str, max_frontmatter_bytes: int) -> list[Any]:
     """``import --name``: SKILL.md's own `name:` becomes NAME too (only that line changes), or nothing is written."""
-    from .frontmatter import parse_skill_md, renamed_skill_md
-    from .model import SkillFile
+    from ..core.frontmatter import parse_skill_md, renamed_skill_md
+    from ..core.model import SkillFile
 
     parsed = parse_skill_md(files[0].data, "SKILL.md", max_frontmatter_bytes=max_frontmatter_bytes)
     if parsed.frontmatter is not None and parsed.frontmatter.data.get("name") == name:
@@ -303,11 +303,11 @@ def _named(files: list[Any], name: str, max_frontmatter_bytes: int) -> list[Any]
 @handle_errors
 def import_(obj: Context, source: Any, name: str | None) -> None:
     """Create skills/NAME/ from a prompts.chat multi-file text (FILE, or - for stdin), then validate it."""
-    from .codec import CodecError, parse
-    from .frontmatter import parse_skill_md
-    from .report import format_text
-    from .scaffold import add_skill_folder
-    from .validate import check_name, validate_paths
+    from ..publish.codec import CodecError, parse
+    from ..core.frontmatter import parse_skill_md
+    from ..validate.report import format_text
+    from ..publish.scaffold import add_skill_folder
+    from ..validate.checks import check_name, validate_paths
 
     raw = source.read()
     label = getattr(source, "name", "<stdin>")
@@ -343,8 +343,8 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
 @handle_errors
 def prompt(obj: Context, names: tuple[str, ...]) -> None:
     """Print the <available_skills> block for agent system prompts (all skills, or NAMES)."""
-    from .loader import find_skill_folders, load_skill
-    from .prompt import to_prompt
+    from ..core.loader import find_skill_folders, load_skill
+    from ..publish.prompt import to_prompt
 
     if names:
         skills = [_registry_skill(obj, n) for n in names]
@@ -359,7 +359,7 @@ def prompt(obj: Context, names: tuple[str, ...]) -> None:
 @handle_errors
 def marketplace(obj: Context, check: bool) -> None:
     """Write .claude-plugin/marketplace.json: one Claude Code plugin per category, listing its skills."""
-    from .marketplace import MARKETPLACE_PATH, stale_reason, write_marketplace
+    from ..publish.marketplace import MARKETPLACE_PATH, stale_reason, write_marketplace
 
     if check:
         reason = stale_reason(obj.config)
@@ -376,7 +376,7 @@ def marketplace(obj: Context, check: bool) -> None:
 @click.option("--markdown", is_flag=True, help="The Markdown page kept in docs/rules.md.")
 def rules(markdown: bool) -> None:
     """List every validation rule: code, severity and what it checks."""
-    from .rulesdoc import rules_markdown, rules_text
+    from ..validate.rulesdoc import rules_markdown, rules_text
 
     click.echo(rules_markdown() if markdown else rules_text(), nl=False)
 
@@ -391,7 +391,7 @@ def rules(markdown: bool) -> None:
 @handle_errors
 def check_deploy(url: str, commit: str, timeout: float, interval: float) -> None:
     """Check that the site at URL serves api/v1/index.json built from --commit; retry until --timeout."""
-    from .deploy import check_deploy as run_check
+    from ..publish.deploy import check_deploy as run_check
 
     def show(attempt: int, seen: str) -> None:
         click.echo(f"attempt {attempt}: index {seen}; retrying in {interval:g}s", err=True)
@@ -400,7 +400,7 @@ def check_deploy(url: str, commit: str, timeout: float, interval: float) -> None
     click.echo(f"{result.url} serves commit {commit} (attempt {result.attempts})")
 
 
-from .cli_client import COMMANDS as _CLIENT_COMMANDS  # noqa: E402  (the client's commands live in their own module)
+from .client import COMMANDS as _CLIENT_COMMANDS  # noqa: E402  (the client's commands live in their own module)
 
 for _command in _CLIENT_COMMANDS:
     cli.add_command(_command)

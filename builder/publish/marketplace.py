@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from .config import RegistryConfig
-from .errors import ConfigError
-from .fs import write_atomic
-from .loader import find_skill_folders, load_skill
+from ..core.config import RegistryConfig
+from ..core.errors import ConfigError
+from ..core.fs import write_atomic
+from ..core.loader import find_skill_folders, load_skill
 
 MARKETPLACE_PATH = ".claude-plugin/marketplace.json"
 UNCATEGORIZED = "uncategorized"

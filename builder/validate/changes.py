@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
-from .config import RegistryConfig
-from .diagnostics import Diagnostic, Severity
-from .errors import UsageError
-from .loader import display_path, find_skill_folders, is_junk, load_skill
-from .model import SkillFile, skill_digest
-from .validate import ValidationReport, check_registry, check_skill
+from ..core.config import RegistryConfig
+from ..core.diagnostics import Diagnostic, Severity
+from ..core.errors import UsageError
+from ..core.loader import display_path, find_skill_folders, is_junk, load_skill
+from ..core.model import SkillFile, skill_digest
+from .checks import ValidationReport, check_registry, check_skill
 
 ADDED, MODIFIED, REMOVED, RENAMED = "added", "modified", "removed", "renamed"
 _BLOB_MODES = {"100644": False, "100755": True}  # tree mode -> executable; links and submodules are not published

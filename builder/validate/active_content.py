@@ -48,7 +48,7 @@ _URL_IGNORED = "".join(chr(c) for c in range(0x21))  # what a URL parser strips 
 
 @functools.cache
 def _active_types() -> dict[str, str]:
-    text = (Path(__file__).parent / "data" / "active_types.yaml").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[1] / "data" / "active_types.yaml").read_text(encoding="utf-8")
     table = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return {ext: media_type for media_type, exts in table.items() for ext in exts.split()}
 

@@ -29,22 +29,22 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from . import __version__
-from .api import (API_ROOT, INDEX_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2, Artifact, bundle_stem, detail_document,
-                  detail_path, discovery_v1_document, discovery_v1_entry, discovery_v2_document, discovery_v2_entry,
-                  index_document, index_entry, raw_path)
-from .bundle import dumps, json_bundle, zip_bytes
-from .config import RegistryConfig
-from .diagnostics import Diagnostic, Severity
-from .errors import BuildError, UsageError, os_error_message
-from .fs import LockHeld, exchange, exclusive_lock, write_atomic
-from .loader import display_path, find_skill_folders, load_skill
-from .model import Frontmatter, Skill, sha256_hex
+from .. import __version__
+from ..core.urls import API_ROOT, INDEX_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2, detail_path, raw_path
+from .api import (Artifact, bundle_stem, detail_document, discovery_v1_document, discovery_v1_entry,
+                  discovery_v2_document, discovery_v2_entry, index_document, index_entry)
+from ..core.bundle import dumps, json_bundle, zip_bytes
+from ..core.config import RegistryConfig
+from ..core.diagnostics import Diagnostic, Severity
+from ..core.errors import BuildError, UsageError, os_error_message
+from ..core.fs import LockHeld, exchange, exclusive_lock, write_atomic
+from ..core.loader import display_path, find_skill_folders, load_skill
+from ..core.model import Frontmatter, Skill, sha256_hex
 from .provenance import History, read_history
 from .schemas import SCHEMA_DIR, write_schemas
-from .search import SEARCH_INDEX_PATH, search_entry, search_index
-from .validate import ValidationReport, check_registry, check_skill
-from .workers import run_parallel
+from ..core.search import SEARCH_INDEX_PATH, search_entry, search_index
+from ..validate.checks import ValidationReport, check_registry, check_skill
+from ..core.workers import run_parallel
 
 MANIFEST_VERSION = 2
 GLOBAL_UNITS = (INDEX_PATH, SEARCH_INDEX_PATH, SCHEMA_DIR, f"{WELL_KNOWN_V1}/index.json",
@@ -672,7 +672,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
             write_schemas(tmp)
             _write(tmp, ".nojekyll", b"")
             if site:
-                from .site import write_site
+                from ..site.pages import write_site
 
                 write_site(config, tmp, report, api_roots=(tmp, out) if previous is not None else (tmp,))
             removed: list[str] = []

@@ -1,6 +1,6 @@
 """mkdocs hooks (``hooks:`` in the generated mkdocs.yml) that keep a build fast however many skills there are.
 
-- ``on_page_content`` puts each page's pre-rendered HTML back in place. builder/site.py keeps the raw-HTML
+- ``on_page_content`` puts each page's pre-rendered HTML back in place. builder/site/pages.py keeps the raw-HTML
   blocks of a generated page out of its Markdown, as a JSON list beside the docs folder, and leaves a
   ``<!--sr:N-->`` comment where each block goes; Markdown then only sees a title and comments, so mkdocs spends
   no time re-parsing HTML it would pass through unchanged anyway.

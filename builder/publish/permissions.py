@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .model import Skill
+from ..core.model import Skill
 
 NETWORK = re.compile(
     r"\b(?:urllib\.request|urlopen|requests\.(?:get|post|put|delete|Session)|httpx|aiohttp|socket\.|"

@@ -12,29 +12,13 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 from urllib.parse import quote
 
-from .config import RegistryConfig
-from .model import Skill
+from ..core.config import RegistryConfig
+from ..core.model import Skill
+from ..core.urls import API_ROOT, API_VERSION, INDEX_PATH, detail_path, page_path, raw_path
 from .permissions import permissions
 from .provenance import Provenance, Source
 
-API_VERSION = 1
-API_ROOT = "api/v1"
-INDEX_PATH = f"{API_ROOT}/index.json"
-WELL_KNOWN_V1 = ".well-known/skills"
-WELL_KNOWN_V2 = ".well-known/agent-skills"
 DISCOVERY_V2_SCHEMA = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
-
-
-def detail_path(name: str) -> str:
-    return f"{API_ROOT}/skills/{name}.json"
-
-
-def raw_path(name: str, path: str) -> str:
-    return f"{API_ROOT}/skills/{name}/files/{path}"
-
-
-def page_path(name: str) -> str:
-    return f"skills/{name}/"
 
 
 def bundle_stem(skill: Skill) -> str:
@@ -180,15 +164,6 @@ def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: 
             "index": url_of(config, INDEX_PATH),
         },
     }
-
-
-def declared_author(frontmatter: Mapping[str, Any]) -> str | None:
-    """The author the skill names for itself (``metadata.author``); git's commit authors are its contributors."""
-    meta = frontmatter.get("metadata")
-    author = meta.get("author") if isinstance(meta, Mapping) else None
-    if not isinstance(author, str) or not author.strip():
-        return None
-    return author.strip()
 
 
 def discovery_v1_entry(skill: Skill) -> dict[str, Any]:

@@ -18,8 +18,8 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from .build import BuildResult, build
-from .config import RegistryConfig
-from .errors import SkillRegError
+from ..core.config import RegistryConfig
+from ..core.errors import SkillRegError
 
 Snapshot = dict[str, tuple[int, int]]
 

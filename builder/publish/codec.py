@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from .errors import UsageError
-from .loader import path_problems
-from .model import SkillFile
+from ..core.errors import UsageError
+from ..core.loader import path_problems
+from ..core.model import SkillFile
 
 FILE_MARK = "\x1fFILE:"
 END_MARK = "\x1e"

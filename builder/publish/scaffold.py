@@ -12,11 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .config import RegistryConfig
-from .errors import UsageError
-from .fs import write_new_folder
-from .loader import refuse_linked_folders
-from .validate import RESERVED_NAMES, check_name
+from ..core.config import RegistryConfig
+from ..core.errors import UsageError
+from ..core.fs import write_new_folder
+from ..core.loader import refuse_linked_folders
+from ..validate.checks import RESERVED_NAMES, check_name
 
 STATE_ENV = "SKILLREG_STATE_DIR"  # the same override as the build's records
 

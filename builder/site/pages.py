@@ -3,7 +3,7 @@
 The pages are generated from what the build has already written (``api/v1/index.json``, the per-skill detail
 documents and raw SKILL.md files), so the site shows exactly what clients download. Skill pages stay out of the
 navigation and mkdocs-material's full-text search is off: the site searches ``api/v1/search-index.json`` with
-``assets/search.js``, which ranks exactly like builder/search.py. That keeps each page small however many
+``assets/search.js``, which ranks exactly like builder/core/search.py. That keeps each page small however many
 skills there are.
 """
 
@@ -28,16 +28,16 @@ import jinja2
 import yaml
 from markupsafe import Markup
 
-from .api import API_ROOT, INDEX_PATH, declared_author, detail_path
-from .config import RegistryConfig
-from .errors import BuildError
-from .frontmatter import parse_skill_md
-from .search import SEARCH_INDEX_PATH
-from .site_hooks import fragments_path
-from .site_render import BodyRenderer
-from .workers import default_jobs
+from ..core.urls import API_ROOT, INDEX_PATH, declared_author, detail_path
+from ..core.config import RegistryConfig
+from ..core.errors import BuildError
+from ..core.frontmatter import parse_skill_md
+from ..core.search import SEARCH_INDEX_PATH
+from .hooks import fragments_path
+from .render import BodyRenderer
+from ..core.workers import default_jobs
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "site_templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "site_templates"
 PAGES = TEMPLATES / "pages"
 # Below this many skills a pool of processes costs more than it saves (as in build.py).
 RECENT = 10
@@ -262,7 +262,7 @@ def mkdocs_config(plan: _Plan, docs: Path, site_dir: Path) -> dict[str, Any]:
         data["nav"] = data["nav"] + [{"Skills": [{name: f"skills/{name}.md"} for name in plan.names]}]
     else:
         data["theme"]["custom_dir"] = str(TEMPLATES / "overrides")
-        data["hooks"] = [str(Path(__file__).resolve().parent / "site_hooks.py")]
+        data["hooks"] = [str(Path(__file__).resolve().parent / "hooks.py")]
     return data
 
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import click
 
-from .terminal import visible, visible_json
+from ..core.terminal import visible, visible_json
 
 EXIT_OK, EXIT_FAIL = 0, 1
 
@@ -25,7 +25,7 @@ def _handled(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from .cli import handle_errors
+        from .app import handle_errors
 
         return handle_errors(func)(*args, **kwargs)
 
@@ -49,10 +49,10 @@ def _warn(message: str) -> None:
 
 def default_location() -> str:
     """The output folder of the local registry's build: works with no network."""
-    from .config import load_config
-    from .errors import ConfigError, UsageError
+    from ..core.config import load_config
+    from ..core.errors import ConfigError, UsageError
 
-    from .api import INDEX_PATH
+    from ..core.urls import INDEX_PATH
 
     obj = click.get_current_context().find_root().obj
     missing = UsageError("no registry given: pass --registry URL or set SKILLREG_REGISTRY "
@@ -67,14 +67,14 @@ def default_location() -> str:
 
 
 def open_registry(location: str | None):
-    from .client.registry import Registry
+    from ..client.registry import Registry
 
     return Registry(location or default_location(), warn=_warn)
 
 
 def _registry_for(location: str | None) -> Callable[[str], Any]:
     """The registry a lock entry came from, unless --registry names one for all; each is opened once."""
-    from .client.registry import Registry
+    from ..client.registry import Registry
 
     explicit = open_registry(location) if location else None
     opened: dict[str, Any] = {}
@@ -90,7 +90,7 @@ def _registry_for(location: str | None) -> Callable[[str], Any]:
 
 
 def display_path(path: Path) -> str:
-    from .loader import display_path as shown
+    from ..core.loader import display_path as shown
 
     return shown(path)
 
@@ -105,7 +105,7 @@ def _count(value: object) -> str:
 
 
 def _lock(global_: bool):
-    from .client.lock import read_lock
+    from ..client.lock import read_lock
 
     return read_lock(Path.cwd(), global_=global_)
 
@@ -116,7 +116,7 @@ def _waiting(message: str) -> None:
 
 def _changing(global_: bool):
     """The lock, held for the whole command: concurrent commands take turns and never lose each other's entries."""
-    from .client.lock import locked
+    from ..client.lock import locked
 
     return locked(Path.cwd(), global_=global_, waiting=_waiting)
 
@@ -134,7 +134,7 @@ def _changing(global_: bool):
 def search(query: str, category: str | None, tag: str | None, limit: int, as_json: bool,
            location: str | None) -> None:
     """Find skills by name, description, category, tags and headings, ranked as the website ranks them."""
-    from .search import rank
+    from ..core.search import rank
 
     registry = open_registry(location)
     hits = rank(registry.search_index(), query, category=category, tag=tag, limit=limit)
@@ -170,7 +170,7 @@ def info(name: str, as_json: bool, location: str | None) -> None:
     click.echo(visible(f"{detail['name']} {detail.get('version') or ''}".rstrip()))
     click.echo(textwrap.fill(visible(detail.get("description", "")), 100))
     click.echo()
-    from .api import declared_author
+    from ..core.urls import declared_author
 
     rows = [("category", detail.get("category") or "-"), ("tags", ", ".join(map(str, detail.get("tags") or [])) or "-"),
             ("license", detail.get("license") or "-"),
@@ -252,9 +252,9 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None
     The bundle must match the published sha256 and the files the published digest before anything is
     written; the new folder is swapped in with one rename. Nothing from the skill is run.
     """
-    from .client import project
-    from .client.agents import agent_table
-    from .errors import UsageError
+    from ..client import project
+    from ..client.agents import agent_table
+    from ..core.errors import UsageError
 
     if not specs:
         if agents or folder:
@@ -290,7 +290,7 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None
 @_handled
 def update(names: tuple[str, ...], dry_run: bool, force: bool, global_: bool, location: str | None) -> None:
     """Install the newest published version of installed skills (all, or NAMES): a new digest is an update."""
-    from .client import project
+    from ..client import project
 
     with _changing(global_) as lock:
         if not lock.entries:
@@ -318,7 +318,7 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, global_: bool, lo
 @_handled
 def remove(name: str, force: bool, global_: bool) -> None:
     """Delete an installed skill from every folder it was installed in, and from the lock."""
-    from .client import project
+    from ..client import project
 
     with _changing(global_) as lock:
         lock, change = project.remove(lock, name, force=force)
@@ -356,7 +356,7 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
 
     Exit 0 when every folder matches, 1 otherwise. Reads only local files.
     """
-    from .client import project
+    from ..client import project
 
     lock = _lock(global_)
     results = project.verify(lock, list(names))
@@ -384,7 +384,7 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
 @_handled
 def mcp(location: str | None) -> None:
     """Serve search_skills, get_skill and install_skill to an agent over MCP (stdio)."""
-    from .mcp_server import serve
+    from ..client.mcp_server import serve
 
     serve(location or default_location())
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from .diagnostics import Diagnostic
-from .terminal import visible
-from .validate import ValidationReport
+from ..core.diagnostics import Diagnostic
+from ..core.terminal import visible
+from .checks import ValidationReport
 
 JSON_VERSION = 1
 
@@ -32,7 +32,7 @@ def format_text(report: ValidationReport) -> str:
 
 
 def to_json(report: ValidationReport, profile: str) -> dict[str, object]:
-    """The documented shape of ``validate --format json`` (schema: builder/schemas/validate.schema.json)."""
+    """The documented shape of ``validate --format json`` (schema: builder/publish/schemas/validate.schema.json)."""
     return {
         "version": JSON_VERSION,
         "profile": profile,

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urljoin
 
-from . import __version__
-from .api import INDEX_PATH
-from .errors import SkillRegError
+from .. import __version__
+from ..core.urls import INDEX_PATH
+from ..core.errors import SkillRegError
 
 
 class DeployCheckFailed(SkillRegError):

@@ -1,0 +1,3 @@
+"""The ``skillreg`` command line: the group and its error handling (``app``) and the client's commands.
+Nothing else in the package imports it.
+"""

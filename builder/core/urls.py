@@ -1,0 +1,35 @@
+"""The published URL scheme and the fields a publisher and a client read alike: a contract of both sides.
+
+Paths are relative to the site root; the builder writes these files and the client and MCP server fetch them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+API_VERSION = 1
+API_ROOT = "api/v1"
+INDEX_PATH = f"{API_ROOT}/index.json"
+WELL_KNOWN_V1 = ".well-known/skills"
+WELL_KNOWN_V2 = ".well-known/agent-skills"
+
+
+def detail_path(name: str) -> str:
+    return f"{API_ROOT}/skills/{name}.json"
+
+
+def raw_path(name: str, path: str) -> str:
+    return f"{API_ROOT}/skills/{name}/files/{path}"
+
+
+def page_path(name: str) -> str:
+    return f"skills/{name}/"
+
+
+def declared_author(frontmatter: Mapping[str, Any]) -> str | None:
+    """The author the skill names for itself (``metadata.author``); git's commit authors are its contributors."""
+    meta = frontmatter.get("metadata")
+    author = meta.get("author") if isinstance(meta, Mapping) else None
+    if not isinstance(author, str) or not author.strip():
+        return None
+    return author.strip()
