@@ -37,7 +37,16 @@ from .hooks import fragments_path
 from .render import BodyRenderer
 from ..core.workers import default_jobs
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "site_templates"
+
+def _templates() -> Path:
+    """The site templates: inside the package in a wheel (pyproject maps site_templates/ to
+    builder.site.templates), at the repository's top in a source checkout or editable install."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "templates"
+    return packaged if packaged.is_dir() else here.parents[1] / "site_templates"
+
+
+TEMPLATES = _templates()
 PAGES = TEMPLATES / "pages"
 # Below this many skills a pool of processes costs more than it saves (as in build.py).
 RECENT = 10
