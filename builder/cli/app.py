@@ -1,59 +1,48 @@
-"""The ``skillreg`` command line: parse options, call one core function, show the result, pick the exit code."""
+"""The ``skillreg`` group and its one error handler.
+
+Commands (``registry``: the registry's own, ``client``: reading and installing from one) raise the project's
+errors; the group turns each into one line on stderr and its exit code, so no command shows a traceback and
+none needs its own handling. Exit codes are defined once, in ``core.errors``.
+"""
 
 from __future__ import annotations
 
-import functools
-import json
-import os
-import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
 from .. import __version__
-from ..core.config import PROFILES, RegistryConfig, load_config
-from ..core.errors import SkillRegError, UsageError, os_error_message
+from ..core.errors import EXIT_FAILURE, EXIT_INTERRUPTED, SkillRegError, os_error_message
 from ..core.terminal import visible
+from . import client, registry
+from .context import Context
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+def _handle_error(exc: SkillRegError | OSError | KeyboardInterrupt) -> int:
+    """The one handler: one line on stderr for an error the project knows, and the exit code to leave with."""
+    if isinstance(exc, KeyboardInterrupt):
+        click.echo("Interrupted.", err=True)
+        return EXIT_INTERRUPTED
+    if isinstance(exc, SkillRegError):
+        click.echo(f"Error: {visible(str(exc))}", err=True)
+        return exc.exit_code
+    # A full, read-only or failing disk: the operation has already put things back.
+    click.echo(f"Error: {visible(os_error_message(exc))}", err=True)
+    return EXIT_FAILURE
 
 
-def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn the project's errors into one line on stderr and their exit code, never a traceback."""
+class _Group(click.Group):
+    """Runs every command (and the group itself) inside the one error handler."""
 
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def invoke(self, ctx: click.Context) -> Any:
         try:
-            return func(*args, **kwargs)
-        except SkillRegError as exc:
-            click.echo(f"Error: {visible(str(exc))}", err=True)
-            sys.exit(exc.exit_code)
-        except OSError as exc:  # a full, read-only or failing disk: the operation has already put things back
-            click.echo(f"Error: {visible(os_error_message(exc))}", err=True)
-            sys.exit(EXIT_FAIL)
-        except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
-            sys.exit(130)
-
-    return wrapper
+            return super().invoke(ctx)
+        except (SkillRegError, OSError, KeyboardInterrupt) as exc:
+            raise click.exceptions.Exit(_handle_error(exc)) from None
 
 
-class Context:
-    """What every command may need: the registry's configuration, read once on first use."""
-
-    def __init__(self, config_path: Path | None) -> None:
-        self.config_path = config_path
-
-    @functools.cached_property
-    def config(self) -> RegistryConfig:
-        return load_config(self.config_path)
-
-
-pass_context = click.make_pass_decorator(Context)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="skillreg")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               envvar="SKILLREG_CONFIG", help="registry.yaml to use (default: the nearest one above the current folder).")
@@ -63,346 +52,7 @@ def cli(ctx: click.Context, config_path: Path | None) -> None:
     ctx.obj = Context(config_path)
 
 
-@cli.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
-              help="text for people, json for tools, github for workflow annotations and a job summary.")
-@click.option("--profile", type=click.Choice(PROFILES), default=None,
-              help="Which fields are allowed (default: `profile` in registry.yaml).")
-@click.option("--strict", is_flag=True, help="Fail on warnings too.")
-@click.option("--changed-since", metavar="REF",
-              help="Only the skills git shows changed since REF's merge base (commits, edits and untracked files), "
-                   "plus the registry-wide rules over every skill.")
-@pass_context
-@handle_errors
-def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | None, strict: bool,
-             changed_since: str | None) -> None:
-    """Check skill folders and report every problem with its file, line and rule code.
-
-    PATHS are skill folders or folders of skills (default: the registry's skills/).
-    Exit 0 when clean, 1 on errors (or warnings with --strict), 2 on usage errors.
-    """
-    from ..validate.report import format_github, format_json, format_text, summary_line, summary_markdown, to_json
-    from ..validate.checks import validate_paths
-
-    config = obj.config
-    profile = profile or config.profile
-    changes = None
-    if changed_since is not None:
-        from ..validate.changes import changes_markdown, format_changes_text, validate_changes
-
-        if paths:
-            raise UsageError("--changed-since finds the skills itself; give it no PATHS")
-        changes = validate_changes(config, changed_since, profile)
-        report = changes.report
-    else:
-        report = validate_paths(list(paths) or [config.skills_path], config, profile)
-    if fmt == "json":
-        if changes is None:
-            click.echo(format_json(report, profile), nl=False)
-        else:
-            data = {**to_json(report, profile), "changed_since": changes.to_dict()}
-            click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
-    elif fmt == "github":
-        click.echo((format_changes_text(changes) if changes else "") + format_github(report), nl=False)
-        summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary_file:
-            try:
-                with open(summary_file, "a", encoding="utf-8") as fh:
-                    fh.write((changes_markdown(changes) if changes else "") +
-                             summary_markdown(report.diagnostics, summary_line(report)))
-            except OSError as exc:
-                raise SkillRegError(f"GITHUB_STEP_SUMMARY={summary_file}: cannot append ({exc.strerror})") from None
-    else:
-        click.echo((format_changes_text(changes) if changes else "") + format_text(report), nl=False)
-    sys.exit(EXIT_FAIL if report.failed(strict) else EXIT_OK)
-
-
-@cli.command()
-@click.argument("name")
-@click.option("--description", help="What the skill does and when to use it.")
-@click.option("--category", help="A category slug from registry.yaml.")
-@pass_context
-@handle_errors
-def new(obj: Context, name: str, description: str | None, category: str | None) -> None:
-    """Create skills/NAME/ with a SKILL.md to fill in."""
-    from ..publish.scaffold import new_skill
-
-    folder = new_skill(obj.config, name, description, category, on_wait=_say_waiting_for_writer(obj.config.skills_path))
-    click.echo(f"Created {folder}/SKILL.md")
-    click.echo(f"Edit it, then run: skillreg validate {folder}")
-
-
-def _say_waiting_for_writer(skills: Path) -> Callable[[], None]:
-    return lambda: click.echo(f"Waiting for another `skillreg new` or `import` into {skills}/ to finish...", err=True)
-
-
-def _show_progress() -> bool:
-    return sys.stderr.isatty() and not os.environ.get("CI")
-
-
-def _say_waiting(out: Path, holder: int | None) -> None:
-    who = f" (process {holder})" if holder else ""
-    click.echo(f"Waiting for another build of {out}/ to finish{who}...", err=True)
-
-
-@cli.command()
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
-              help="Output folder; replaced as a whole when the build succeeds.")
-@click.option("--base-url", help="Public URL the output is served from (default: `base_url` in registry.yaml).")
-@click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core for large registries).")
-@click.option("--keep-going", is_flag=True, help="Leave invalid skills out and list them instead of stopping.")
-@click.option("--profile", type=click.Choice(PROFILES), default=None, help="Validation profile (default: registry.yaml).")
-@click.option("--site/--no-site", default=True, show_default=True, help="Also write the website.")
-@click.option("-v", "--verbose", is_flag=True, help="Say which skills were written and which reused.")
-@click.option("--no-wait", is_flag=True, help="If another build of --out is running, exit 1 at once instead of waiting.")
-@pass_context
-@handle_errors
-def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_going: bool, profile: str | None,
-          site: bool, verbose: bool, no_wait: bool) -> None:
-    """Validate every skill, then write the website, JSON API, bundles and discovery indexes to --out.
-
-    Any validation error stops the build before anything is written (exit 1).
-    """
-    from ..publish.build import BuildFailed, build as run_build
-    from ..validate.report import format_text
-
-    bar = None
-
-    def progress(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = click.progressbar(length=total, label="Building", file=sys.stderr)
-            bar.__enter__()
-        bar.update(1)
-
-    try:
-        result = run_build(obj.config, out, base_url=base_url, jobs=jobs, keep_going=keep_going, profile=profile,
-                           site=site, on_progress=progress if _show_progress() else None, wait=not no_wait,
-                           on_wait=functools.partial(_say_waiting, out))
-    except BuildFailed as failed:
-        click.echo(format_text(failed.report), nl=False)
-        raise
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
-    if result.report.diagnostics and (verbose or result.skipped or result.report.warnings):
-        click.echo(format_text(result.report), nl=False)
-    if result.skipped:
-        click.echo(f"Left out {len(result.skipped)} invalid skill(s): {', '.join(result.skipped)}")
-    if verbose:
-        click.echo(f"Written: {', '.join(result.written) or '-'}")
-        click.echo(f"Reused: {len(result.reused)} unchanged skill(s)")
-    commit = f" at commit {result.commit[:12]}" if result.commit else " (not a git repository: no provenance)"
-    click.echo(f"Built {len(result.published)} skills into {out}/{commit} "
-               f"({len(result.written)} written, {len(result.reused)} unchanged)")
-
-
-@cli.command()
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
-              help="Port on 127.0.0.1 (0: any free port).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
-              help="Output folder to build into and serve.")
-@pass_context
-@handle_errors
-def serve(obj: Context, port: int, out: Path) -> None:
-    """Build, serve the site on 127.0.0.1 and rebuild whenever a skill or registry.yaml changes (Ctrl-C stops)."""
-    from ..publish.build import BuildFailed
-    from ..validate.report import format_text
-    from ..publish.serve import ServeEvent, serve as run_serve
-
-    def show(event: ServeEvent) -> None:
-        if event.changed:
-            click.echo(f"Changed: {', '.join(event.changed[:3])}{' ...' if len(event.changed) > 3 else ''}")
-        if event.kind == "waiting":
-            _say_waiting(out, event.holder)
-        elif event.kind == "serving":
-            click.echo(f"Serving {out}/ at {event.url} (Ctrl-C to stop)")
-        elif event.kind == "built" and event.result is not None:
-            click.echo(f"Built {len(event.result.published)} skills into {out}/")
-        elif event.kind == "failed":
-            if isinstance(event.error, BuildFailed):
-                click.echo(format_text(event.error.report), nl=False)
-            click.echo(f"Error: {event.error}; still serving the previous build", err=True)
-
-    try:
-        run_serve(obj.config, out, port=port, on_event=show)
-    except KeyboardInterrupt:
-        click.echo("Stopped.")
-    except OSError as exc:
-        raise UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
-
-
-def _registry_skill(obj: Context, name: str):
-    """Load one skill of the registry by name, or by path to its folder; refuse it when it has errors."""
-    from ..core.loader import load_skill
-    from ..validate.checks import check_skill
-
-    folder = Path(name)
-    if not (folder.is_dir() and ((folder / "SKILL.md").is_file() or (folder / "skill.md").is_file())):
-        folder = obj.config.skills_path / name
-    if not folder.is_dir():
-        raise UsageError(f"no skill named {name!r} in {obj.config.skills_path}")
-    loaded = load_skill(folder, obj.config)
-    errors = [d for d in (*loaded.diagnostics, *check_skill(loaded.skill, obj.config, obj.config.profile))
-              if d.severity.value == "error"]
-    if errors:
-        first = errors[0]
-        raise SkillRegError(f"{first.file}:{first.line}: {first.code} {first.message} "
-                            f"({len(errors)} error(s); run `skillreg validate {folder}`)")
-    return loaded.skill
-
-
-@cli.command()
-@click.argument("name")
-@click.option("--format", "fmt", type=click.Choice(["prompts-chat", "zip", "json"]), default="prompts-chat",
-              show_default=True, help="prompts.chat multi-file text, a zip bundle or a JSON bundle.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here instead of stdout.")
-@pass_context
-@handle_errors
-def export(obj: Context, name: str, fmt: str, output: Path | None) -> None:
-    """Write one skill as a single file: the same bytes the registry would publish."""
-    from ..core.bundle import dumps, json_bundle, zip_bytes
-    from ..publish.codec import serialize
-
-    skill = _registry_skill(obj, name)
-    if fmt == "zip":
-        data = zip_bytes(skill.files)
-    elif fmt == "json":
-        data = dumps(json_bundle(skill))
-    else:
-        data = serialize(skill.files).encode("utf-8")
-    if output is None:
-        if fmt == "zip" and sys.stdout.isatty():
-            raise UsageError("refusing to write a zip archive to a terminal; use -o FILE or a redirect")
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    else:
-        from ..core.fs import write_atomic
-
-        write_atomic(output, data)
-        click.echo(f"Wrote {output} ({len(data):,} bytes)", err=True)
-
-
-def _named(files: list[Any], name: str, max_frontmatter_bytes: int) -> list[Any]:
-    """``import --name``: SKILL.md's own `name:` becomes NAME too (only that line changes), or nothing is written."""
-    from ..core.frontmatter import parse_skill_md, renamed_skill_md
-    from ..core.model import SkillFile
-
-    parsed = parse_skill_md(files[0].data, "SKILL.md", max_frontmatter_bytes=max_frontmatter_bytes)
-    if parsed.frontmatter is not None and parsed.frontmatter.data.get("name") == name:
-        return files
-    data = renamed_skill_md(files[0].data, name, max_frontmatter_bytes=max_frontmatter_bytes)
-    return [SkillFile(files[0].path, data, files[0].executable), *files[1:]]
-
-
-@cli.command(name="import")
-@click.argument("source", type=click.File("rb"))
-@click.option("--name", help="Folder name for the skill (default: `name` in its SKILL.md).")
-@pass_context
-@handle_errors
-def import_(obj: Context, source: Any, name: str | None) -> None:
-    """Create skills/NAME/ from a prompts.chat multi-file text (FILE, or - for stdin), then validate it."""
-    from ..publish.codec import CodecError, parse
-    from ..core.frontmatter import parse_skill_md
-    from ..validate.report import format_text
-    from ..publish.scaffold import add_skill_folder
-    from ..validate.checks import check_name, validate_paths
-
-    raw = source.read()
-    label = getattr(source, "name", "<stdin>")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{label}: not UTF-8 text (byte offset {exc.start})") from None
-    try:
-        files = parse(text)
-    except CodecError as exc:
-        raise CodecError(f"{label}: {exc}") from None
-    if name is None:
-        parsed = parse_skill_md(files[0].data, "SKILL.md", max_frontmatter_bytes=obj.config.limits.max_frontmatter_bytes)
-        declared = parsed.frontmatter.data.get("name") if parsed.frontmatter else None
-        if not isinstance(declared, str) or not declared:
-            raise UsageError(f"{label}: SKILL.md declares no usable `name`; pass --name")
-        name = declared
-    problems = list(check_name(name, name, lambda code, msg, hint=None: f"{code}: {msg}"))
-    if problems:
-        raise UsageError(problems[0])
-    files = _named(files, name, obj.config.limits.max_frontmatter_bytes)
-    folder = add_skill_folder(obj.config.skills_path, name, {f.path: (f.data, f.executable) for f in files},
-                              on_wait=_say_waiting_for_writer(obj.config.skills_path))
-    click.echo(f"Created {folder}/ with {len(files)} file(s)")
-    report = validate_paths([folder], obj.config)
-    click.echo(format_text(report), nl=False)
-    sys.exit(EXIT_FAIL if report.failed() else EXIT_OK)
-
-
-@cli.command()
-@click.argument("names", nargs=-1)
-@pass_context
-@handle_errors
-def prompt(obj: Context, names: tuple[str, ...]) -> None:
-    """Print the <available_skills> block for agent system prompts (all skills, or NAMES)."""
-    from ..core.loader import find_skill_folders, load_skill
-    from ..publish.prompt import to_prompt
-
-    if names:
-        skills = [_registry_skill(obj, n) for n in names]
-    else:
-        skills = [load_skill(f, obj.config).skill for f in find_skill_folders(obj.config.skills_path)]
-    click.echo(to_prompt(skills))
-
-
-@cli.command()
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 when the committed file is out of date.")
-@pass_context
-@handle_errors
-def marketplace(obj: Context, check: bool) -> None:
-    """Write .claude-plugin/marketplace.json: one Claude Code plugin per category, listing its skills."""
-    from ..publish.marketplace import MARKETPLACE_PATH, stale_reason, write_marketplace
-
-    if check:
-        reason = stale_reason(obj.config)
-        if reason:
-            click.echo(f"Error: {reason}. Run `skillreg marketplace` and commit {MARKETPLACE_PATH}.", err=True)
-            sys.exit(EXIT_FAIL)
-        click.echo(f"{MARKETPLACE_PATH} is up to date")
-        return
-    path, written = write_marketplace(obj.config)
-    click.echo(f"{'Wrote' if written else 'Unchanged:'} {path}")
-
-
-@cli.command()
-@click.option("--markdown", is_flag=True, help="The Markdown page kept in docs/rules.md.")
-def rules(markdown: bool) -> None:
-    """List every validation rule: code, severity and what it checks."""
-    from ..validate.rulesdoc import rules_markdown, rules_text
-
-    click.echo(rules_markdown() if markdown else rules_text(), nl=False)
-
-
-@cli.command(name="check-deploy")
-@click.argument("url")
-@click.option("--commit", required=True, help="The commit the deploy was built from (e.g. $GITHUB_SHA).")
-@click.option("--timeout", type=click.FloatRange(min=0), default=600, show_default=True,
-              help="Seconds to keep trying; CDN caches may serve the old index for a while.")
-@click.option("--interval", type=click.FloatRange(min=0), default=15, show_default=True,
-              help="Seconds between attempts.")
-@handle_errors
-def check_deploy(url: str, commit: str, timeout: float, interval: float) -> None:
-    """Check that the site at URL serves api/v1/index.json built from --commit; retry until --timeout."""
-    from ..publish.deploy import check_deploy as run_check
-
-    def show(attempt: int, seen: str) -> None:
-        click.echo(f"attempt {attempt}: index {seen}; retrying in {interval:g}s", err=True)
-
-    result = run_check(url, commit, timeout=timeout, interval=interval, on_attempt=show)
-    click.echo(f"{result.url} serves commit {commit} (attempt {result.attempts})")
-
-
-from .client import COMMANDS as _CLIENT_COMMANDS  # noqa: E402  (the client's commands live in their own module)
-
-for _command in _CLIENT_COMMANDS:
+for _command in (*registry.COMMANDS, *client.COMMANDS):
     cli.add_command(_command)
 
 

@@ -1,36 +1,20 @@
 """The client commands of ``skillreg``: search, info, install, update, remove, list, verify, mcp.
 
 Each command parses its options, calls one function of ``builder.client``, prints the result and picks
-the exit code; errors become one line on stderr through the CLI's shared handler.
+the exit code; errors are raised and become one line on stderr in the group's one handler (``app``).
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 
+from ..core.errors import EXIT_FAILURE
 from ..core.terminal import visible, visible_json
-
-EXIT_OK, EXIT_FAIL = 0, 1
-
-
-def _handled(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The CLI's one error handler, looked up when the command runs (cli.py imports this module)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from .app import handle_errors
-
-        return handle_errors(func)(*args, **kwargs)
-
-    return wrapper
-
 
 def registry_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--registry", "location", envvar="SKILLREG_REGISTRY", metavar="URL",
@@ -130,7 +114,6 @@ def _changing(global_: bool):
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="At most this many results.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @registry_option
-@_handled
 def search(query: str, category: str | None, tag: str | None, limit: int, as_json: bool,
            location: str | None) -> None:
     """Find skills by name, description, category, tags and headings, ranked as the website ranks them."""
@@ -159,7 +142,6 @@ def search(query: str, category: str | None, tag: str | None, limit: int, as_jso
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print the registry's detail document as JSON.")
 @registry_option
-@_handled
 def info(name: str, as_json: bool, location: str | None) -> None:
     """Show one skill: description, files, permissions summary, provenance and digest."""
     registry = open_registry(location)
@@ -244,7 +226,6 @@ def _print_unpublished(changes) -> None:
 @click.option("--frozen", is_flag=True, help="Fail instead of changing skills-lock.json when it and the registry "
                                               "disagree.")
 @registry_option
-@_handled
 def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None, global_: bool, force: bool,
             frozen: bool, location: str | None) -> None:
     """Download, verify and install skills; with no NAME, restore everything in skills-lock.json.
@@ -287,7 +268,6 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None
 @click.option("--force", is_flag=True, help="Update even skills whose installed files were changed locally.")
 @global_option
 @registry_option
-@_handled
 def update(names: tuple[str, ...], dry_run: bool, force: bool, global_: bool, location: str | None) -> None:
     """Install the newest published version of installed skills (all, or NAMES): a new digest is an update."""
     from ..client import project
@@ -315,7 +295,6 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, global_: bool, lo
 @click.argument("name")
 @click.option("--force", is_flag=True, help="Remove even if installed files were changed locally.")
 @global_option
-@_handled
 def remove(name: str, force: bool, global_: bool) -> None:
     """Delete an installed skill from every folder it was installed in, and from the lock."""
     from ..client import project
@@ -328,7 +307,6 @@ def remove(name: str, force: bool, global_: bool) -> None:
 @click.command(name="list")
 @click.option("--json", "as_json", is_flag=True, help="Print the lock's entries as JSON.")
 @global_option
-@_handled
 def list_(as_json: bool, global_: bool) -> None:
     """Show the skills recorded in skills-lock.json: version, digest and folders."""
     lock = _lock(global_)
@@ -350,7 +328,6 @@ def list_(as_json: bool, global_: bool) -> None:
 @click.command()
 @click.argument("names", nargs=-1)
 @global_option
-@_handled
 def verify(names: tuple[str, ...], global_: bool) -> None:
     """Check installed files against skills-lock.json: report files changed, added or missing locally.
 
@@ -375,13 +352,12 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
                 click.echo(f"    {label}: {visible(path)}")
     if bad:
         click.echo(f"{bad} of {len(results)} installed folder(s) differ from {lock.path.name}")
-        sys.exit(EXIT_FAIL)
+        raise click.exceptions.Exit(EXIT_FAILURE)
     click.echo(f"All {len(results)} installed folder(s) match {lock.path.name}")
 
 
 @click.command()
 @registry_option
-@_handled
 def mcp(location: str | None) -> None:
     """Serve search_skills, get_skill and install_skill to an agent over MCP (stdio)."""
     from ..client.mcp_server import serve

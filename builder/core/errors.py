@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import errno
 
+# The exit codes of every command, defined here once: a failure, a usage error (only), an interrupt (Ctrl-C).
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
 
 class SkillRegError(Exception):
     """Base class for every error the CLI turns into a message and a non-zero exit."""
 
-    exit_code = 1
+    exit_code = EXIT_FAILURE
 
 
 class ConfigError(SkillRegError):
@@ -18,7 +21,7 @@ class ConfigError(SkillRegError):
 class UsageError(SkillRegError):
     """The user asked for something that cannot be done as asked (bad name, existing folder, ...)."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 class BuildError(SkillRegError):

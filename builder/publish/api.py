@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import quote
 
 from ..core.config import RegistryConfig

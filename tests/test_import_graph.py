@@ -1,0 +1,97 @@
+"""The package's shape, read from its source: every import of every module under builder/, including imports
+made inside functions, forms an acyclic graph in which the pipeline's lower stages never import higher ones.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+PACKAGE = REPO / "builder"
+# Each stage and what it may import besides itself (and the package root, which holds only __version__).
+ALLOWED = {
+    "core": set(),
+    "validate": {"core"},
+    "site": {"core"},
+    "publish": {"core", "validate", "site"},
+    "client": {"core"},
+    "cli": {"core", "validate", "site", "publish", "client"},
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(name: str) -> set[str]:
+    """The builder modules ``name`` imports anywhere in its source: at the top, in functions, under ``if``."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)  # `from . import client`
+    return {m for m in found if m in MODULES and m != name}
+
+
+GRAPH = {name: imports_of(name) for name in MODULES}
+
+
+def stage(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "root"
+
+
+def test_every_module_is_in_a_stage() -> None:
+    assert {stage(m) for m in MODULES} == set(ALLOWED) | {"root"}
+
+
+def test_imports_inside_functions_are_seen() -> None:
+    # `skillreg build` imports the build when it runs, inside the command's function.
+    assert "builder.publish.build" in GRAPH["builder.cli.registry"]
+    assert "builder.client.mcp_server" in GRAPH["builder.cli.client"]
+
+
+def test_there_is_no_import_cycle() -> None:
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            pytest.fail("import cycle: " + " -> ".join(path[path.index(name):] + [name]))
+        if name in done:
+            return
+        for target in sorted(GRAPH[name]):
+            visit(target, path + [name])
+        done.add(name)
+
+    for name in MODULES:
+        visit(name, [])
+
+
+def test_lower_stages_never_import_higher_ones() -> None:
+    wrong = sorted(f"{name} imports {target}" for name, targets in GRAPH.items() for target in targets
+                   if stage(target) not in {stage(name), "root"} | ALLOWED.get(stage(name), set()))
+    assert wrong == []
+
+
+def test_nothing_imports_the_cli_and_the_client_needs_only_core() -> None:
+    assert sorted(f"{n} imports {t}" for n, ts in GRAPH.items() if stage(n) != "cli"
+                  for t in ts if stage(t) == "cli") == []
+    client = {t for n, ts in GRAPH.items() if stage(n) == "client" for t in ts}
+    assert {stage(t) for t in client} <= {"client", "core", "root"}
