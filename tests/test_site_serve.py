@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import queue
+import socket
 import threading
 import time
 import urllib.error
@@ -88,3 +89,18 @@ def test_serve_is_a_documented_command() -> None:
     result = CliRunner().invoke(cli, ["serve", "--help"])
     assert result.exit_code == 0
     assert "--port" in result.output and "rebuild" in result.output
+
+
+@pytest.mark.parametrize("listening", [True, False])
+def test_serve_on_a_busy_port_is_a_failure_not_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              listening: bool) -> None:
+    write_tree(tmp_path, {"registry.yaml": REGISTRY, "skills/demo/SKILL.md": skill_md("Reads the data.")})
+    monkeypatch.chdir(tmp_path)
+    with socket.socket() as busy:  # bound (and, in one variant, listening): either way the port is taken
+        busy.bind(("127.0.0.1", 0))
+        if listening:
+            busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(cli, ["serve", "--port", str(port), "--out", "out"])
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: cannot serve on 127.0.0.1:{port}: Address already in use\n"

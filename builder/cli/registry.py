@@ -185,7 +185,8 @@ def serve(obj: Context, port: int, out: Path) -> None:
     except KeyboardInterrupt:
         click.echo("Stopped.")
     except OSError as exc:
-        raise UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+        # A busy or forbidden port is a failure to serve, not a mistake in the command line: exit 1, not 2.
+        raise SkillRegError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
 def _registry_skill(obj: Context, name: str):
