@@ -107,7 +107,7 @@ def _changing(global_: bool):
 
 # -- search and info ------------------------------------------------------------------------------------------
 
-@click.command()
+@click.command(short_help="Find skills, ranked as the website ranks.")
 @click.argument("query")
 @click.option("--category", help="Only skills in this category (a slug).")
 @click.option("--tag", help="Only skills with this tag.")
@@ -138,7 +138,7 @@ def search(query: str, category: str | None, tag: str | None, limit: int, as_jso
         click.echo("  " + textwrap.shorten(visible(description), 110, placeholder=" …"))
 
 
-@click.command()
+@click.command(short_help="Show one skill: files, permissions, digest.")
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print the registry's detail document as JSON.")
 @registry_option
@@ -214,7 +214,7 @@ def _print_unpublished(changes) -> None:
             click.echo(f"{change.name}: {why}; its folders match the lock, left as installed")
 
 
-@click.command()
+@click.command(short_help="Download, verify and install skills.")
 @click.argument("specs", nargs=-1, metavar="[NAME[@DIGEST]]...")
 @click.option("--agent", "agents", multiple=True, metavar="AGENT",
               help="Install into this agent's skill folder (repeatable): claude (default), codex, gemini, copilot, "
@@ -262,7 +262,7 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None
     _print_changes(changes, lock)
 
 
-@click.command()
+@click.command(short_help="Install newer published versions of skills.")
 @click.argument("names", nargs=-1)
 @click.option("--dry-run", is_flag=True, help="Print what would change, file by file, as a unified diff.")
 @click.option("--force", is_flag=True, help="Update even skills whose installed files were changed locally.")
@@ -291,7 +291,7 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, global_: bool, lo
         click.echo(f"Recorded in {display_path(lock.path)}")
 
 
-@click.command()
+@click.command(short_help="Delete an installed skill and its lock entry.")
 @click.argument("name")
 @click.option("--force", is_flag=True, help="Remove even if installed files were changed locally.")
 @global_option
@@ -304,7 +304,7 @@ def remove(name: str, force: bool, global_: bool) -> None:
     click.echo(f"Removed {name} from {visible(', '.join(change.targets))}")
 
 
-@click.command(name="list")
+@click.command(name="list", short_help="Show the skills in skills-lock.json.")
 @click.option("--json", "as_json", is_flag=True, help="Print the lock's entries as JSON.")
 @global_option
 def list_(as_json: bool, global_: bool) -> None:
@@ -325,7 +325,7 @@ def list_(as_json: bool, global_: bool) -> None:
                    f"{visible(', '.join(e.targets))}")
 
 
-@click.command()
+@click.command(short_help="Check installed files against the lock.")
 @click.argument("names", nargs=-1)
 @global_option
 def verify(names: tuple[str, ...], global_: bool) -> None:
@@ -356,7 +356,7 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
     click.echo(f"All {len(results)} installed folder(s) match {lock.path.name}")
 
 
-@click.command()
+@click.command(short_help="Serve the registry to an agent over MCP.")
 @registry_option
 def mcp(location: str | None) -> None:
     """Serve search_skills, get_skill and install_skill to an agent over MCP (stdio)."""

@@ -21,7 +21,7 @@ from ..core.errors import EXIT_FAILURE, SkillRegError, UsageError
 from .context import Context, pass_context
 
 
-@click.command()
+@click.command(short_help="Check skills; report every problem.")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
               help="text for people, json for tools, github for workflow annotations and a job summary.")
@@ -76,7 +76,7 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
         raise click.exceptions.Exit(EXIT_FAILURE)
 
 
-@click.command()
+@click.command(short_help="Create skills/NAME/ with a SKILL.md.")
 @click.argument("name")
 @click.option("--description", help="What the skill does and when to use it.")
 @click.option("--category", help="A category slug from registry.yaml.")
@@ -103,7 +103,7 @@ def _say_waiting(out: Path, holder: int | None) -> None:
     click.echo(f"Waiting for another build of {out}/ to finish{who}...", err=True)
 
 
-@click.command()
+@click.command(short_help="Validate, then write site, API and bundles.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
               help="Output folder; replaced as a whole when the build succeeds.")
 @click.option("--base-url", help="Public URL the output is served from (default: `base_url` in registry.yaml).")
@@ -154,7 +154,7 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
                f"({len(result.written)} written, {len(result.reused)} unchanged)")
 
 
-@click.command()
+@click.command(short_help="Build, serve on 127.0.0.1, rebuild on change.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
               help="Port on 127.0.0.1 (0: any free port).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
@@ -209,7 +209,7 @@ def _registry_skill(obj: Context, name: str):
     return loaded.skill
 
 
-@click.command()
+@click.command(short_help="Write one skill as a single file.")
 @click.argument("name")
 @click.option("--format", "fmt", type=click.Choice(["prompts-chat", "zip", "json"]), default="prompts-chat",
               show_default=True, help="prompts.chat multi-file text, a zip bundle or a JSON bundle.")
@@ -251,7 +251,7 @@ def _named(files: list[Any], name: str, max_frontmatter_bytes: int) -> list[Any]
     return [SkillFile(files[0].path, data, files[0].executable), *files[1:]]
 
 
-@click.command(name="import")
+@click.command(name="import", short_help="Create a skill from a prompts.chat text.")
 @click.argument("source", type=click.File("rb"))
 @click.option("--name", help="Folder name for the skill (default: `name` in its SKILL.md).")
 @pass_context
@@ -292,7 +292,7 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
         raise click.exceptions.Exit(EXIT_FAILURE)
 
 
-@click.command()
+@click.command(short_help="Print the <available_skills> prompt block.")
 @click.argument("names", nargs=-1)
 @pass_context
 def prompt(obj: Context, names: tuple[str, ...]) -> None:
@@ -307,7 +307,7 @@ def prompt(obj: Context, names: tuple[str, ...]) -> None:
     click.echo(to_prompt(skills))
 
 
-@click.command()
+@click.command(short_help="Write .claude-plugin/marketplace.json.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when the committed file is out of date.")
 @pass_context
 def marketplace(obj: Context, check: bool) -> None:
@@ -324,7 +324,7 @@ def marketplace(obj: Context, check: bool) -> None:
     click.echo(f"{'Wrote' if written else 'Unchanged:'} {path}")
 
 
-@click.command()
+@click.command(short_help="List every validation rule.")
 @click.option("--markdown", is_flag=True, help="The Markdown page kept in docs/rules.md.")
 def rules(markdown: bool) -> None:
     """List every validation rule: code, severity and what it checks."""
@@ -333,7 +333,7 @@ def rules(markdown: bool) -> None:
     click.echo(rules_markdown() if markdown else rules_text(), nl=False)
 
 
-@click.command(name="check-deploy")
+@click.command(name="check-deploy", short_help="Check a deploy of --commit is live at URL.")
 @click.argument("url")
 @click.option("--commit", required=True, help="The commit the deploy was built from (e.g. $GITHUB_SHA).")
 @click.option("--timeout", type=click.FloatRange(min=0), default=600, show_default=True,

@@ -1,0 +1,37 @@
+"""The CLI's help: whole one-line summaries in `skillreg --help`, and docs/cli.md generated from the commands."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from builder.cli.app import cli
+from builder.cli.reference import CLI_DOC_PATH, cli_markdown
+from conftest import REPO
+
+
+def test_docs_cli_md_is_the_generated_text() -> None:
+    committed = (REPO / CLI_DOC_PATH).read_text(encoding="utf-8")
+    assert committed == cli_markdown(), \
+        f"{CLI_DOC_PATH} is out of date: run `python -m builder.cli.reference > {CLI_DOC_PATH}`"
+
+
+def test_the_reference_holds_every_command_and_its_options() -> None:
+    text = cli_markdown()
+    for name, command in cli.commands.items():
+        assert f"\n## skillreg {name}\n" in text and f"Usage: skillreg {name} " in text
+        for param in command.params:
+            for opt in param.opts if param.param_type_name == "option" else ():
+                assert opt in text, (name, opt)
+
+
+def test_group_help_shows_every_summary_whole() -> None:
+    result = CliRunner().invoke(cli, ["--help"], terminal_width=80)
+    listed = result.output.split("Commands:\n", 1)[1].splitlines()
+    assert len(listed) == len(cli.commands) and not [line for line in listed if "..." in line]
+    for line, (name, command) in zip(listed, sorted(cli.commands.items())):
+        assert command.short_help and len(command.short_help) <= 45
+        assert line.split() == [name, *command.short_help.split()]
+
+
+def test_the_readme_links_the_reference() -> None:
+    assert "(docs/cli.md)" in (REPO / "README.md").read_text(encoding="utf-8")
