@@ -14,6 +14,7 @@ from typing import Any, Callable
 import click
 
 from ..core.errors import EXIT_FAILURE
+from ..core.model import short_digest
 from ..core.terminal import visible, visible_json
 
 def registry_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -80,7 +81,7 @@ def display_path(path: Path) -> str:
 
 
 def _short(digest: str) -> str:
-    return visible(digest[:19])
+    return visible(short_digest(digest))
 
 
 def _count(value: object) -> str:

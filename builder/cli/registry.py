@@ -191,22 +191,20 @@ def serve(obj: Context, port: int, out: Path) -> None:
 
 def _registry_skill(obj: Context, name: str):
     """Load one skill of the registry by name, or by path to its folder; refuse it when it has errors."""
-    from ..core.loader import load_skill
-    from ..validate.checks import check_skill
+    from ..validate.checks import validate_folder
 
     folder = Path(name)
     if not (folder.is_dir() and ((folder / "SKILL.md").is_file() or (folder / "skill.md").is_file())):
         folder = obj.config.skills_path / name
     if not folder.is_dir():
         raise UsageError(f"no skill named {name!r} in {obj.config.skills_path}")
-    loaded = load_skill(folder, obj.config)
-    errors = [d for d in (*loaded.diagnostics, *check_skill(loaded.skill, obj.config, obj.config.profile))
-              if d.severity.value == "error"]
+    skill, found = validate_folder(folder, obj.config, obj.config.profile)
+    errors = [d for d in found if d.severity.value == "error"]
     if errors:
         first = errors[0]
         raise SkillRegError(f"{first.file}:{first.line}: {first.code} {first.message} "
                             f"({len(errors)} error(s); run `skillreg validate {folder}`)")
-    return loaded.skill
+    return skill
 
 
 @click.command(short_help="Write one skill as a single file.")

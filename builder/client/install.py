@@ -24,7 +24,7 @@ from ..core.errors import ClientError
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import exchange
 from ..core.loader import is_junk
-from ..core.model import SkillFile, sha256_hex, skill_digest
+from ..core.model import SkillFile, sha256_hex, short_digest, skill_digest
 from .archive import UnpackLimits, read_bundle
 from .lock import disk_problem
 from .registry import Registry
@@ -86,13 +86,13 @@ def fetch_skill(registry: Registry, name: str, *, digest: str | None = None,
     detail = detail if detail is not None else registry.detail(name)
     published = str(detail["digest"])
     if digest is not None and not digest_matches(published, digest):
-        raise ClientError(f"{name}: the registry publishes {published[:19]}…, not {digest}; "
+        raise ClientError(f"{name}: the registry publishes {short_digest(published)}…, not {digest}; "
                           f"install {name} without @DIGEST to take the published version")
     bundle = detail["bundles"]["zip"]
     data = registry.artifact(bundle["path"], bundle["sha256"], bundle["size"])
     files = read_bundle(data, limits)
     if skill_digest(files) != published:
-        raise ClientError(f"{name}: the bundle's files do not match the published digest {published[:19]}…; "
+        raise ClientError(f"{name}: the bundle's files do not match the published digest {short_digest(published)}…; "
                           "nothing was installed")
     listed = {f.get("path"): bool(f.get("executable")) for f in detail.get("files", []) if isinstance(f, dict)}
     # Scripts keep their executable bit; nothing outside scripts/ becomes executable.

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..core.errors import ClientError, UsageError
+from ..core.model import short_digest
 from .install import (FetchedSkill, LocalState, digest_matches, fetch_skill, local_state, read_installed,
                       remove_folder, unified_diff, write_skill)
 from .lock import Lock, LockEntry, recorded, write_lock
@@ -85,7 +86,7 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
         detail = registry.detail(name)
         published = str(detail["digest"])
         if digest is not None and not digest_matches(published, digest):
-            raise ClientError(f"{name}: the registry publishes {published[:19]}…, not {digest}; "
+            raise ClientError(f"{name}: the registry publishes {short_digest(published)}…, not {digest}; "
                               f"install {name} without @DIGEST to take the published version")
         entry = lock.entries.get(name)
         requested = [lock.target(folder / name) for folder in folders]
@@ -93,8 +94,8 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
         targets = sorted(set(requested) | set(entry.targets if entry else ()))
         if frozen and (entry is None or entry.digest != published or set(requested) - set(entry.targets)):
             raise ClientError(f"{name}: --frozen: installing it would change skills-lock.json "
-                              f"({'not in the lock' if entry is None else 'the lock has ' + entry.digest[:19] + '…'}"
-                              f", the registry publishes {published[:19]}…); nothing was changed")
+                              f"({'not in the lock' if entry is None else 'the lock has ' + short_digest(entry.digest) + '…'}"
+                              f", the registry publishes {short_digest(published)}…); nothing was changed")
         new_files = _published_files(detail)
         todo, modified = [], []
         for target in targets:
@@ -146,8 +147,8 @@ def restore(lock: Lock, registry_for: RegistryFor, *, force: bool = False,
             plans.append((entry, registry, detail))
     drift = [(e, d) for e, _, d in plans if d["digest"] != e.digest]
     if frozen and (drift or gone):
-        listed = ", ".join([f"{e.name} (lock {e.digest[:19]}…, registry {d['digest'][:19]}…)" for e, d in drift] +
-                           [f"{e.name} (lock {e.digest[:19]}…, not published)" for e in gone])
+        listed = ", ".join([f"{e.name} (lock {short_digest(e.digest)}…, registry {short_digest(d['digest'])}…)" for e, d in drift] +
+                           [f"{e.name} (lock {short_digest(e.digest)}…, not published)" for e in gone])
         raise ClientError(f"--frozen: the lock and the registry disagree: {listed}; nothing was changed")
     work = []
     for entry, registry, detail in plans:

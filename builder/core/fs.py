@@ -16,7 +16,19 @@ from typing import Callable, Iterator
 
 from .errors import UsageError
 
+STATE_ENV = "SKILLREG_STATE_DIR"
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def state_dir() -> Path:
+    """Where skillreg keeps the records it trusts (locks, journals, trash lists, manifests): ``SKILLREG_STATE_DIR``,
+    else the user's state folder. Never in a checkout or an output, so nothing a pull request commits can pose as one."""
+    override = os.environ.get(STATE_ENV)
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return platformdirs.user_state_path("skillreg", appauthor=False)
 
 
 def write_atomic(path: Path, data: bytes, *, executable: bool = False) -> None:

@@ -60,6 +60,11 @@ class Frontmatter:
         return self.lines.get(key, self.start_line)
 
 
+def short_digest(digest: str) -> str:
+    """A digest as people read it: ``sha256:`` and its first 12 hex digits."""
+    return digest[:19]
+
+
 def skill_digest(files: tuple[SkillFile, ...] | list[SkillFile]) -> str:
     """``sha256:`` + SHA-256 over ``path NUL sha256(bytes) LF`` for every file in path order (see DESIGN.md)."""
     h = hashlib.sha256()

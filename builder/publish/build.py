@@ -37,13 +37,13 @@ from ..core.bundle import dumps, json_bundle, zip_bytes
 from ..core.config import RegistryConfig
 from ..core.diagnostics import Diagnostic, Severity
 from ..core.errors import BuildError, UsageError, os_error_message
-from ..core.fs import LockHeld, exchange, exclusive_lock, write_atomic
-from ..core.loader import display_path, find_skill_folders, load_skill
+from ..core.fs import LockHeld, exchange, exclusive_lock, state_dir, write_atomic
+from ..core.loader import display_path, find_skill_folders
 from ..core.model import Frontmatter, Skill, sha256_hex
 from .provenance import History, read_history
 from .schemas import SCHEMA_DIR, write_schemas
 from ..core.search import SEARCH_INDEX_PATH, search_entry, search_index
-from ..validate.checks import ValidationReport, check_registry, check_skill
+from ..validate.checks import ValidationReport, check_registry, validate_folder
 from ..core.workers import run_parallel
 
 MANIFEST_VERSION = 2
@@ -197,9 +197,8 @@ def _build_one(folder: Path) -> _Outcome:
     job = _JOB
     assert job is not None
     sig = signature(folder)
-    loaded = load_skill(folder, job.config)
-    skill = loaded.skill
-    diagnostics = loaded.diagnostics + tuple(check_skill(skill, job.config, job.profile))
+    skill, found = validate_folder(folder, job.config, job.profile)
+    diagnostics = tuple(found)
     declared = skill.field("name")
     checked = _Outcome(name=skill.name, folder=str(folder), skill_md=skill.skill_md,
                        declared=declared if isinstance(declared, str) else None,
@@ -229,19 +228,7 @@ def _build_one(folder: Path) -> _Outcome:
 
 # ------------------------------------------------------------------------------------ the builder's own records
 
-STATE_ENV = "SKILLREG_STATE_DIR"
 JOURNAL_VERSION = 1
-
-
-def state_dir() -> Path:
-    """Where the builder keeps the records it trusts (locks, journals, trash lists, manifests): ``SKILLREG_STATE_DIR``,
-    else the user's state folder. Never in a checkout or an output, so nothing a pull request commits can pose as one."""
-    override = os.environ.get(STATE_ENV)
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return platformdirs.user_state_path("skillreg", appauthor=False)
 
 
 @dataclass(frozen=True)
@@ -335,13 +322,10 @@ def _write_manifest(path: Path, settings: str, out: Path, outcomes: list[_Outcom
     data = {"version": MANIFEST_VERSION, "settings": settings,
             "index_sha256": sha256_hex((out / INDEX_PATH).read_bytes()),
             "skills": {o.name: o.to_json() for o in outcomes}}
-    tmp = path.with_suffix(".tmp")
     try:
-        tmp.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
     except OSError:
         with suppress(OSError):
-            tmp.unlink(missing_ok=True)
             path.unlink(missing_ok=True)
 
 
@@ -466,7 +450,7 @@ def _commit_units(tmp: Path, place: _Place, units: list[str]) -> None:
         for rel in units]
     journal = {"version": JOURNAL_VERSION, "out": str(out), "tmp": tmp.name, "backup": backup.name, "units": plan,
                "state": "prepared"}
-    _write_json_atomic(place.journal, journal)
+    write_atomic(place.journal, json.dumps(journal).encode("utf-8"))
     try:
         for unit in plan:
             rel = unit["path"]
@@ -477,7 +461,7 @@ def _commit_units(tmp: Path, place: _Place, units: list[str]) -> None:
                 (out / rel).parent.mkdir(parents=True, exist_ok=True)
                 os.rename(tmp / rel, out / rel)
         journal["state"] = "committed"
-        _write_json_atomic(place.journal, journal)
+        write_atomic(place.journal, json.dumps(journal).encode("utf-8"))
     except BaseException:
         _recover(place)  # put every unit back as it was; a process killed here is recovered by the next build
         raise
@@ -487,8 +471,6 @@ def _commit_units(tmp: Path, place: _Place, units: list[str]) -> None:
         place.journal.unlink()
 
 
-def _write_json_atomic(path: Path, data: Any) -> None:
-    write_atomic(path, json.dumps(data).encode("utf-8"))
 
 
 def _swap(tmp: Path, place: _Place) -> None:

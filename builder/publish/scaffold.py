@@ -14,11 +14,10 @@ from typing import Callable, Iterator
 
 from ..core.config import RegistryConfig
 from ..core.errors import UsageError
-from ..core.fs import write_new_folder
+from ..core.fs import state_dir, write_new_folder
 from ..core.loader import refuse_linked_folders
 from ..validate.checks import RESERVED_NAMES, check_name
 
-STATE_ENV = "SKILLREG_STATE_DIR"  # the same override as the build's records
 
 PLACEHOLDER_DESCRIPTION = "TODO: say what this skill does and when an agent should use it."
 
@@ -121,15 +120,6 @@ def add_skill_folder(skills: Path, name: str, files: dict[str, tuple[bytes, bool
         for sub in empty_folders:
             (folder / sub).mkdir(exist_ok=True)
     return folder
-
-
-def state_dir() -> Path:
-    override = os.environ.get(STATE_ENV)
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return platformdirs.user_state_path("skillreg", appauthor=False)
 
 
 @contextmanager

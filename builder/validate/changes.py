@@ -24,7 +24,7 @@ from ..core.diagnostics import Diagnostic, Severity
 from ..core.errors import UsageError
 from ..core.loader import display_path, find_skill_folders, is_junk, load_skill
 from ..core.model import SkillFile, skill_digest
-from .checks import ValidationReport, check_registry, check_skill
+from .checks import ValidationReport, check_registry, validate_folder
 
 ADDED, MODIFIED, REMOVED, RENAMED = "added", "modified", "removed", "renamed"
 _BLOB_MODES = {"100644": False, "100755": True}  # tree mode -> executable; links and submodules are not published
@@ -239,12 +239,13 @@ def validate_changes(config: RegistryConfig, ref: str, profile: str | None = Non
     checked = []
     diagnostics: list[Diagnostic] = []
     for folder in folders:
-        loaded = load_skill(folder, config)
-        skills.append(loaded.skill)
         if config_changed or folder.name in touched:
-            checked.append(loaded.skill)
-            diagnostics.extend(loaded.diagnostics)
-            diagnostics.extend(check_skill(loaded.skill, config, profile))
+            skill, found = validate_folder(folder, config, profile)
+            checked.append(skill)
+            diagnostics.extend(found)
+        else:
+            skill = load_skill(folder, config).skill
+        skills.append(skill)
     diagnostics.extend(check_registry(skills))
     diagnostics.sort(key=Diagnostic.sort_key)
     current = {s.name: s for s in skills}

@@ -141,9 +141,14 @@ def _check_folder(folder: Path) -> tuple[Skill, list[Diagnostic]]:
     """Load and check one skill; the skill comes back without its file bytes (they stay in the worker)."""
     assert _SETTINGS is not None
     config, profile = _SETTINGS
+    skill, found = validate_folder(folder, config, profile)
+    return replace(skill, files=()), found
+
+
+def validate_folder(folder: Path, config: RegistryConfig, profile: str) -> tuple[Skill, list[Diagnostic]]:
+    """Load one skill folder and check it: what loading found, then what the rules found."""
     loaded = load_skill(folder, config)
-    found = [*loaded.diagnostics, *check_skill(loaded.skill, config, profile)]
-    return replace(loaded.skill, files=()), found
+    return loaded.skill, [*loaded.diagnostics, *check_skill(loaded.skill, config, profile)]
 
 
 def validate_paths(paths: Sequence[Path], config: RegistryConfig, profile: str | None = None,
