@@ -90,8 +90,14 @@ def new(obj: Context, name: str, description: str | None, category: str | None) 
     click.echo(f"Edit it, then run: skillreg validate {folder}")
 
 
+def _say_waiting_for(what: str, holder: int | None = None) -> None:
+    """The notice a command prints when another one holds the lock it needs (after about a second)."""
+    who = f" (process {holder})" if holder else ""
+    click.echo(f"Waiting for {what} to finish{who}...", err=True)
+
+
 def _say_waiting_for_writer(skills: Path) -> Callable[[], None]:
-    return lambda: click.echo(f"Waiting for another `skillreg new` or `import` into {skills}/ to finish...", err=True)
+    return lambda: _say_waiting_for(f"another `skillreg new` or `import` into {skills}/")
 
 
 def _show_progress() -> bool:
@@ -99,8 +105,7 @@ def _show_progress() -> bool:
 
 
 def _say_waiting(out: Path, holder: int | None) -> None:
-    who = f" (process {holder})" if holder else ""
-    click.echo(f"Waiting for another build of {out}/ to finish{who}...", err=True)
+    _say_waiting_for(f"another build of {out}/", holder)
 
 
 @click.command(short_help="Validate, then write site, API and bundles.")

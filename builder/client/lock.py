@@ -8,17 +8,16 @@ on read, so a lock from a cloned repository cannot point an install outside the 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import secrets
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator, Mapping
 
 from ..core.errors import ClientError, UsageError, os_error_message
+from ..core.fs import acquire_flock
 from ..core.loader import path_problems
 from .registry import DIGEST, NAME, SHA256, parse_json
 
@@ -140,27 +139,12 @@ def locked(project: Path, *, global_: bool = False,
                               "(delete the link and run the command again)") from None
         raise ClientError(f"cannot open {side}: {disk_problem(exc)}") from None
     try:
-        _acquire(fd, path, waiting)
+        acquire_flock(fd, patience=WAIT_NOTICE, on_wait=None if waiting is None else
+                      lambda: waiting(f"waiting for another skillreg command to finish changing {path}"))
         _remove_stale_writes(path)
         yield read_lock(project, global_=global_)
     finally:
         os.close(fd)  # releases the flock
-
-
-def _acquire(fd: int, path: Path, waiting: Callable[[str], None] | None) -> None:
-    started = time.monotonic()
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            pass
-        if time.monotonic() - started >= WAIT_NOTICE:
-            break
-        time.sleep(0.02)
-    if waiting is not None:
-        waiting(f"waiting for another skillreg command to finish changing {path}")
-    fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 def read_lock(project: Path, *, global_: bool = False) -> Lock:

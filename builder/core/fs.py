@@ -123,19 +123,33 @@ def _holder(fd: int) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def acquire_flock(fd: int, *, patience: float = 1.0, on_wait: Callable[[], None] | None = None) -> None:
+    """Take the exclusive ``flock`` on ``fd``, waiting as long as it takes; ``on_wait()`` is called once after
+    ``patience`` seconds, so a caller can say why nothing happens. The one lock wait of every skillreg lock."""
+    deadline = time.monotonic() + patience
+    while not _try_lock(fd):
+        if time.monotonic() >= deadline:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return
+        time.sleep(0.02)
+
+
 @contextmanager
 def exclusive_lock(path: Path, *, wait: bool = True, on_wait: Callable[[int | None], None] | None = None,
-                   patience: float = 1.0) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``path`` for the with-block; ``path`` is created, never followed as a link.
+                   patience: float = 1.0, mode: int = 0o644, folder_mode: int = 0o777) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` for the with-block; ``path`` is created (``mode``, in a folder made
+    ``folder_mode``), never followed as a link.
 
     The kernel drops the lock when its holder exits, killed or not, so a stale lock never blocks. When the
     lock is taken: raise ``LockHeld`` at once (``wait=False``), or wait, calling ``on_wait(holder pid)`` once
     after ``patience`` seconds so a caller can say why nothing happens.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=folder_mode)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
-                     0o644)
+                     mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise UsageError(f"{path}: is a symbolic link; a lock file is never followed: delete the link") from None
@@ -144,14 +158,7 @@ def exclusive_lock(path: Path, *, wait: bool = True, on_wait: Callable[[int | No
         if not _try_lock(fd):
             if not wait:
                 raise LockHeld(path, _holder(fd))
-            deadline = time.monotonic() + patience
-            while not _try_lock(fd):
-                if time.monotonic() >= deadline:
-                    if on_wait is not None:
-                        on_wait(_holder(fd))
-                    fcntl.flock(fd, fcntl.LOCK_EX)
-                    break
-                time.sleep(0.05)
+            acquire_flock(fd, patience=patience, on_wait=None if on_wait is None else lambda: on_wait(_holder(fd)))
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         _HELD.add(fd)

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import json
 import os
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
 from ..core.config import RegistryConfig
 from ..core.errors import UsageError
-from ..core.fs import state_dir, write_new_folder
+from ..core.fs import exclusive_lock, state_dir, write_new_folder
 from ..core.loader import refuse_linked_folders
 from ..validate.checks import RESERVED_NAMES, check_name
 
@@ -132,26 +130,6 @@ def skills_lock(skills: Path, *, on_wait: Callable[[], None] | None = None,
     """
     tag = hashlib.sha256(os.fsencode(skills.resolve())).hexdigest()[:16]
     path = state_dir() / "skills" / tag / "lock"
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UsageError(f"{path}: is a symbolic link; a lock file is never followed: delete the link") from None
-        raise
-    try:
-        deadline = time.monotonic() + patience
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    if on_wait is not None:
-                        on_wait()
-                    fcntl.flock(fd, fcntl.LOCK_EX)
-                    break
-                time.sleep(0.02)
+    with exclusive_lock(path, on_wait=None if on_wait is None else lambda _holder: on_wait(), patience=patience,
+                        mode=0o600, folder_mode=0o700):
         yield
-    finally:
-        os.close(fd)
