@@ -143,6 +143,14 @@ class _Guarded:
     deadline: Deadline
     registry_url: str
 
+    def __init__(self, host: str, *, deadline: Deadline, registry_url: str, **kwargs: Any) -> None:
+        super().__init__(host, **kwargs)  # type: ignore[call-arg]  # the connection class mixed in after this one
+        self.deadline, self.registry_url = deadline, registry_url
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        self._guard()
+
     def _guard(self) -> None:
         self.deadline.attach(self.sock)
         try:
@@ -156,23 +164,11 @@ class _Guarded:
 
 
 class _HTTPConnection(_Guarded, http.client.HTTPConnection):
-    def __init__(self, host: str, *, deadline: Deadline, registry_url: str, **kwargs: Any) -> None:
-        super().__init__(host, **kwargs)
-        self.deadline, self.registry_url = deadline, registry_url
-
-    def connect(self) -> None:
-        super().connect()
-        self._guard()
+    pass
 
 
 class _HTTPSConnection(_Guarded, http.client.HTTPSConnection):
-    def __init__(self, host: str, *, deadline: Deadline, registry_url: str, **kwargs: Any) -> None:
-        super().__init__(host, **kwargs)
-        self.deadline, self.registry_url = deadline, registry_url
-
-    def connect(self) -> None:
-        super().connect()
-        self._guard()
+    pass
 
 
 class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
