@@ -123,8 +123,8 @@ def search(query: str, category: str | None, tag: str | None, limit: int, as_jso
     registry = open_registry(location)
     hits = rank(registry.search_index(), query, category=category, tag=tag, limit=limit)
     if as_json:
-        skills = [{"name": h.row[0], "description": h.row[1], "category": h.row[2] or None,
-                   "tags": list(h.row[3]), "score": h.score} for h in hits]
+        skills = [{"name": h.row.name, "description": h.row.description, "category": h.row.category or None,
+                   "tags": list(h.row.tags), "score": h.score} for h in hits]
         click.echo(visible_json(json.dumps({"query": query, "count": len(skills), "skills": skills}, indent=2,
                                            ensure_ascii=False)))
         return
@@ -133,10 +133,9 @@ def search(query: str, category: str | None, tag: str | None, limit: int, as_jso
         return
     width = max(len(visible(h.name)) for h in hits)
     for hit in hits:
-        _, description, cat, tags, _ = hit.row
-        labels = " · ".join(x for x in (str(cat or ""), ", ".join(map(str, tags))) if x)
+        labels = " · ".join(x for x in (str(hit.row.category or ""), ", ".join(map(str, hit.row.tags))) if x)
         click.echo(f"{visible(hit.name).ljust(width)}  {visible(labels)}")
-        click.echo("  " + textwrap.shorten(visible(description), 110, placeholder=" …"))
+        click.echo("  " + textwrap.shorten(visible(hit.row.description), 110, placeholder=" …"))
 
 
 @click.command(short_help="Show one skill: files, permissions, digest.")

@@ -72,7 +72,7 @@ class SkillCatalog:
         hits = rank(self.registry.search_index(), query, category=category, tag=tag, limit=limit)
         with ThreadPoolExecutor(max_workers=min(8, max(1, len(hits)))) as pool:
             details = list(pool.map(lambda h: self.registry.detail(h.name), hits))
-        skills = [self.summary(detail, str(hit.row[4])) for hit, detail in zip(hits, details)]
+        skills = [self.summary(detail, str(hit.row.headings)) for hit, detail in zip(hits, details)]
         return {"query": query, "count": len(skills), "skills": skills}
 
     def get(self, id_or_slug: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import heapq
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 from .model import Skill
 
@@ -54,13 +54,28 @@ def headings(body: str) -> list[str]:
     return out
 
 
-def search_entry(skill: Skill) -> list[Any]:
-    """One row of the index: [name, description, category, tags, headings]."""
-    return [skill.name, skill.description, skill.category or "", list(skill.tags),
-            " · ".join(dict.fromkeys(headings(skill.body)))]
+class SearchRow(NamedTuple):
+    """One row of the index. Published as a JSON array in this order (the index's ``fields``), which keeps the
+    index small; code reads the fields by name."""
+
+    name: str
+    description: str
+    category: str  # "" when the skill has none
+    tags: list[str]
+    headings: str  # the body's headings, joined with " · "
+
+    @classmethod
+    def of(cls, row: Sequence[Any]) -> SearchRow:
+        """A row as read from a published index (which may carry further columns after these)."""
+        return cls(*row[:5])
 
 
-def search_index(rows: Iterable[list[Any]]) -> dict[str, Any]:
+def search_entry(skill: Skill) -> SearchRow:
+    return SearchRow(skill.name, skill.description, skill.category or "", list(skill.tags),
+                     " · ".join(dict.fromkeys(headings(skill.body))))
+
+
+def search_index(rows: Iterable[Sequence[Any]]) -> dict[str, Any]:
     return {"version": SEARCH_VERSION, "fields": ["name", "description", "category", "tags", "headings"],
             "skills": sorted(rows, key=lambda r: r[0])}
 
@@ -69,7 +84,7 @@ def search_index(rows: Iterable[list[Any]]) -> dict[str, Any]:
 class Hit:
     name: str
     score: int
-    row: tuple[Any, ...]
+    row: SearchRow
 
 
 class SearchIndex:
@@ -81,12 +96,12 @@ class SearchIndex:
     """
 
     def __init__(self, document: dict[str, Any]) -> None:
-        self.rows: list[tuple[Any, ...]] = [tuple(row) for row in document["skills"]]
+        self.rows: list[SearchRow] = [SearchRow.of(row) for row in document["skills"]]
         self.postings: dict[str, dict[str, list[int]]] = {}
         self.vocabulary: dict[str, list[str]] = {}
-        columns = {"name": [r[0] for r in self.rows], "description": [r[1] for r in self.rows],
-                   "category": [r[2] for r in self.rows], "tags": [" ".join(r[3]) for r in self.rows],
-                   "headings": [r[4] for r in self.rows]}
+        columns = {"name": [r.name for r in self.rows], "description": [r.description for r in self.rows],
+                   "category": [r.category for r in self.rows], "tags": [" ".join(r.tags) for r in self.rows],
+                   "headings": [r.headings for r in self.rows]}
         for field, values in columns.items():
             postings: dict[str, list[int]] = defaultdict(list)
             for row, text in enumerate(_normalise_column(values)):
@@ -130,15 +145,15 @@ class SearchIndex:
             exact = "-".join(query_tokens)
             scored = totals
             for row, points in totals.items():
-                if self.rows[row][0] == exact:
+                if self.rows[row].name == exact:
                     scored[row] = points + EXACT_NAME_BONUS
         else:
             scored = dict.fromkeys(range(len(self.rows)), 1)
         rows = self.rows
         chosen = ((points, row) for row, points in scored.items()
-                  if (not category or rows[row][2] == category) and (not tag or tag in rows[row][3]))
-        best = heapq.nsmallest(limit, chosen, key=lambda item: (-item[0], rows[item[1]][0]))
-        return [Hit(rows[row][0], points, rows[row]) for points, row in best]
+                  if (not category or rows[row].category == category) and (not tag or tag in rows[row].tags))
+        best = heapq.nsmallest(limit, chosen, key=lambda item: (-item[0], rows[item[1]].name))
+        return [Hit(rows[row].name, points, rows[row]) for points, row in best]
 
 
 _PREPARED: tuple[dict[str, Any], SearchIndex] | None = None

@@ -42,7 +42,7 @@ from ..core.loader import display_path, find_skill_folders
 from ..core.model import Frontmatter, Skill, sha256_hex
 from .provenance import History, read_history
 from .schemas import SCHEMA_DIR, write_schemas
-from ..core.search import SEARCH_INDEX_PATH, search_entry, search_index
+from ..core.search import SEARCH_INDEX_PATH, SearchRow, search_entry, search_index
 from ..validate.checks import ValidationReport, check_registry, validate_folder
 from ..core.workers import run_parallel
 
@@ -102,7 +102,7 @@ class _Outcome:
     index: dict[str, Any] | None = None
     v1: dict[str, Any] | None = None
     v2: dict[str, Any] | None = None
-    search: list[Any] | None = None
+    search: SearchRow | None = None
     fresh: bool = True  # built in this run (False: taken from the manifest)
 
     def head(self) -> Skill:
@@ -117,7 +117,7 @@ class _Outcome:
         data["diagnostics"] = [d.to_dict() for d in self.diagnostics]
         if self.v1 is not None and self.v2 is not None and self.search is not None:
             data["extra"] = {"files": self.v1["files"], "url": self.v2["url"], "archive": self.v2["digest"],
-                             "headings": self.search[4]}
+                             "headings": self.search.headings}
         return data
 
     @classmethod
@@ -130,7 +130,7 @@ class _Outcome:
             rows = {"v1": {"name": name, "description": description, "files": extra["files"]},
                     "v2": {"name": name, "type": "archive", "description": description, "url": extra["url"],
                            "digest": extra["archive"]},
-                    "search": [name, description, index["category"] or "", index["tags"], extra["headings"]]}
+                    "search": SearchRow(name, description, index["category"] or "", index["tags"], extra["headings"])}
         return cls(**{**data, **rows, "diagnostics": diagnostics, "fresh": False})
 
 
