@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
 
-import pytest
 from click.testing import CliRunner, Result
 
 from builder.publish.build import build
@@ -300,25 +299,24 @@ def sites(factory: Any) -> tuple[Path, Path]:
     return _SITES["v1"], _SITES["v2"]
 
 
-@pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sites(tmp_path_factory)[0]
-
-
-@pytest.fixture(scope="session")
-def site_v2(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sites(tmp_path_factory)[1]
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty project folder, made the current folder: where installs and the lock file go."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
 def run(*args: str) -> Result:
     """``skillreg ARGS`` in process; an unexpected exception fails the test with its traceback."""
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+async def mcp_session(url: str, project: Path,
+                      calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[Any]]:
+    """``skillreg mcp --registry URL`` driven by the MCP SDK's stdio client: the tool names, then each call's result."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    command = str(SKILLREG) if SKILLREG.exists() else "skillreg"
+    params = StdioServerParameters(command=command, args=["mcp", "--registry", url], env=dict(os.environ),
+                                   cwd=project)
+    with open(project.parent / "mcp-stderr.txt", "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = sorted(t.name for t in (await session.list_tools()).tools)
+                results = [await session.call_tool(name, arguments) for name, arguments in calls]
+    return tools, results

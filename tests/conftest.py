@@ -49,3 +49,27 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
         else:
             path.write_text(content, encoding="utf-8")
     return root
+
+
+# The client tests' registries: built once per session from the bundled skills (tests/client_helpers.py).
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from client_helpers import sites
+
+    return sites(tmp_path_factory)[0]
+
+
+@pytest.fixture(scope="session")
+def site_v2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from client_helpers import sites
+
+    return sites(tmp_path_factory)[1]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project folder, made the current folder: where installs and the lock file go."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder

@@ -51,7 +51,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 def test_same_seed_gives_byte_identical_trees(tmp_path: Path) -> None:
     a = generate(tmp_path / "a", 30, seed=3)
     b = generate(tmp_path / "b", 30, seed=3)
-    c = generate(tmp_path / "c", 30, seed=4)
+    generate(tmp_path / "c", 30, seed=4)
     assert [p.name for p in a] == [p.name for p in b]
     assert tree_digest(tmp_path / "a") == tree_digest(tmp_path / "b")
     assert tree_digest(tmp_path / "a") != tree_digest(tmp_path / "c")

@@ -4,7 +4,6 @@ rolled back by the next one."""
 
 from __future__ import annotations
 
-import os
 import select
 import signal
 import subprocess
@@ -16,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from build_helpers import SKILLS, all_files, leftovers, make_registry, skillreg, skillreg_command, start_skillreg
+from build_helpers import SKILLS, all_files, leftovers, make_registry, skillreg, start_skillreg
 from builder.publish.build import _place, build
 from builder.core.config import load_config
+
+pytestmark = pytest.mark.slow  # real processes racing
 
 BUILD = ["build", "--out", "out", "--no-site"]
 HOLD_LOCK = textwrap.dedent("""\

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import jsonschema
@@ -17,37 +14,12 @@ from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.core.loader import load_skill
 from builder.publish.schemas import load_schema
-from conftest import REPO, write_tree
-
-SKILLS = ["csv-profiler", "secret-scanner", "log-summarizer", "changelog-from-git"]
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.invalid",
-           "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.invalid",
-           "GIT_AUTHOR_DATE": "2026-01-02T03:04:05Z", "GIT_COMMITTER_DATE": "2026-01-02T03:04:05Z"}
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
-
-
-def make_repo(root: Path, names: list[str] = SKILLS) -> Path:
-    """registry.yaml and a few of the bundled skills, committed on `main`."""
-    root.mkdir(parents=True, exist_ok=True)
-    shutil.copy(REPO / "registry.yaml", root / "registry.yaml")
-    for name in names:
-        shutil.copytree(REPO / "skills" / name, root / "skills" / name)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "base")
-    return root
-
+from changes_helpers import SKILLS, digest_of, git, make_repo
+from conftest import write_tree
 
 def skill_md(name: str, *, category: str | None = "data", body: str = "Do the thing, step by step.\n") -> str:
     meta = f"metadata:\n  category: {category}\n" if category else ""
     return f"---\nname: {name}\ndescription: Checks a thing when the user asks for it.\n{meta}---\n# Title\n\n{body}"
-
-
-def digest_of(folder: Path) -> str:
-    return load_skill(folder, load_config(folder.parent.parent / "registry.yaml")).skill.digest
 
 
 @pytest.fixture

@@ -88,7 +88,8 @@ def test_warnings_exit_0_unless_strict(registry: Path) -> None:
 
 
 def test_strict_on_a_clean_registry_still_exits_0(registry: Path) -> None:
-    assert run("--strict").exit_code == 0
+    result = run("--strict")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "All 2 skills are valid.\n", "")
 
 
 def test_paths_and_profile_options(registry: Path) -> None:

@@ -12,8 +12,7 @@ import pytest
 from builder.client.agents import agent_table
 from builder.client.lock import user_lock_path
 from builder.core.search import rank
-from client_helpers import (NEW_VERSION, RegistryServer, project, run, site, site_v2,  # noqa: F401 (fixtures)
-                            tree)
+from client_helpers import NEW_VERSION, RegistryServer, run, tree
 
 AGENTS = sorted(agent_table().agents)
 

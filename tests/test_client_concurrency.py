@@ -17,7 +17,9 @@ import anyio
 import pytest
 
 from builder.client.lock import side_lock_path
-from client_helpers import RegistryServer, project, run, run_skillreg, site, site_v2, tree  # noqa: F401
+from client_helpers import RegistryServer, run, run_skillreg, tree
+
+pytestmark = pytest.mark.slow  # real processes racing
 
 DETAIL = "api/v1/skills/{}.json"
 
@@ -40,7 +42,7 @@ def finish(processes: list[subprocess.Popen]) -> None:
 @pytest.mark.parametrize("round_", range(3))
 def test_parallel_installs_updates_and_removes_all_land(round_: int, site: Path, site_v2: Path,
                                                         project: Path) -> None:
-    from test_mcp import _session
+    from client_helpers import mcp_session
 
     with RegistryServer(site) as server:
         assert run("install", "csv-profiler", "adr-writer", "branch-cleanup", "changelog-from-git",
@@ -53,7 +55,7 @@ def test_parallel_installs_updates_and_removes_all_land(round_: int, site: Path,
                     ["install", "log-summarizer", *reg], ["install", "log-summarizer", "--agent", "codex", *reg]]
         processes = [run_skillreg(command, project) for command in commands]
         try:  # an agent installs through the MCP server meanwhile
-            _, (mcp_result,) = anyio.run(_session, server.url, project,
+            _, (mcp_result,) = anyio.run(mcp_session, server.url, project,
                                          [("install_skill", {"slug": "flaky-test-finder"})])
         finally:
             finish(processes)

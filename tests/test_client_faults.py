@@ -19,8 +19,7 @@ from click.testing import Result
 from builder.core.bundle import zip_bytes
 from builder.client.archive import UnpackLimits, UnsafeBundle, read_bundle
 from builder.core.model import SkillFile, sha256_hex, skill_digest
-from client_helpers import (Fault, RegistryServer, project, run, run_skillreg, site, site_v2,  # noqa: F401
-                            tree, wait_for, zeros_bomb)
+from client_helpers import Fault, RegistryServer, run, run_skillreg, tree, wait_for, zeros_bomb
 
 DETAIL = "api/v1/skills/csv-profiler.json"
 

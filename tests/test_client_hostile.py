@@ -13,7 +13,7 @@ from pathlib import Path
 from builder.core.bundle import zip_bytes
 from builder.client.archive import read_bundle
 from builder.core.model import SkillFile, sha256_hex, skill_digest
-from client_helpers import SKILLREG, Fault, RegistryServer, project, run, site, site_v2  # noqa: F401
+from client_helpers import SKILLREG, Fault, RegistryServer, run
 
 DETAIL = "api/v1/skills/csv-profiler.json"
 INDEX = "api/v1/index.json"

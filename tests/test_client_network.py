@@ -14,7 +14,7 @@ from click.testing import Result
 from builder.client.documents import MAX_JSON_CONTAINERS, json_shape_problem
 from builder.client.registry import Registry
 from builder.client.transport import address_problem, redirect_problem
-from client_helpers import Fault, RegistryServer, project, run, run_skillreg, site  # noqa: F401
+from client_helpers import Fault, RegistryServer, run, run_skillreg
 
 DETAIL = "api/v1/skills/log-summarizer.json"
 INDEX = "api/v1/index.json"
@@ -63,14 +63,14 @@ def test_a_server_dripping_its_headers_is_given_up_at_the_deadline(site: Path, p
 
 def test_the_mcp_server_gives_up_at_the_deadline_too(site: Path, project: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from test_mcp import _session
+    from client_helpers import mcp_session
 
     monkeypatch.setenv("SKILLREG_TIMEOUT", "2")
     bundle = json.loads((site / DETAIL).read_text())["bundles"]["zip"]["path"]
     with RegistryServer(site) as server:
         server.state.fault(bundle, Fault(drip=1.0))
         started = time.monotonic()
-        _, (result,) = anyio.run(_session, server.url, project, [("get_skill", {"id": "log-summarizer"})])
+        _, (result,) = anyio.run(mcp_session, server.url, project, [("get_skill", {"id": "log-summarizer"})])
         took = time.monotonic() - started
     assert result.is_error
     assert f"cannot fetch {server.url}{bundle}: " in result.content[0].text

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from client_helpers import GIT_ENV, RegistryServer, commit, run, site, tree  # noqa: F401
+from client_helpers import GIT_ENV, RegistryServer, commit, run, tree
 
 SKILL = "csv-profiler"
 
@@ -131,11 +131,11 @@ def test_global_installs_stay_in_the_home_folder(server: RegistryServer, tmp_pat
 def test_the_mcp_install_tool_refuses_a_target_that_links_out(server: RegistryServer, victim: Path,
                                                                tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from test_mcp import _session
+    from client_helpers import mcp_session
 
     before = tree(victim.parent)
     project = checkout(tmp_path, {"vendor": "../../victim/.config"}, {}, monkeypatch)
-    _, results = anyio.run(_session, server.url, project, [
+    _, results = anyio.run(mcp_session, server.url, project, [
         ("install_skill", {"slug": "log-summarizer", "target": "vendor"}),
         ("install_skill", {"slug": "log-summarizer", "target": str(project / "vendor")}),
         ("install_skill", {"slug": "log-summarizer", "target": "vendor/../vendor"}),

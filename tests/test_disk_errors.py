@@ -17,6 +17,8 @@ from build_helpers import SKILLS, all_files, leftovers, make_registry, skillreg
 from builder.publish.build import build
 from builder.core.config import load_config
 
+pytestmark = pytest.mark.slow  # tmpfs mounts
+
 FULL = "the disk is full; free some space and run the command again"
 READ_ONLY = "the file system is read-only; pick a writable location"
 

@@ -3,40 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from builder.core.search import rank
-from client_helpers import SKILLREG, RegistryServer, sites, tree
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sites(tmp_path_factory)[0]
+from client_helpers import RegistryServer, mcp_session, tree
 
 
 def _payload(result: Any) -> Any:
     assert not result.is_error, result.content
     return json.loads(result.content[0].text)
-
-
-async def _session(url: str, project: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[Any]]:
-    from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    command = str(SKILLREG) if SKILLREG.exists() else "skillreg"
-    params = StdioServerParameters(command=command, args=["mcp", "--registry", url], env=dict(os.environ),
-                                   cwd=project)
-    with open(project.parent / "mcp-stderr.txt", "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                tools = sorted(t.name for t in (await session.list_tools()).tools)
-                results = [await session.call_tool(name, arguments) for name, arguments in calls]
-    return tools, results
 
 
 def test_mcp_server_over_stdio(site: Path, tmp_path: Path) -> None:
@@ -45,7 +22,7 @@ def test_mcp_server_over_stdio(site: Path, tmp_path: Path) -> None:
     import anyio
 
     with RegistryServer(site) as server:
-        tools, results = anyio.run(_session, server.url, project, [
+        tools, results = anyio.run(mcp_session, server.url, project, [
             ("search_skills", {"query": "data"}),
             ("search_skills", {"query": "csv", "limit": 1, "category": "data"}),
             ("search_skills", {"query": "csv", "limit": 51}),

@@ -16,6 +16,8 @@ import pytest
 from builder.publish.scaffold import skills_lock
 from conftest import write_tree
 
+pytestmark = pytest.mark.slow  # real processes racing
+
 WRITERS = 8
 ROUNDS = 2
 TEXT = "---\nname: {name}\ndescription: Imported {i}. Use when testing concurrent imports.\n---\n# Imported\n\nStep {i}.\n"

@@ -20,8 +20,7 @@ from click.testing import CliRunner
 from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.publish.serve import ServeEvent, serve
-from client_helpers import (Fault, RegistryServer, project, run, site, site_v2,  # noqa: F401 (fixtures)
-                            tree)
+from client_helpers import Fault, RegistryServer, run, tree
 from conftest import write_tree
 from site_helpers import bundled_site
 

@@ -17,6 +17,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.slow  # the README's quickstart, run as written
+
 README = (REPO / "README.md").read_text(encoding="utf-8")
 VENV = Path(sys.prefix)
 

@@ -20,8 +20,8 @@ CHROMEDRIVER = Path("/usr/bin/chromedriver")
 ARTIFACTS = REPO / "test-artifacts"
 WAIT = 15  # seconds; generous for a loaded two-core machine
 
-pytestmark = pytest.mark.skipif(not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()),
-                                reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()),
+                                reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")]
 
 
 @pytest.fixture(scope="module")

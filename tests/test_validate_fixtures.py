@@ -42,8 +42,13 @@ def test_fixture_reports_exactly_its_findings(case: str, monkeypatch: pytest.Mon
             assert hints[tuple(item.get(k, 0) for k in FIELDS)] == item["hint"]
 
 
-def test_there_are_enough_fixture_cases() -> None:
-    assert len(CASES) >= 45
+def test_every_fixture_folder_is_a_case_with_findings_of_known_rules() -> None:
+    folders = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and not p.name.startswith("_"))
+    assert folders == CASES and len(CASES) >= 45  # a folder without expected.yaml would be skipped silently
+    for case in CASES:
+        expected = load_case(case)
+        assert isinstance(expected["findings"], list), f"{case}: expected.yaml needs a findings list"
+        assert {item["code"] for item in expected["findings"]} <= set(RULES), case
 
 
 def test_every_rule_that_fits_in_a_committed_file_has_a_fixture() -> None:

@@ -28,7 +28,7 @@ from builder.publish.build import build
 from builder.cli.app import cli
 from builder.core.config import load_config
 from conftest import REPO, write_tree
-from test_changed_since import digest_of, git, make_repo
+from changes_helpers import digest_of, git, make_repo
 
 WORKFLOWS = REPO / ".github" / "workflows"
 VENV_BIN = Path(sys.executable).parent

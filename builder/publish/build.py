@@ -25,7 +25,7 @@ import stat
 import subprocess
 import sys
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
