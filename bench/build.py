@@ -15,8 +15,7 @@ from pathlib import Path
 
 from builder.core.urls import INDEX_PATH, detail_path
 
-from .harness import BenchContext, BenchError, Finished, Row, Target, remove_tree, run_process, settle, \
-    skillreg_command
+from .harness import BenchContext, BenchError, Finished, Row, Target, remove_tree, run_process, settle, skillreg_command
 
 FULL_SIZES = (1_000, 10_000)
 QUICK_SIZES = (200,)

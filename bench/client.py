@@ -10,8 +10,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from builder.core.urls import INDEX_PATH
 from builder.core.search import rank, search_index
+from builder.core.urls import INDEX_PATH
 
 from .build import QUICK_SIZES, api_output
 from .corpus import search_rows

@@ -38,39 +38,11 @@ ASSET_EVERY = 10  # about one skill in ten carries a binary asset
 EXTRA_FILE_WEIGHTS = (20, 30, 25, 15, 10)
 SLACK = 1024  # bytes a generated text file may run past its drawn size to end on a whole line
 
-WORDS = """
-access account action adapter agent alert analysis annotation api archive argument artifact asset audit
-author backup badge baseline batch benchmark binary branch bucket buffer build bundle cache call canary
-category change channel check checklist chunk client cluster column command comment commit compiler config
-container context contract coverage credential cron cursor dashboard data dataset date debug decision
-default dependency deploy diff digest directory document domain draft driver encoding endpoint entry
-environment error event example export expression extension feature feed field file filter fixture flag
-folder format function gateway glossary grammar graph guide handler hash header heading history hook host
-image import incident index input install interface issue item job journal key label language layer
-layout lesson library license limit line link lint list locale lock log loop manifest map marker matrix
-merge message method metric migration mirror model module monitor mutation namespace network node note
-notebook object option order outline output owner package page parser patch path pattern payload
-permission pipeline plan platform plugin policy port preview profile project prompt property protocol
-provider query queue quota range rate record recipe reference region registry release report repository
-request resource response result review revision role rollback route rule runtime sample schema scope
-screen script search secret section segment selector sequence server service session setting shard
-signal snapshot source spec stage state status step storage stream string style summary survey switch
-symbol table tag task team template tenant term test thread ticket timeline token tool topic trace
-transaction trigger type unit update upload usage user value variable vendor version view volume warning
-webhook widget window workflow workspace
-""".split()
+WORDS = ["access", "account", "action", "adapter", "agent", "alert", "analysis", "annotation", "api", "archive", "argument", "artifact", "asset", "audit", "author", "backup", "badge", "baseline", "batch", "benchmark", "binary", "branch", "bucket", "buffer", "build", "bundle", "cache", "call", "canary", "category", "change", "channel", "check", "checklist", "chunk", "client", "cluster", "column", "command", "comment", "commit", "compiler", "config", "container", "context", "contract", "coverage", "credential", "cron", "cursor", "dashboard", "data", "dataset", "date", "debug", "decision", "default", "dependency", "deploy", "diff", "digest", "directory", "document", "domain", "draft", "driver", "encoding", "endpoint", "entry", "environment", "error", "event", "example", "export", "expression", "extension", "feature", "feed", "field", "file", "filter", "fixture", "flag", "folder", "format", "function", "gateway", "glossary", "grammar", "graph", "guide", "handler", "hash", "header", "heading", "history", "hook", "host", "image", "import", "incident", "index", "input", "install", "interface", "issue", "item", "job", "journal", "key", "label", "language", "layer", "layout", "lesson", "library", "license", "limit", "line", "link", "lint", "list", "locale", "lock", "log", "loop", "manifest", "map", "marker", "matrix", "merge", "message", "method", "metric", "migration", "mirror", "model", "module", "monitor", "mutation", "namespace", "network", "node", "note", "notebook", "object", "option", "order", "outline", "output", "owner", "package", "page", "parser", "patch", "path", "pattern", "payload", "permission", "pipeline", "plan", "platform", "plugin", "policy", "port", "preview", "profile", "project", "prompt", "property", "protocol", "provider", "query", "queue", "quota", "range", "rate", "record", "recipe", "reference", "region", "registry", "release", "report", "repository", "request", "resource", "response", "result", "review", "revision", "role", "rollback", "route", "rule", "runtime", "sample", "schema", "scope", "screen", "script", "search", "secret", "section", "segment", "selector", "sequence", "server", "service", "session", "setting", "shard", "signal", "snapshot", "source", "spec", "stage", "state", "status", "step", "storage", "stream", "string", "style", "summary", "survey", "switch", "symbol", "table", "tag", "task", "team", "template", "tenant", "term", "test", "thread", "ticket", "timeline", "token", "tool", "topic", "trace", "transaction", "trigger", "type", "unit", "update", "upload", "usage", "user", "value", "variable", "vendor", "version", "view", "volume", "warning", "webhook", "widget", "window", "workflow", "workspace"]
 
-VERBS = """
-analyse audit build check clean collect compare convert create debug deploy document draft explain export
-extract find format generate group import index inspect label lint list map measure merge migrate monitor
-normalise organise parse plan prepare profile publish refactor rename report resolve review rewrite scan
-schedule search sort split summarise sync test track trace translate triage update validate verify
-""".split()
+VERBS = ["analyse", "audit", "build", "check", "clean", "collect", "compare", "convert", "create", "debug", "deploy", "document", "draft", "explain", "export", "extract", "find", "format", "generate", "group", "import", "index", "inspect", "label", "lint", "list", "map", "measure", "merge", "migrate", "monitor", "normalise", "organise", "parse", "plan", "prepare", "profile", "publish", "refactor", "rename", "report", "resolve", "review", "rewrite", "scan", "schedule", "search", "sort", "split", "summarise", "sync", "test", "track", "trace", "translate", "triage", "update", "validate", "verify"]
 
-ADJECTIVES = """
-stale broken noisy large nested flaky slow duplicate missing unused legacy private public shared local
-remote failing pending draft partial empty unknown outdated deprecated risky sensitive minimal verbose
-""".split()
+ADJECTIVES = ["stale", "broken", "noisy", "large", "nested", "flaky", "slow", "duplicate", "missing", "unused", "legacy", "private", "public", "shared", "local", "remote", "failing", "pending", "draft", "partial", "empty", "unknown", "outdated", "deprecated", "risky", "sensitive", "minimal", "verbose"]
 
 SITUATIONS = (
     "the user asks to {verb} {adj} {nouns}",
@@ -82,8 +54,8 @@ SITUATIONS = (
     "preparing a {noun} for review",
 )
 
-FIRST_NAMES = "Ada Alan Barbara Chen Dana Edsger Fatima Grace Hamid Ines Jun Katherine Linus Margaret Nia Omar".split()
-LAST_NAMES = "Hopper Lovelace Turing Liskov Ritchie Thompson Okafor Tanaka Novak Silva Haddad Berg Kowalski".split()
+FIRST_NAMES = ["Ada", "Alan", "Barbara", "Chen", "Dana", "Edsger", "Fatima", "Grace", "Hamid", "Ines", "Jun", "Katherine", "Linus", "Margaret", "Nia", "Omar"]
+LAST_NAMES = ["Hopper", "Lovelace", "Turing", "Liskov", "Ritchie", "Thompson", "Okafor", "Tanaka", "Novak", "Silva", "Haddad", "Berg", "Kowalski"]
 
 SHELL_COMMANDS = ("git", "grep", "sed", "awk", "find", "sort", "uniq", "wc", "curl", "jq", "python3", "tar")
 

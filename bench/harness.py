@@ -15,10 +15,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Callable, Sequence
 
 from .corpus import REPO, cached_corpus, measure_shape, shape_summary
 
@@ -454,4 +454,4 @@ def write_text(path: Path, text: str) -> None:
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()

@@ -12,14 +12,25 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from .build import build_bench
 from .corpus import SHAPES
 from .client import client_bench
-from .harness import (BenchContext, BenchError, Row, default_cache_dir, machine_info, now, render_markdown,
-                      remove_tree, report_json, write_json, write_text)
+from .harness import (
+    BenchContext,
+    BenchError,
+    Row,
+    default_cache_dir,
+    machine_info,
+    now,
+    remove_tree,
+    render_markdown,
+    report_json,
+    write_json,
+    write_text,
+)
 from .site import site_bench
 from .sizes import sizes_bench
 from .validate import validate_bench

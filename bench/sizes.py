@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import gzip
 
-from builder.core.urls import INDEX_PATH
 from builder.core.search import SEARCH_INDEX_PATH
+from builder.core.urls import INDEX_PATH
 
 from .build import FULL_SIZES, QUICK_SIZES, api_output
 from .harness import BenchContext, Row, Target

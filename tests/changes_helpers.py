@@ -7,9 +7,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from conftest import REPO
+
 from builder.core.config import load_config
 from builder.core.loader import load_skill
-from conftest import REPO
 
 SKILLS = ["csv-profiler", "secret-scanner", "log-summarizer", "changelog-from-git"]
 

@@ -14,17 +14,18 @@ import sys
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from click.testing import CliRunner, Result
 
-from builder.publish.build import build
 from builder.cli.app import cli
 from builder.core.config import load_config
+from builder.publish.build import build
 
 REPO = Path(__file__).resolve().parent.parent
 SKILLREG = Path(sys.executable).parent / "skillreg"
@@ -314,9 +315,8 @@ async def mcp_session(url: str, project: Path,
     params = StdioServerParameters(command=command, args=["mcp", "--registry", url], env=dict(os.environ),
                                    cwd=project)
     with open(project.parent / "mcp-stderr.txt", "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                tools = sorted(t.name for t in (await session.list_tools()).tools)
-                results = [await session.call_tool(name, arguments) for name, arguments in calls]
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = sorted(t.name for t in (await session.list_tools()).tools)
+            results = [await session.call_tool(name, arguments) for name, arguments in calls]
     return tools, results

@@ -12,9 +12,10 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from builder.publish.build import build
-from builder.core.config import load_config
 from conftest import REPO, write_tree
+
+from builder.core.config import load_config
+from builder.publish.build import build
 
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "poster"}
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
-
 from build_helpers import SKILLS, all_files, git, make_registry
-from builder.publish.build import BuildFailed, build
+from click.testing import CliRunner
+from conftest import write_tree
+
 from builder.cli.app import cli
 from builder.core.config import load_config
+from builder.publish.build import BuildFailed, build
 from builder.publish.schemas import PUBLISHED, load_schema
-from conftest import write_tree
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from build_helpers import SKILLS, all_files, leftovers, make_registry, skillreg, start_skillreg
-from builder.publish.build import _place, build
+
 from builder.core.config import load_config
+from builder.publish.build import _place, build
 
 pytestmark = pytest.mark.slow  # real processes racing
 

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from build_helpers import SKILLS, all_files, git, leftovers, make_registry, skillreg
-from builder.publish.build import JOURNAL_VERSION, _place
+
 from builder.core.config import load_config
+from builder.publish.build import JOURNAL_VERSION, _place
 
 HOSTILE_JOURNAL = {"state": "prepared", "backup": "payload/a", "tmp": "../other-project",
                    "units": [{"path": "../../victim/.bashrc", "had_old": True, "has_new": False}]}

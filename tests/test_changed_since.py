@@ -7,15 +7,16 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from changes_helpers import SKILLS, digest_of, git, make_repo
 from click.testing import CliRunner
+from conftest import write_tree
 
-from builder.validate.changes import tree_files, validate_changes
 from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.core.loader import load_skill
 from builder.publish.schemas import load_schema
-from changes_helpers import SKILLS, digest_of, git, make_repo
-from conftest import write_tree
+from builder.validate.changes import tree_files, validate_changes
+
 
 def skill_md(name: str, *, category: str | None = "data", body: str = "Do the thing, step by step.\n") -> str:
     meta = f"metadata:\n  category: {category}\n" if category else ""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from click.testing import CliRunner
+from conftest import REPO
 
 from builder.cli.app import cli
 from builder.cli.reference import CLI_DOC_PATH, cli_markdown
-from conftest import REPO
 
 
 def test_docs_cli_md_is_the_generated_text() -> None:

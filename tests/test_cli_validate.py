@@ -9,11 +9,11 @@ import jsonschema
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from conftest import write_tree
 
 from builder.cli.app import cli
 from builder.core.diagnostics import RULES
 from builder.publish.schemas import load_schema
-from conftest import write_tree
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -305,9 +305,9 @@ def test_validate_writes_nothing(registry: Path, fmt: str) -> None:
 
 def test_an_unwritable_step_summary_is_a_message_not_a_traceback(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from click.testing import CliRunner
+    from conftest import REPO
 
     from builder.cli.app import cli
-    from conftest import REPO
 
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "missing-folder" / "summary.md"))
     result = CliRunner().invoke(cli, ["--config", str(REPO / "registry.yaml"), "validate", "--format", "github",

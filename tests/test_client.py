@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 
 import pytest
+from client_helpers import NEW_VERSION, RegistryServer, run, tree
 
 from builder.client.agents import agent_table
 from builder.client.lock import user_lock_path
 from builder.core.search import rank
-from client_helpers import NEW_VERSION, RegistryServer, run, tree
 
 AGENTS = sorted(agent_table().agents)
 

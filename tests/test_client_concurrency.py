@@ -15,9 +15,9 @@ from typing import Any
 
 import anyio
 import pytest
+from client_helpers import RegistryServer, run, run_skillreg, tree
 
 from builder.client.lock import side_lock_path
-from client_helpers import RegistryServer, run, run_skillreg, tree
 
 pytestmark = pytest.mark.slow  # real processes racing
 
@@ -95,7 +95,7 @@ def test_two_processes_on_one_skill_end_consistent(site: Path, site_v2: Path, pr
         assert "Traceback" not in err
         assert code == 0 or "not installed" in err, (out, err)  # a remove or update that came after the remove
     lock = lock_of(project) if (project / "skills-lock.json").exists() else {}
-    for name, entry in lock.items():
+    for entry in lock.values():
         for target in entry["targets"]:
             assert (project / target).is_dir()
     for folder in (project / ".claude/skills/csv-profiler", project / ".agents/skills/csv-profiler"):

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-
-from builder.core.bundle import zip_bytes
-from builder.client.archive import UnpackLimits, UnsafeBundle, read_bundle
-from builder.core.model import SkillFile, sha256_hex, skill_digest
 from client_helpers import Fault, RegistryServer, run, run_skillreg, tree, wait_for, zeros_bomb
+
+from builder.client.archive import UnpackLimits, UnsafeBundle, read_bundle
+from builder.core.bundle import zip_bytes
+from builder.core.model import SkillFile, sha256_hex, skill_digest
 
 DETAIL = "api/v1/skills/csv-profiler.json"
 

@@ -10,10 +10,11 @@ import select
 import subprocess
 from pathlib import Path
 
-from builder.core.bundle import zip_bytes
-from builder.client.archive import read_bundle
-from builder.core.model import SkillFile, sha256_hex, skill_digest
 from client_helpers import SKILLREG, Fault, RegistryServer, run
+
+from builder.client.archive import read_bundle
+from builder.core.bundle import zip_bytes
+from builder.core.model import SkillFile, sha256_hex, skill_digest
 
 DETAIL = "api/v1/skills/csv-profiler.json"
 INDEX = "api/v1/index.json"
@@ -105,7 +106,7 @@ def test_search_shows_a_bidi_override_and_zero_width_characters(site: Path, proj
         code, output = on_terminal(["search", "csv", "--registry", server.url], project)
     assert code == 0, output
     shows_nothing_hidden(output)
-    assert "Profiles CSV <U+202E>txt.exe<U+202C> and<U+200B><U+FEFF> more <U+2066>isolated<U+2069>".encode() in output
+    assert b"Profiles CSV <U+202E>txt.exe<U+202C> and<U+200B><U+FEFF> more <U+2066>isolated<U+2069>" in output
 
 
 def test_list_shows_an_escape_from_a_committed_lock(site: Path, project: Path) -> None:

@@ -10,11 +10,11 @@ from pathlib import Path
 import anyio
 import pytest
 from click.testing import Result
+from client_helpers import Fault, RegistryServer, run, run_skillreg
 
 from builder.client.documents import MAX_JSON_CONTAINERS, json_shape_problem
 from builder.client.registry import Registry
 from builder.client.transport import address_problem, redirect_problem
-from client_helpers import Fault, RegistryServer, run, run_skillreg
 
 DETAIL = "api/v1/skills/log-summarizer.json"
 INDEX = "api/v1/index.json"

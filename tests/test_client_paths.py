@@ -10,7 +10,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-
 from client_helpers import GIT_ENV, RegistryServer, commit, run, tree
 
 SKILL = "csv-profiler"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import REPO, write_tree
 
 from builder.cli.app import cli
-from builder.publish.codec import CodecError, parse, serialize
 from builder.core.model import SkillFile
-from conftest import REPO, write_tree
+from builder.publish.codec import CodecError, parse, serialize
 
 REGISTRY_YAML = "title: T\nprofile: spec\ncategories:\n  - slug: data\n    title: Data\n"
 SKILL_MD = ("---\nname: demo\ndescription: Demonstrates the codec. Use when testing.\nmetadata:\n  category: data\n"

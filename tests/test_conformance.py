@@ -15,11 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import write_tree
 from skills_ref.validator import validate as skills_ref_validate
 
 from builder.core.config import RegistryConfig
 from builder.validate.checks import validate_paths
-from conftest import write_tree
 
 DESCRIPTION = "Fills PDF forms. Use when a PDF form arrives."
 BODY = "# PDF tools\n\nFollow these steps.\n"

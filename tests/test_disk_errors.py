@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import errno
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
-
 from build_helpers import SKILLS, all_files, leftovers, make_registry, skillreg
-from builder.publish.build import build
+
 from builder.core.config import load_config
+from builder.publish.build import build
 
 pytestmark = pytest.mark.slow  # tmpfs mounts
 

@@ -8,9 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from build_helpers import skillreg_command
 from click.testing import CliRunner
 
-from build_helpers import skillreg_command
 from builder.cli.app import cli
 
 BAD_YAML = "Error: bad.yaml:2: invalid YAML: expected the node content, but found '<stream end>'\n"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
+from build_helpers import make_registry
 from click.testing import CliRunner
 
-from build_helpers import make_registry
 from builder.cli.app import cli
 from builder.core.fs import write_atomic
 

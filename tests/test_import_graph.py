@@ -8,7 +8,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 PACKAGE = REPO / "builder"

@@ -9,11 +9,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from conftest import REPO, write_tree
 
 from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.publish.marketplace import MARKETPLACE_PATH, marketplace_document, render, stale_reason
-from conftest import REPO, write_tree
 
 SCHEMA = json.loads((Path(__file__).parent / "schemas/claude-plugin-marketplace.schema.json").read_text())
 REGISTRY = """\

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from client_helpers import RegistryServer, mcp_session, tree
 
 from builder.core.search import rank
-from client_helpers import RegistryServer, mcp_session, tree
 
 
 def _payload(result: Any) -> Any:

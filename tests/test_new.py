@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from conftest import write_tree
 
 from builder.cli.app import cli
-from conftest import write_tree
 
 REGISTRY_YAML = """\
 title: Test registry

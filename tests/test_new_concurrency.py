@@ -6,15 +6,16 @@ temporary folder is left in ``skills/`` (issue 12: the registry's skills folder 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import write_tree
 
 from builder.publish.scaffold import skills_lock
-from conftest import write_tree
 
 pytestmark = pytest.mark.slow  # real processes racing
 
@@ -85,10 +86,8 @@ def test_a_writer_waits_for_the_lock_and_then_finds_the_folder(registry: Path) -
     with skills_lock(skills):
         process = start(registry, ["import", str(source)])
         write_tree(skills, {"late/SKILL.md": "made while the import waited\n"})
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            pass
         assert process.returncode is None  # still waiting for the lock
     code, out, err = finish(process, None)
     assert (code, out) == (2, "")

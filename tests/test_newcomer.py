@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from client_helpers import Fault, RegistryServer, run, tree
+from conftest import write_tree
+from site_helpers import bundled_site
 
 from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.publish.serve import ServeEvent, serve
-from client_helpers import Fault, RegistryServer, run, tree
-from conftest import write_tree
-from site_helpers import bundled_site
 
 DETAIL = "api/v1/skills/csv-profiler.json"
 
@@ -255,19 +255,17 @@ def test_the_skill_page_shows_the_author_and_the_contributors_labelled(tmp_path_
 async def _calls(url: str, project: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     import os
 
+    from client_helpers import SKILLREG
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    from client_helpers import SKILLREG
 
     command = str(SKILLREG) if SKILLREG.exists() else "skillreg"
     params = StdioServerParameters(command=command, args=["mcp", "--registry", url], env=dict(os.environ),
                                    cwd=project)
     with open(project.parent / "mcp-stderr.txt", "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return [await session.call_tool(name, arguments) for name, arguments in calls]
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return [await session.call_tool(name, arguments) for name, arguments in calls]
 
 
 def test_mcp_get_skill_by_slug_or_id(server: RegistryServer, site: Path, project: Path) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from builder.cli.app import cli
 from conftest import REPO
+
+from builder.cli.app import cli
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 

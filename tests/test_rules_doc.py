@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from click.testing import CliRunner
+from conftest import REPO
 
 from builder.cli.app import cli
 from builder.core.diagnostics import RULES
 from builder.validate.rulesdoc import RULES_DOC_PATH, rules_markdown
-from conftest import REPO
 
 
 def test_docs_rules_md_is_the_generated_text() -> None:

@@ -7,9 +7,9 @@ import shutil
 import subprocess
 
 import pytest
+from conftest import REPO
 
 from builder.core.search import rank
-from conftest import REPO
 
 VECTORS = json.loads((REPO / "tests" / "search_vectors.json").read_text(encoding="utf-8"))
 SEARCH_JS = REPO / "site_templates" / "assets" / "search.js"

@@ -16,7 +16,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from build_helpers import make_registry
 from conftest import REPO
 

@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import REPO
+from site_helpers import broken_links, bundled_site, hostile_site, read_page
 
 from builder.core.config import load_config
 from builder.site.pages import heading_text, tag_slug, write_site
 from builder.site.render import BodyRenderer, resolve_link
-from conftest import REPO
-from site_helpers import broken_links, bundled_site, hostile_site, read_page
 
 NAV = ["../..", "../../categories/", "../../tags/", "../../search/"]
 

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from builder.core.search import rank
 from conftest import REPO
 from site_helpers import bundled_site, hostile_site, serve
+
+from builder.core.search import rank
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -287,7 +287,7 @@ def test_the_copy_button_never_covers_the_install_command(driver, site: str, wid
             pres = [p for p in driver.find_elements(By.CSS_SELECTOR, ".sr-install .tabbed-block pre")
                     if p.is_displayed()]
             assert len(pres) == 1, f"tab {tab} shows {len(pres)} commands"
-            _wait(driver, lambda d: pres[0].find_element(By.CSS_SELECTOR, ".md-code__button").is_displayed(),
+            _wait(driver, lambda d: pres[0].find_element(By.CSS_SELECTOR, ".md-code__button").is_displayed(),  # noqa: B023
                   f"tab {tab}: no copy button")
             found = driver.execute_script(_BUTTON_AND_TEXT, pres[0])
             assert found["overlaps"] == 0, f"tab {tab} at {width} px: the copy button covers the command ({found})"
@@ -337,9 +337,9 @@ def test_a_skill_with_scripted_files_is_refused_and_nothing_of_it_runs(
         driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 11, item 4: raw files are served from the registry's origin, so the build must not publish these."""
     from click.testing import CliRunner
+    from conftest import write_tree
 
     from builder.cli.app import cli
-    from conftest import write_tree
 
     write_tree(tmp_path, {"registry.yaml": "title: Active content\n"})
     shutil.copytree(ACTIVE, tmp_path / "skills/active-content")

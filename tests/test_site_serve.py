@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import write_tree
 
 from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.publish.serve import ServeEvent, serve, snapshot
-from conftest import write_tree
 
 REGISTRY = """\
 title: Serve test

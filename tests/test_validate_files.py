@@ -11,11 +11,11 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import write_tree
 
 from builder.core.config import RegistryConfig, load_config
 from builder.core.loader import load_skill, path_problems
 from builder.validate.checks import validate_paths
-from conftest import write_tree
 
 SKILL_MD = """\
 ---

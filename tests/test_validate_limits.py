@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from conftest import write_tree
 
 from builder.cli.app import cli
 from builder.core.config import Limits, load_config
 from builder.core.frontmatter import MAX_NESTING
 from builder.validate.checks import MAX_MARKDOWN_NESTING, markdown_nesting, validate_paths
-from conftest import write_tree
 
 FRONTMATTER = """\
 ---

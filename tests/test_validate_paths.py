@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import write_tree
 
 from builder.core.config import RegistryConfig, load_config
 from builder.core.errors import UsageError
 from builder.validate.checks import validate_paths
-from conftest import write_tree
 
 SKILL_MD = """\
 ---

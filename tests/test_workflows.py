@@ -15,20 +15,21 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 import yaml
+from changes_helpers import digest_of, git, make_repo
 from click.testing import CliRunner
+from conftest import REPO, write_tree
 
-from builder.publish.build import build
 from builder.cli.app import cli
 from builder.core.config import load_config
-from conftest import REPO, write_tree
-from changes_helpers import digest_of, git, make_repo
+from builder.publish.build import build
 
 WORKFLOWS = REPO / ".github" / "workflows"
 VENV_BIN = Path(sys.executable).parent
@@ -330,7 +331,7 @@ def test_pull_request_flow_once_fixed_builds_and_uploads_the_site(pull_request, 
 class SiteHandler(SimpleHTTPRequestHandler):
     """Serves the folder the server currently points at; remembers every request path."""
 
-    server: "SiteServer"
+    server: SiteServer
 
     def translate_path(self, path: str) -> str:
         self.server.requests.append(self.path)

@@ -45,7 +45,8 @@ class _Group(click.Group):
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="skillreg")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              envvar="SKILLREG_CONFIG", help="registry.yaml to use (default: the nearest one above the current folder).")
+              envvar="SKILLREG_CONFIG",
+              help="registry.yaml to use (default: the nearest one above the current folder).")
 @click.pass_context
 def cli(ctx: click.Context, config_path: Path | None) -> None:
     """Validate, build and publish a registry of Agent Skills, and install skills from one."""

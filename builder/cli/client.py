@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
 from ..core.errors import EXIT_FAILURE
 from ..core.model import short_digest
 from ..core.terminal import visible, visible_json
+
 
 def registry_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--registry", "location", envvar="SKILLREG_REGISTRY", metavar="URL",
@@ -36,7 +38,6 @@ def default_location() -> str:
     """The output folder of the local registry's build: works with no network."""
     from ..core.config import load_config
     from ..core.errors import ConfigError, UsageError
-
     from ..core.urls import INDEX_PATH
 
     obj = click.get_current_context().find_root().obj
@@ -174,8 +175,8 @@ def info(name: str, as_json: bool, location: str | None) -> None:
     prov = detail.get("provenance") or {}
     click.echo("provenance:")
     for label, value in (("created", prov.get("created")), ("updated", prov.get("updated")),
-                         ("contributors", ", ".join(map(str, prov.get("authors") or []))), ("commit", prov.get("commit")),
-                         ("source", prov.get("source_url") or prov.get("source_path"))):
+                         ("contributors", ", ".join(map(str, prov.get("authors") or []))),
+                         ("commit", prov.get("commit")), ("source", prov.get("source_url") or prov.get("source_path"))):
         click.echo(f"  {label + ':':<16}{visible(value or '-')}")
     click.echo(f"install with: skillreg install {visible(detail['name'])}")
 

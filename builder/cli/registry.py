@@ -11,8 +11,9 @@ import functools
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
@@ -39,8 +40,8 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
     PATHS are skill folders or folders of skills (default: the registry's skills/).
     Exit 0 when clean, 1 on errors (or warnings with --strict), 2 on usage errors.
     """
-    from ..validate.report import format_github, format_json, format_text, summary_line, summary_markdown, to_json
     from ..validate.checks import validate_paths
+    from ..validate.report import format_github, format_json, format_text, summary_line, summary_markdown, to_json
 
     config = obj.config
     profile = profile or config.profile
@@ -112,12 +113,15 @@ def _say_waiting(out: Path, holder: int | None) -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
               help="Output folder; replaced as a whole when the build succeeds.")
 @click.option("--base-url", help="Public URL the output is served from (default: `base_url` in registry.yaml).")
-@click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core for large registries).")
+@click.option("--jobs", type=click.IntRange(min=1),
+              help="Worker processes (default: one per core for large registries).")
 @click.option("--keep-going", is_flag=True, help="Leave invalid skills out and list them instead of stopping.")
-@click.option("--profile", type=click.Choice(PROFILES), default=None, help="Validation profile (default: registry.yaml).")
+@click.option("--profile", type=click.Choice(PROFILES), default=None,
+              help="Validation profile (default: registry.yaml).")
 @click.option("--site/--no-site", default=True, show_default=True, help="Also write the website.")
 @click.option("-v", "--verbose", is_flag=True, help="Say which skills were written and which reused.")
-@click.option("--no-wait", is_flag=True, help="If another build of --out is running, exit 1 at once instead of waiting.")
+@click.option("--no-wait", is_flag=True,
+              help="If another build of --out is running, exit 1 at once instead of waiting.")
 @pass_context
 def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_going: bool, profile: str | None,
           site: bool, verbose: bool, no_wait: bool) -> None:
@@ -125,7 +129,8 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
 
     Any validation error stops the build before anything is written (exit 1).
     """
-    from ..publish.build import BuildFailed, build as run_build
+    from ..publish.build import BuildFailed
+    from ..publish.build import build as run_build
     from ..validate.report import format_text
 
     bar = None
@@ -168,8 +173,9 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
 def serve(obj: Context, port: int, out: Path) -> None:
     """Build, serve the site on 127.0.0.1 and rebuild whenever a skill or registry.yaml changes (Ctrl-C stops)."""
     from ..publish.build import BuildFailed
+    from ..publish.serve import ServeEvent
+    from ..publish.serve import serve as run_serve
     from ..validate.report import format_text
-    from ..publish.serve import ServeEvent, serve as run_serve
 
     def show(event: ServeEvent) -> None:
         if event.changed:
@@ -260,11 +266,11 @@ def _named(files: list[Any], name: str, max_frontmatter_bytes: int) -> list[Any]
 @pass_context
 def import_(obj: Context, source: Any, name: str | None) -> None:
     """Create skills/NAME/ from a prompts.chat multi-file text (FILE, or - for stdin), then validate it."""
-    from ..publish.codec import CodecError, parse
     from ..core.frontmatter import parse_skill_md
-    from ..validate.report import format_text
+    from ..publish.codec import CodecError, parse
     from ..publish.scaffold import add_skill_folder
     from ..validate.checks import check_name, validate_paths
+    from ..validate.report import format_text
 
     raw = source.read()
     label = getattr(source, "name", "<stdin>")
@@ -277,7 +283,8 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     except CodecError as exc:
         raise CodecError(f"{label}: {exc}") from None
     if name is None:
-        parsed = parse_skill_md(files[0].data, "SKILL.md", max_frontmatter_bytes=obj.config.limits.max_frontmatter_bytes)
+        parsed = parse_skill_md(files[0].data, "SKILL.md",
+                                max_frontmatter_bytes=obj.config.limits.max_frontmatter_bytes)
         declared = parsed.frontmatter.data.get("name") if parsed.frontmatter else None
         if not isinstance(declared, str) or not declared:
             raise UsageError(f"{label}: SKILL.md declares no usable `name`; pass --name")

@@ -53,7 +53,10 @@ def _entry_problem(name: str, mode: int) -> str | None:
     return None
 
 
-def read_bundle(data: bytes, limits: UnpackLimits = UnpackLimits()) -> list[SkillFile]:
+DEFAULT_LIMITS = UnpackLimits()
+
+
+def read_bundle(data: bytes, limits: UnpackLimits = DEFAULT_LIMITS) -> list[SkillFile]:
     """The files of a zip bundle, sorted by path; raises ``UnsafeBundle`` at the first thing refused."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))

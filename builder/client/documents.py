@@ -10,9 +10,9 @@ import itertools
 import json
 from typing import Any
 
-from ..core.urls import INDEX_PATH
 from ..core.errors import ClientError
 from ..core.search import SEARCH_INDEX_PATH
+from ..core.urls import INDEX_PATH
 
 # Caps on a JSON document, checked on its bytes before any Python object is built. The indexes list every
 # skill: a 60,000-skill registry publishes about 45 MB (750 bytes a skill, 1.5 KB at most), so 128 MiB leaves

@@ -15,9 +15,10 @@ import os
 import secrets
 import shutil
 import stat
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..core.diagnostics import Severity
 from ..core.errors import ClientError
@@ -25,7 +26,7 @@ from ..core.frontmatter import parse_skill_md
 from ..core.fs import exchange
 from ..core.loader import is_junk
 from ..core.model import SkillFile, sha256_hex, short_digest, skill_digest
-from .archive import UnpackLimits, read_bundle
+from .archive import DEFAULT_LIMITS, UnpackLimits, read_bundle
 from .lock import disk_problem
 from .registry import Registry
 
@@ -81,7 +82,7 @@ def digest_matches(published: str, wanted: str) -> bool:
 
 
 def fetch_skill(registry: Registry, name: str, *, digest: str | None = None,
-                detail: Mapping[str, Any] | None = None, limits: UnpackLimits = UnpackLimits()) -> FetchedSkill:
+                detail: Mapping[str, Any] | None = None, limits: UnpackLimits = DEFAULT_LIMITS) -> FetchedSkill:
     """Detail document (unless given) and bundle: two requests at most, both verified."""
     detail = detail if detail is not None else registry.detail(name)
     published = str(detail["digest"])

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 from ..core.errors import ClientError, UsageError, os_error_message
 from ..core.fs import acquire_flock
@@ -251,10 +252,8 @@ def _remove_stale_writes(path: Path) -> None:
         return
     for name in names:
         if name.startswith(f".{path.name}.") and name.endswith(".tmp"):
-            try:
+            with suppress(OSError):
                 os.unlink(path.parent / name)
-            except OSError:
-                pass
 
 
 def disk_problem(exc: OSError) -> str:

@@ -8,19 +8,20 @@ stdout carries the protocol only; warnings go to stderr.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Annotated, Any, Mapping
+from typing import Annotated, Any
 from urllib.parse import quote
 
 from pydantic import Field
 
 from .. import __version__
-from ..core.urls import declared_author, page_path
-from .registry import Registry
 from ..core.errors import SkillRegError
 from ..core.search import rank
 from ..core.terminal import visible
+from ..core.urls import declared_author, page_path
+from .registry import Registry
 
 
 def _title(name: str, headings: str) -> str:

@@ -6,14 +6,24 @@ installer, and rewrites the lock after every skill, so the lock always describes
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from ..core.errors import ClientError, UsageError
 from ..core.model import short_digest
-from .install import (FetchedSkill, LocalState, digest_matches, fetch_skill, local_state, read_installed,
-                      remove_folder, unified_diff, write_skill)
+from .install import (
+    FetchedSkill,
+    LocalState,
+    digest_matches,
+    fetch_skill,
+    local_state,
+    read_installed,
+    remove_folder,
+    unified_diff,
+    write_skill,
+)
 from .lock import Lock, LockEntry, recorded, write_lock
 from .registry import NotFound, Registry, check_name
 
@@ -93,9 +103,9 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
         same = entry is not None and entry.digest == published
         targets = sorted(set(requested) | set(entry.targets if entry else ()))
         if frozen and (entry is None or entry.digest != published or set(requested) - set(entry.targets)):
+            held = "not in the lock" if entry is None else f"the lock has {short_digest(entry.digest)}…"
             raise ClientError(f"{name}: --frozen: installing it would change skills-lock.json "
-                              f"({'not in the lock' if entry is None else 'the lock has ' + short_digest(entry.digest) + '…'}"
-                              f", the registry publishes {short_digest(published)}…); nothing was changed")
+                              f"({held}, the registry publishes {short_digest(published)}…); nothing was changed")
         new_files = _published_files(detail)
         todo, modified = [], []
         for target in targets:
@@ -107,10 +117,8 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
                 edited = _modified(folder, entry.files, new_files)
                 if edited is not None:
                     modified.append((target, edited))
-            elif (folder.exists() or folder.is_symlink()) and not local_state(folder, new_files).clean:
-                if not force:
-                    raise ClientError(f"{target} already exists and is not in {lock.path.name}; "
-                                      "use --force to replace it")
+            elif not force and (folder.exists() or folder.is_symlink()) and not local_state(folder, new_files).clean:
+                raise ClientError(f"{target} already exists and is not in {lock.path.name}; use --force to replace it")
             todo.append(target)
         if not force:
             _refuse_modified(name, modified, "installing")
@@ -147,7 +155,8 @@ def restore(lock: Lock, registry_for: RegistryFor, *, force: bool = False,
             plans.append((entry, registry, detail))
     drift = [(e, d) for e, _, d in plans if d["digest"] != e.digest]
     if frozen and (drift or gone):
-        listed = ", ".join([f"{e.name} (lock {short_digest(e.digest)}…, registry {short_digest(d['digest'])}…)" for e, d in drift] +
+        listed = ", ".join([f"{e.name} (lock {short_digest(e.digest)}…, registry {short_digest(d['digest'])}…)"
+                            for e, d in drift] +
                            [f"{e.name} (lock {short_digest(e.digest)}…, not published)" for e in gone])
         raise ClientError(f"--frozen: the lock and the registry disagree: {listed}; nothing was changed")
     work = []

@@ -9,6 +9,7 @@ cached bundle costs none. When the registry cannot be reached, a cached document
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import json
@@ -18,19 +19,20 @@ import socket
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from .. import __version__
-from ..core.urls import INDEX_PATH, detail_path
 from ..core.errors import ClientError, UsageError
 from ..core.fs import write_atomic
 from ..core.loader import path_problems
 from ..core.model import sha256_hex
 from ..core.search import SEARCH_INDEX_PATH
+from ..core.urls import INDEX_PATH, detail_path
 from .documents import document_limit, parse_json
 from .transport import Deadline, DeadlineRequest, TooSlow, Transport, host_kind
 
@@ -169,7 +171,7 @@ class _Cache:
 
     def put(self, path: str, body: bytes, etag: str | None) -> None:
         body_path, meta_path = self._paths(path)
-        fetched = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        fetched = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         meta = {"etag": etag, "fetched": fetched, "sha256": sha256_hex(body)}
         try:
             write_atomic(body_path, body)
@@ -198,10 +200,8 @@ class _Cache:
             return
         for _, size, body in sorted(entries, key=lambda e: (e[0], str(e[2]))):
             for path in (body.with_name(body.name + ".meta.json"), body):
-                try:
+                with contextlib.suppress(OSError):
                     path.unlink()
-                except OSError:
-                    pass
             total -= size
             if total <= self.limit:
                 return

@@ -8,6 +8,7 @@ to http://, to this machine only from this machine, to a private network only fr
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import ipaddress
 import socket
@@ -125,10 +126,8 @@ class Deadline:
 
 
 def _shut(sock: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 class DeadlineRequest(urllib.request.Request):
@@ -181,7 +180,7 @@ class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
         self.registry_url = registry_url
 
     def _factory(self, kind: type[http.client.HTTPConnection], req: urllib.request.Request) -> Any:
-        deadline = getattr(req, "deadline")
+        deadline = req.deadline  # type: ignore[attr-defined]  # set on every request by Registry (DeadlineRequest)
 
         def connection(host: str, **kwargs: Any) -> http.client.HTTPConnection:
             return kind(host, deadline=deadline, registry_url=self.registry_url, **kwargs)  # type: ignore[call-arg]
@@ -210,7 +209,7 @@ class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
                          newurl: str) -> urllib.request.Request | None:
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if new is not None:
-            new.deadline = getattr(req, "deadline")  # type: ignore[attr-defined]
+            new.deadline = req.deadline  # type: ignore[attr-defined]
         return new
 
 

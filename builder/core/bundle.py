@@ -10,7 +10,7 @@ import base64
 import io
 import json
 import zipfile
-from typing import Iterable
+from collections.abc import Iterable
 
 from .model import Skill, SkillFile
 

@@ -10,9 +10,9 @@ import secrets
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .errors import UsageError
 
@@ -22,7 +22,8 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) 
 
 def state_dir() -> Path:
     """Where skillreg keeps the records it trusts (locks, journals, trash lists, manifests): ``SKILLREG_STATE_DIR``,
-    else the user's state folder. Never in a checkout or an output, so nothing a pull request commits can pose as one."""
+    else the user's state folder. Never in a checkout or an output, so nothing a pull request commits can pose as
+    one."""
     override = os.environ.get(STATE_ENV)
     if override:
         return Path(override)

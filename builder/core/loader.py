@@ -28,8 +28,8 @@ JUNK_SUFFIXES = (".pyc", ".pyo", ".swp", "~")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DRIVE = re.compile(r"[A-Za-z]:")
 # Names Windows cannot create: its device names (with any extension), a trailing dot or space, and : * ? " < > |
-_WINDOWS_DEVICE = re.compile(r"(?:CON|PRN|AUX|NUL|COM[0-9\u00b9\u00b2\u00b3]|LPT[0-9\u00b9\u00b2\u00b3]|CONIN\$|CONOUT\$)"
-                             r"(?:\..*)?", re.IGNORECASE)
+_WINDOWS_DEVICE = re.compile(r"(?:CON|PRN|AUX|NUL|COM[0-9\u00b9\u00b2\u00b3]|LPT[0-9\u00b9\u00b2\u00b3]"
+                             r"|CONIN\$|CONOUT\$)(?:\..*)?", re.IGNORECASE)
 _WINDOWS_FORBIDDEN = re.compile(r'[:*?"<>|]')
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 # Bytes that never appear in text files; a NUL in the first 8 KiB marks a file as binary (as git does).
 _BINARY_SNIFF = 8192

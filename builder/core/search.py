@@ -10,8 +10,9 @@ import bisect
 import heapq
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from .model import Skill
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def close_match(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:

@@ -5,7 +5,8 @@ Paths are relative to the site root; the builder writes these files and the clie
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 API_VERSION = 1
 API_ROOT = "api/v1"

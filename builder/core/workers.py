@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -24,15 +24,13 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from .. import __version__
-from ..core.urls import API_ROOT, INDEX_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2, detail_path, raw_path
-from .api import (Artifact, bundle_stem, detail_document, discovery_v1_document, discovery_v1_entry,
-                  discovery_v2_document, discovery_v2_entry, index_document, index_entry)
 from ..core.bundle import dumps, json_bundle, zip_bytes
 from ..core.config import RegistryConfig
 from ..core.diagnostics import Diagnostic, Severity
@@ -40,11 +38,23 @@ from ..core.errors import BuildError, UsageError, os_error_message
 from ..core.fs import LockHeld, exchange, exclusive_lock, state_dir, write_atomic
 from ..core.loader import display_path, find_skill_folders
 from ..core.model import Frontmatter, Skill, sha256_hex
+from ..core.search import SEARCH_INDEX_PATH, SearchRow, search_entry, search_index
+from ..core.urls import API_ROOT, INDEX_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2, detail_path, raw_path
+from ..core.workers import run_parallel
+from ..validate.checks import ValidationReport, check_registry, validate_folder
+from .api import (
+    Artifact,
+    bundle_stem,
+    detail_document,
+    discovery_v1_document,
+    discovery_v1_entry,
+    discovery_v2_document,
+    discovery_v2_entry,
+    index_document,
+    index_entry,
+)
 from .provenance import History, read_history
 from .schemas import SCHEMA_DIR, write_schemas
-from ..core.search import SEARCH_INDEX_PATH, SearchRow, search_entry, search_index
-from ..validate.checks import ValidationReport, check_registry, validate_folder
-from ..core.workers import run_parallel
 
 MANIFEST_VERSION = 2
 GLOBAL_UNITS = (INDEX_PATH, SEARCH_INDEX_PATH, SCHEMA_DIR, f"{WELL_KNOWN_V1}/index.json",

@@ -11,13 +11,13 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from urllib.parse import urljoin
 
 from .. import __version__
-from ..core.urls import INDEX_PATH
 from ..core.errors import SkillRegError
+from ..core.urls import INDEX_PATH
 
 
 class DeployCheckFailed(SkillRegError):

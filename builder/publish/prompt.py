@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..core.model import Skill
 

@@ -6,16 +6,15 @@ import errno
 import hashlib
 import json
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from ..core.config import RegistryConfig
 from ..core.errors import UsageError
 from ..core.fs import exclusive_lock, state_dir, write_new_folder
 from ..core.loader import refuse_linked_folders
 from ..validate.checks import RESERVED_NAMES, check_name
-
 
 PLACEHOLDER_DESCRIPTION = "TODO: say what this skill does and when an agent should use it."
 

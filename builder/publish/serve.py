@@ -10,16 +10,17 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
-from .build import BuildResult, build
 from ..core.config import RegistryConfig
 from ..core.errors import SkillRegError
+from .build import BuildResult, build
 
 Snapshot = dict[str, tuple[int, int]]
 

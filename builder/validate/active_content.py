@@ -14,8 +14,8 @@ import functools
 import posixpath
 import re
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 from xml.parsers import expat
 
 import yaml

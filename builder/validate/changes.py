@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 import subprocess
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable
+from typing import Any
 
 from ..core.config import RegistryConfig
 from ..core.diagnostics import Diagnostic, Severity
@@ -171,7 +172,7 @@ def _read_blobs(top: Path, ids: list[str]) -> dict[str, bytes]:
     out = _git(top, "cat-file", "--batch", stdin="".join(f"{i}\n" for i in unique).encode())
     blobs: dict[str, bytes] = {}
     pos = 0
-    for blob in unique:
+    for _ in unique:
         header_end = out.index(b"\n", pos)
         oid, kind, size = out[pos:header_end].decode().split()
         start = header_end + 1

@@ -12,18 +12,19 @@ import itertools
 import posixpath
 import re
 import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
-from .active_content import active_content, served_type
 from ..core.config import PROFILES, RegistryConfig
 from ..core.diagnostics import RULES, Diagnostic, Severity
 from ..core.errors import UsageError
 from ..core.loader import display_path, find_skill_folders, load_skill
 from ..core.model import Skill
 from ..core.workers import run_parallel
+from .active_content import active_content, served_type
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -62,7 +63,7 @@ MAX_BODY_HTML_TAGS = 20_000
 _START_TAG = re.compile(r"<[A-Za-z]")
 # A line can only nest MAX_MARKDOWN_NESTING levels with at least half as many characters of container prefix
 # (a tab is worth two levels): only such lines are measured exactly.
-_DEEP_PREFIX = r"[ \t>*+\-0-9.)]{%d}" % (MAX_MARKDOWN_NESTING // 2)
+_DEEP_PREFIX = rf"[ \t>*+\-0-9.)]{{{MAX_MARKDOWN_NESTING // 2}}}"
 _DEEP_FIRST_LINE = re.compile(_DEEP_PREFIX)
 _DEEP_LINE = re.compile("\n" + _DEEP_PREFIX)  # a literal first character makes the search fast
 
@@ -237,7 +238,8 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
                          f"`description` is {len(desc)} characters; the limit is {MAX_DESCRIPTION}")
             match = PLACEHOLDER_TEXT.search(desc)
             if match:
-                yield at("SK202", "description", f"`description` still contains template text: {match.group(0).strip()!r}")
+                yield at("SK202", "description",
+                         f"`description` still contains template text: {match.group(0).strip()!r}")
     # optional fields of the standard
     if "compatibility" in data:
         comp = data["compatibility"]
@@ -315,7 +317,8 @@ def _check_metadata(meta: Any, config: RegistryConfig, at: Callable[..., Diagnos
         return
     for key, value in meta.items():
         if not isinstance(key, str):
-            yield at("SK112", f"metadata.{key}", f"`metadata` key {key!r} is not a string", hint=f"Quote it: `\"{key}\"`.")
+            yield at("SK112", f"metadata.{key}", f"`metadata` key {key!r} is not a string",
+                     hint=f"Quote it: `\"{key}\"`.")
         elif not isinstance(value, str):
             shown = str(value).lower() if isinstance(value, bool) else value
             if isinstance(value, (int, float)):
@@ -360,8 +363,8 @@ def _check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
     # A word takes at least two characters with its separator, so a short body cannot be too wordy.
     words = len(body.split()) if len(body) > 2 * MAX_BODY_WORDS else 0
     if words > MAX_BODY_WORDS:
-        yield RULES["SK402"].at(file, skill.body_line, f"the body has {words:,} words; keep it under {MAX_BODY_WORDS:,}",
-                                skill=skill.name)
+        yield RULES["SK402"].at(file, skill.body_line,
+                                f"the body has {words:,} words; keep it under {MAX_BODY_WORDS:,}", skill=skill.name)
     if body.count("<") > MAX_BODY_HTML_TAGS:
         tags = len(_START_TAG.findall(body))
         if tags > MAX_BODY_HTML_TAGS:
@@ -603,8 +606,8 @@ def check_registry(skills: Sequence[Skill]) -> list[Diagnostic]:
         name = declared if isinstance(declared, str) and declared else skill.name
 
         def at() -> tuple[str, int]:  # only a finding needs the path as the user would type it
-            return (f"{display_path(skill.folder)}/{skill.skill_md}",
-                    skill.frontmatter.line_of("name") if skill.frontmatter else 0)
+            return (f"{display_path(skill.folder)}/{skill.skill_md}",  # noqa: B023 (called in this iteration)
+                    skill.frontmatter.line_of("name") if skill.frontmatter else 0)  # noqa: B023
 
         if name in by_name:
             other = by_name[name]

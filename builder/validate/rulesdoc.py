@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..core.diagnostics import RULES, Rule
 
@@ -35,7 +35,8 @@ def _groups(rules: Iterable[Rule]) -> dict[str, list[Rule]]:
 
 def rules_text() -> str:
     """One line per rule: code, severity, title."""
-    return "".join(f"{r.code}  {r.severity.value:<7}  {r.title}\n" for r in sorted(RULES.values(), key=lambda r: r.code))
+    rules = sorted(RULES.values(), key=lambda r: r.code)
+    return "".join(f"{r.code}  {r.severity.value:<7}  {r.title}\n" for r in rules)
 
 
 def rules_markdown() -> str:
