@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..core.errors import EXIT_FAILURE
 from ..core.model import short_digest
 from ..core.terminal import visible, visible_json
+
+if TYPE_CHECKING:
+    from ..client.lock import Lock
+    from ..client.project import Change
+    from ..client.registry import Registry
 
 
 def registry_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -52,20 +58,20 @@ def default_location() -> str:
     return str(config.root / "site")
 
 
-def open_registry(location: str | None):
+def open_registry(location: str | None) -> Registry:
     from ..client.registry import Registry
 
     return Registry(location or default_location(), warn=_warn)
 
 
-def _registry_for(location: str | None) -> Callable[[str], Any]:
+def _registry_for(location: str | None) -> Callable[[str], Registry]:
     """The registry a lock entry came from, unless --registry names one for all; each is opened once."""
     from ..client.registry import Registry
 
     explicit = open_registry(location) if location else None
-    opened: dict[str, Any] = {}
+    opened: dict[str, Registry] = {}
 
-    def registry_for(url: str):
+    def registry_for(url: str) -> Registry:
         if explicit is not None:
             return explicit
         if url not in opened:
@@ -90,7 +96,7 @@ def _count(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else visible(value)
 
 
-def _lock(global_: bool):
+def _lock(global_: bool) -> Lock:
     from ..client.lock import read_lock
 
     return read_lock(Path.cwd(), global_=global_)
@@ -100,7 +106,7 @@ def _waiting(message: str) -> None:
     click.echo(f"{message[0].upper()}{message[1:]} ...", err=True)
 
 
-def _changing(global_: bool):
+def _changing(global_: bool) -> AbstractContextManager[Lock]:
     """The lock, held for the whole command: concurrent commands take turns and never lose each other's entries."""
     from ..client.lock import locked
 
@@ -188,7 +194,7 @@ def _split(spec: str) -> tuple[str, str | None]:
     return name, digest or None
 
 
-def _print_changes(changes, lock, record: bool = True) -> None:
+def _print_changes(changes: Sequence[Change], lock: Lock, record: bool = True) -> None:
     for change in changes:
         where = visible(", ".join(change.targets))
         version = visible(f" {change.version}") if change.version else ""
@@ -204,7 +210,7 @@ def _print_changes(changes, lock, record: bool = True) -> None:
         click.echo(f"Recorded in {display_path(lock.path)}")
 
 
-def _print_unpublished(changes) -> None:
+def _print_unpublished(changes: Sequence[Change]) -> None:
     """Locked skills a restore could not fetch: the registry no longer publishes their locked digest."""
     for change in changes:
         why = (f"the registry no longer publishes it (locked {_short(change.digest)}…: removed, pruned or "

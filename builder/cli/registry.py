@@ -19,6 +19,7 @@ import click
 
 from ..core.config import PROFILES
 from ..core.errors import EXIT_FAILURE, SkillRegError, UsageError
+from ..core.model import Skill
 from .context import Context, pass_context
 
 
@@ -200,7 +201,7 @@ def serve(obj: Context, port: int, out: Path) -> None:
         raise SkillRegError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
-def _registry_skill(obj: Context, name: str):
+def _registry_skill(obj: Context, name: str) -> Skill:
     """Load one skill of the registry by name, or by path to its folder; refuse it when it has errors."""
     from ..validate.checks import validate_folder
 

@@ -20,7 +20,8 @@ from typing import Any
 from ..core.errors import ClientError, UsageError, os_error_message
 from ..core.fs import acquire_flock
 from ..core.loader import path_problems
-from .registry import DIGEST, NAME, SHA256, parse_json
+from .documents import parse_json
+from .registry import DIGEST, NAME, SHA256
 
 LOCK_NAME = "skills-lock.json"
 LOCK_VERSION = 1

@@ -8,10 +8,10 @@ stdout carries the protocol only; warnings go to stderr.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import quote
 
 from pydantic import Field
@@ -22,6 +22,9 @@ from ..core.search import rank
 from ..core.terminal import visible
 from ..core.urls import declared_author, page_path
 from .registry import Registry
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 
 def _title(name: str, headings: str) -> str:
@@ -129,7 +132,7 @@ def _one_name(id_: str | None, slug: str | None) -> str:
     return given.pop()
 
 
-def create_server(registry: Registry, project: Path | None = None):
+def create_server(registry: Registry, project: Path | None = None) -> MCPServer:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -138,7 +141,7 @@ def create_server(registry: Registry, project: Path | None = None):
                        instructions="Search the skill registry, read a skill's files, and install a skill into "
                                     "this project after verifying its digest.")
 
-    def run(call, *args: Any) -> dict[str, Any]:
+    def run(call: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
         try:
             return call(*args)
         except SkillRegError as exc:

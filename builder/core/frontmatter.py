@@ -7,6 +7,7 @@ substring. Duplicate keys, alias bombs and oversized blocks are refused with a f
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -297,7 +298,8 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def _duplicate_keys(node: yaml.Node, file: str, skill: str, offset: int, seen_nodes: set[int] | None = None):
+def _duplicate_keys(node: yaml.Node, file: str, skill: str, offset: int,
+                    seen_nodes: set[int] | None = None) -> Iterator[Diagnostic]:
     seen_nodes = set() if seen_nodes is None else seen_nodes
     if id(node) in seen_nodes:
         return

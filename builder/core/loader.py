@@ -10,6 +10,7 @@ import os
 import re
 import stat
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from .diagnostics import RULES, Diagnostic
 from .errors import ConfigError
 from .frontmatter import parse_skill_md
 from .model import Skill, SkillFile
+
+_Report = Callable[..., None]  # report(code, rel, message, line=0, **details): records one finding
 
 SKILL_MD = "SKILL.md"
 SKILL_MD_FALLBACK = "skill.md"
@@ -166,7 +169,7 @@ def load_skill(folder: Path, config: RegistryConfig) -> LoadedSkill:
     return LoadedSkill(skill, tuple(diagnostics))
 
 
-def _read_files(folder: Path, config: RegistryConfig, report) -> list[SkillFile]:
+def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[SkillFile]:
     """Every regular file below ``folder`` as bytes, sorted by path; problems are reported, not raised."""
     limits = config.limits
     files: list[SkillFile] = []
@@ -234,7 +237,7 @@ def _read_files(folder: Path, config: RegistryConfig, report) -> list[SkillFile]
     return files
 
 
-def _report_collisions(paths: list[str], report) -> None:
+def _report_collisions(paths: list[str], report: _Report) -> None:
     """Files and folders that one file system would store as one: equal after Unicode normalisation (macOS)
     or after case folding too (macOS and Windows by default). A colliding folder is reported, not each file in it."""
     names = sorted({"/".join(parts[:i]) for parts in (p.split("/") for p in paths) for i in range(1, len(parts) + 1)},

@@ -10,6 +10,7 @@ import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def read_history(skills_path: Path) -> History:
     source = Source(commit=commit, time=iso_time(int(ctime)), top=top, skills_prefix=prefix)
     log = _git(["-c", "core.quotepath=off", "log", "-z", "--name-only", "--no-renames",
                 "--format=%x1e%H%x1f%ct%x1f%an", "--", prefix or "."], top)
-    skills: dict[str, dict] = {}
+    skills: dict[str, dict[str, Any]] = {}
     depth = len(prefix.split("/")) if prefix else 0
     for record in (log or "").split("\x1e"):
         if not record:

@@ -257,7 +257,7 @@ NAV_PAGES = {"Home": "index.md", "Categories": "categories/index.md", "Tags": "t
 def mkdocs_config(plan: _Plan, docs: Path, site_dir: Path) -> dict[str, Any]:
     """site_templates/mkdocs.yml filled in for one build. The naive variant puts every skill page in the
     navigation and turns mkdocs-material's full-text search on: the set-up the benchmark compares against."""
-    data = yaml.safe_load((TEMPLATES / "mkdocs.yml").read_text(encoding="utf-8"))
+    data: dict[str, Any] = yaml.safe_load((TEMPLATES / "mkdocs.yml").read_text(encoding="utf-8"))
     registry = plan.index["registry"]
     # Themes print the site name and description into attributes and titles without escaping them.
     data.update(site_name=heading_text(registry["title"] or "Skill Registry"),

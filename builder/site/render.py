@@ -44,7 +44,7 @@ _STASH = re.compile("\x02[^\x03]*\x03")
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
-class _Headings(Treeprocessor):
+class _Headings(Treeprocessor):  # type: ignore[misc]  # Markdown ships no type hints
     """Body headings one level down (the page's title is the h1) with ids to link to: what the toc
     extension would do, without building a table of contents nobody reads."""
 
@@ -61,7 +61,7 @@ class _Headings(Treeprocessor):
                 element.set("id", slug)
 
 
-class _HeadingsExtension(Extension):
+class _HeadingsExtension(Extension):  # type: ignore[misc]
     def extendMarkdown(self, md: markdown.Markdown) -> None:  # noqa: N802 - python-markdown's name
         md.treeprocessors.register(_Headings(md), "skill_headings", 5)
 

@@ -16,7 +16,8 @@ def schema_text(name: str) -> str:
 
 
 def load_schema(name: str) -> dict[str, Any]:
-    return json.loads(schema_text(name))
+    schema: dict[str, Any] = json.loads(schema_text(name))
+    return schema
 
 
 def write_schemas(root: Path) -> None:
