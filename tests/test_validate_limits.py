@@ -19,7 +19,8 @@ from conftest import write_tree
 from builder.cli.app import cli
 from builder.core.config import Limits, load_config
 from builder.core.frontmatter import MAX_NESTING
-from builder.validate.checks import MAX_MARKDOWN_NESTING, markdown_nesting, validate_paths
+from builder.validate.body import MAX_MARKDOWN_NESTING, markdown_nesting
+from builder.validate.checks import validate_paths
 
 FRONTMATTER = """\
 ---
@@ -147,7 +148,7 @@ def test_a_hostile_skill_md_at_the_size_cap_validates_in_linear_time(tmp_path: P
     ("![a](" * 3 + "x.png)", [("![a](![a](x.png", 0)]),
 ])
 def test_inline_links(line: str, expected: list[tuple[str, int]]) -> None:
-    from builder.validate.checks import inline_links
+    from builder.validate.body import inline_links
 
     assert list(inline_links(line)) == expected
 

@@ -109,7 +109,7 @@ def test_validation_writes_nothing(registry: RegistryConfig, tmp_path: Path) -> 
     ("Read /home/ann/notes and /Users/bob/x, not ./home/y.", ["/home/ann", "/Users/bob"]),
 ])
 def test_absolute_user_paths_end_where_the_path_ends(line: str, found: list[str]) -> None:
-    from builder.validate.checks import USER_PATH
+    from builder.validate.body import USER_PATH
 
     assert [m.group(0) for m in USER_PATH.finditer(line)] == found
 
