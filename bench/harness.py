@@ -432,7 +432,8 @@ def report_json(rows: Sequence[Row], info: dict[str, object], date: str, repeat:
     """The run as JSON; ``corpus_shapes`` holds ``measure_shape``'s figures for each real-shaped corpus used, by
     its number of skills."""
     return {"version": JSON_VERSION, "date": date, "machine": info, "quick": quick, "repeat": repeat,
-            "shape": shape, "corpus_shapes": {str(n): figures for n, figures in sorted((measured_shapes or {}).items())},
+            "shape": shape,
+            "corpus_shapes": {str(n): figures for n, figures in sorted((measured_shapes or {}).items())},
             "measurements": list(measurements), "results": [row.to_json() for row in rows]}
 
 

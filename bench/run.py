@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .build import build_bench
-from .corpus import SHAPES
 from .client import client_bench
+from .corpus import SHAPES
 from .harness import (
     BenchContext,
     BenchError,

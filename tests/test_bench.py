@@ -19,9 +19,19 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part of the installed package
     sys.path.insert(0, str(REPO))
 
-from bench.corpus import (ASSET_BYTES, DESCRIPTION_CHARS, EXTRA_FILE_BYTES, MAX_EXTRA_FILES,  # noqa: E402
-                          REAL_TARGET, SKILL_MD_BYTES, cached_corpus, category_slugs, generate, measure_shape,
-                          search_rows)
+from bench.corpus import (  # noqa: E402
+    ASSET_BYTES,
+    DESCRIPTION_CHARS,
+    EXTRA_FILE_BYTES,
+    MAX_EXTRA_FILES,
+    REAL_TARGET,
+    SKILL_MD_BYTES,
+    cached_corpus,
+    category_slugs,
+    generate,
+    measure_shape,
+    search_rows,
+)
 from bench.harness import BenchContext, Target  # noqa: E402
 from bench.validate import validate_bench  # noqa: E402
 from builder.cli.app import cli  # noqa: E402
