@@ -355,3 +355,26 @@ def test_unknown_shape_is_a_usage_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "invalid choice: 'nope'" in done.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_compare_times_two_programs_side_by_side(tmp_path: Path) -> None:
+    """``bench.compare`` runs both programs on one corpus and prints a median line per measurement; here the
+    same program twice, so both runs must succeed and each line must carry both medians and their difference."""
+    skillreg = str(Path(sys.executable).parent / "skillreg")
+    env = {**os.environ, "SKILLREG_BENCH_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-m", "bench.compare", skillreg, skillreg, "-n", "20", "--rounds", "1",
+                           "--out-dir", str(tmp_path)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["validate", "build"]
+    pattern = re.compile(r"^(validate|build): median of 1 rounds, wall \d+\.\d{3} s -> \d+\.\d{3} s \([+-]\d+\.\d%\); "
+                         r"CPU \d+\.\d{3} s -> \d+\.\d{3} s \([+-]\d+\.\d%\)$")
+    assert all(pattern.match(line) for line in lines), lines
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"], "a build output or state folder was left behind"
+
+
+def test_compare_refuses_a_program_that_is_not_there(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "bench.compare", str(tmp_path / "nope"), "skillreg"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert f"{tmp_path / 'nope'}: not an executable" in done.stderr
