@@ -240,6 +240,8 @@ def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[S
 def _report_collisions(paths: list[str], report: _Report) -> None:
     """Files and folders that one file system would store as one: equal after Unicode normalisation (macOS)
     or after case folding too (macOS and Windows by default). A colliding folder is reported, not each file in it."""
+    if len(paths) < 2:  # one file (most skills: SKILL.md alone) collides with nothing
+        return
     names = sorted({"/".join(parts[:i]) for parts in (p.split("/") for p in paths) for i in range(1, len(parts) + 1)},
                    key=lambda p: p.encode("utf-8"))
     normal: dict[str, str] = {}
