@@ -12,11 +12,10 @@ import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from client_helpers import Fault, RegistryServer, run, tree
+from client_helpers import Fault, RegistryServer, mcp_session, run, tree
 from conftest import write_tree
 from site_helpers import bundled_site
 
@@ -252,26 +251,10 @@ def test_the_skill_page_shows_the_author_and_the_contributors_labelled(tmp_path_
 
 # -- MCP get_skill takes id or slug ---------------------------------------------------------------------------
 
-async def _calls(url: str, project: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    import os
-
-    from client_helpers import SKILLREG
-    from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    command = str(SKILLREG) if SKILLREG.exists() else "skillreg"
-    params = StdioServerParameters(command=command, args=["mcp", "--registry", url], env=dict(os.environ),
-                                   cwd=project)
-    with open(project.parent / "mcp-stderr.txt", "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            return [await session.call_tool(name, arguments) for name, arguments in calls]
-
-
 def test_mcp_get_skill_by_slug_or_id(server: RegistryServer, site: Path, project: Path) -> None:
     import anyio
 
-    by_id, by_slug, both, neither, clash, typo = anyio.run(_calls, server.url, project, [
+    _, (by_id, by_slug, both, neither, clash, typo) = anyio.run(mcp_session, server.url, project, [
         ("get_skill", {"id": "csv-profiler"}),
         ("get_skill", {"slug": "csv-profiler"}),
         ("get_skill", {"id": "csv-profiler", "slug": "csv-profiler"}),
