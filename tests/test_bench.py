@@ -378,3 +378,15 @@ def test_compare_refuses_a_program_that_is_not_there(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert f"{tmp_path / 'nope'}: not an executable" in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("race", "line"), [
+    ("installs", "1 of 1 rounds: 8 concurrent installs kept every lock entry and folder"),
+    ("builds", "1 of 1 rounds: 4 concurrent builds into one output ended clean"),
+])
+def test_races_reproduce_issue_12_with_nothing_lost(race: str, line: str) -> None:
+    skillreg = str(Path(sys.executable).parent / "skillreg")
+    done = subprocess.run([sys.executable, "-m", "bench.races", race, "--rounds", "1", "--skillreg", skillreg],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout.splitlines()) == (0, [line]), done.stderr
