@@ -208,7 +208,7 @@ def test_a_commit_interrupted_part_way_leaves_the_previous_output(registry: Path
         patched.setattr(build_module.os, "rename", interrupted)
         build(config, out, site=False)
     assert all_files(out) == before
-    assert not build_module._journal_path(out).exists()
+    assert not build_module._place(out).journal.exists()
     result = build(config, out, site=False)
     assert result.written == ("secret-scanner",)
     fresh = registry / "fresh"

@@ -341,10 +341,6 @@ def _write_manifest(path: Path, settings: str, out: Path, outcomes: list[_Outcom
 
 # ----------------------------------------------------------------------------------- putting the output in place
 
-def _journal_path(out: Path) -> Path:
-    return _place(out).journal
-
-
 def recover(out: Path) -> bool:
     """Finish or undo a commit that was interrupted; True when there was one. The caller holds ``output_lock``."""
     return _recover(_place(out))
