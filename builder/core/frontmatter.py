@@ -90,11 +90,12 @@ def parse_skill_md(data: bytes, file: str, *, max_frontmatter_bytes: int, skill:
     body_line = close + 2
 
     diagnostics: list[Diagnostic] = []
-    data_obj, lines_of = _load_yaml(yaml_text, file, skill, diagnostics)
+    data_obj, lines_of, sources, key_sources = _load_yaml(yaml_text, file, skill, diagnostics)
     if diagnostics and data_obj is None:
         return ParsedSkillMd(None, body, body_line, tuple(diagnostics))
     frontmatter = Frontmatter(data=data_obj or {}, lines=lines_of, start_line=1, end_line=close + 1,
-                              non_strict=_non_strict_features(yaml_text), bom=bom)
+                              non_strict=_non_strict_features(yaml_text), bom=bom, sources=sources,
+                              key_sources=key_sources)
     return ParsedSkillMd(frontmatter, body, body_line, tuple(diagnostics))
 
 
@@ -115,42 +116,47 @@ def _closing_delimiter(text: str, first_end: int) -> tuple[int, int] | None:
         search = start
 
 
-def _load_yaml(text: str, file: str, skill: str,
-               out: list[Diagnostic]) -> tuple[dict[str, Any] | None, dict[str, int]]:
-    """Compose, check the node graph, then construct. Line numbers are file lines (YAML starts on line 2)."""
+_Loaded = tuple[dict[str, Any] | None, dict[str, int], dict[str, str], dict[str, str]]
+_STR = "tag:yaml.org,2002:str"
+
+
+def _load_yaml(text: str, file: str, skill: str, out: list[Diagnostic]) -> _Loaded:
+    """Compose, check the node graph, then construct: (fields, line of each key, text as written of each value
+    that is not a string, of each nested key that is not a string). Lines are file lines (YAML starts on line 2)."""
     offset = 2
     loader = None
+    failed: _Loaded = (None, {}, {}, {})
     try:
         loader = _Loader(text)  # the pure-Python reader refuses control characters already here
         node = loader.get_single_node()
         if node is None:
-            return {}, {}
+            return {}, {}, {}, {}
         if not isinstance(node, yaml.MappingNode):
             out.append(RULES["SK010"].at(file, node.start_mark.line + offset,
                                          f"the frontmatter is a YAML {_kind(node)}, not a mapping of fields",
                                          skill=skill))
-            return None, {}
+            return failed
         measured = _measure_tree(node) if "*" not in text else _measure_graph(node)  # no "*", no alias
         if measured is None:
             out.append(RULES["SK009"].at(file, offset, "a YAML alias refers to a node that contains it "
                                                        "(recursive structure)", skill=skill))
-            return None, {}
+            return failed
         nodes, depths = measured
         if nodes > MAX_EXPANDED_NODES:
             out.append(RULES["SK009"].at(file, offset, f"YAML aliases expand to more than {MAX_EXPANDED_NODES:,} "
                                                        "nodes (an alias bomb?)", skill=skill))
-            return None, {}
+            return failed
         for (key_node, _), depth in zip(node.value, depths):
             if depth > MAX_NESTING:
                 field = f"`{key_node.value}`" if isinstance(key_node, yaml.ScalarNode) else "a field"
                 out.append(RULES["SK015"].at(file, key_node.start_mark.line + offset,
                                              f"{field} nests {depth} levels deep; the limit is {MAX_NESTING}",
                                              skill=skill))
-                return None, {}
+                return failed
         duplicates = list(_duplicate_keys(node, file, skill, offset))
         if duplicates:
             out.extend(duplicates)
-            return None, {}
+            return failed
         value = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -160,9 +166,12 @@ def _load_yaml(text: str, file: str, skill: str,
         source_lines = text.split("\n")
         source = source_lines[mark.line] if mark and mark.line < len(source_lines) else ""
         tab_indent = "\t" in source[:len(source) - len(source.lstrip(" \t"))]  # libyaml's messages don't say so
-        out.append(RULES["SK007"].at(file, line, f"invalid YAML: {what}", column=column, skill=skill,
-                                     hint="Indent with spaces; YAML does not allow tabs." if tab_indent else None))
-        return None, {}
+        hint = "Indent with spaces; YAML does not allow tabs." if tab_indent else None
+        block = _text_after_block_indicator(exc, source_lines)
+        if block is not None:
+            what, hint = block
+        out.append(RULES["SK007"].at(file, line, f"invalid YAML: {what}", column=column, skill=skill, hint=hint))
+        return failed
     except yaml.reader.ReaderError as exc:  # no mark, and libyaml gives a byte offset: find the character itself
         code = exc.character if isinstance(exc.character, int) else 0
         index = text.find(chr(code)) if code else -1
@@ -171,35 +180,82 @@ def _load_yaml(text: str, file: str, skill: str,
         out.append(RULES["SK007"].at(file, line, f"invalid YAML: character U+{code:04X} is not allowed",
                                      column=column, skill=skill,
                                      hint=f"Delete it, or write it as the escape \\u{code:04x} inside double quotes."))
-        return None, {}
+        return failed
     except yaml.YAMLError as exc:
         out.append(RULES["SK007"].at(file, offset, f"invalid YAML: {exc}", skill=skill))
-        return None, {}
+        return failed
     except RecursionError:
         out.append(RULES["SK007"].at(file, offset, "invalid YAML: nesting is too deep", skill=skill))
-        return None, {}
+        return failed
     finally:
         if loader is not None:
             loader.dispose()
 
     lines: dict[str, int] = {}
+    sources: dict[str, str] = {}
+    key_sources: dict[str, str] = {}
     bad_keys = False
     for key_node, value_node in node.value:
         key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-        if not isinstance(key, str) or key_node.tag != "tag:yaml.org,2002:str":
+        if not isinstance(key, str) or key_node.tag != _STR:
             out.append(RULES["SK012"].at(file, key_node.start_mark.line + offset,
                                          f"frontmatter key {key_node.value!r} is not a string field name",
                                          skill=skill))
             bad_keys = True
             continue
         lines[key] = key_node.start_mark.line + offset
+        _record_source(text, key, value_node, sources)
         if isinstance(value_node, yaml.MappingNode):
-            for sub_key, _ in value_node.value:
-                if isinstance(sub_key, yaml.ScalarNode):
-                    lines.setdefault(f"{key}.{sub_key.value}", sub_key.start_mark.line + offset)
+            for sub_key, sub_value in value_node.value:
+                if not isinstance(sub_key, yaml.ScalarNode):
+                    continue
+                path = f"{key}.{sub_key.value}"
+                if sub_key.tag != _STR:  # checks name the key as Python shows the parsed one: 1.10 becomes 1.1
+                    path = f"{key}.{yaml.constructor.SafeConstructor().construct_object(sub_key)}"
+                    key_sources.setdefault(path, _written(text, sub_key))
+                lines.setdefault(path, sub_key.start_mark.line + offset)
+                _record_source(text, path, sub_value, sources)
     if bad_keys:
-        return None, {}
-    return value, lines
+        return failed
+    return value, lines, sources, key_sources
+
+
+def _written(text: str, node: yaml.Node) -> str:
+    """The node's text exactly as it stands in the YAML (marks count characters)."""
+    return text[node.start_mark.index:node.end_mark.index]
+
+
+def _record_source(text: str, path: str, node: yaml.Node, sources: dict[str, str]) -> None:
+    """Keep the written text of a scalar that YAML does not read as a string, and of each item of a list."""
+    if isinstance(node, yaml.ScalarNode):
+        if node.tag != _STR:
+            sources[path] = _written(text, node)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            sources[f"{path}[{i}]"] = _written(text, item)
+
+
+_BLOCK_HEADER = re.compile(r"[|>](?:[1-9][+-]?|[+-][1-9]?)?")
+
+
+def _text_after_block_indicator(exc: yaml.MarkedYAMLError, lines: list[str]) -> tuple[str, str] | None:
+    """(message, hint) for text on the line of a block scalar indicator (`description: | Use when...`), the
+    commonest YAML mistake in real skills: the hint shows the two lines it should be, built from the file's own."""
+    mark, start = exc.problem_mark, exc.context_mark
+    if exc.context != "while scanning a block scalar" or mark is None or start is None or \
+            start.line != mark.line or mark.line >= len(lines):
+        return None
+    source = lines[mark.line]
+    header = _BLOCK_HEADER.match(source, start.column)
+    written = source[mark.column:].strip()
+    if header is None or not written or written.startswith("#"):
+        return None
+    explicit = next((int(c) for c in header.group(0) if c.isdigit()), 2)
+    indent = " " * (len(source) - len(source.lstrip(" ")) + explicit)
+    first = source[:header.end()].rstrip()
+    message = f"text follows the block scalar indicator `{header.group(0)}` on the same line"
+    return message, (f"Move the text to the next line, indented under the key: `{first}` then "
+                     f"`{indent}{written}`.")
 
 
 _STRICT_REFUSES = {yaml.FlowSequenceStartToken: "a flow-style list `[...]`",

@@ -56,6 +56,11 @@ class Frontmatter:
     # YAML that strict readers (skills-ref's strictyaml) refuse: (what, line, column) of each use.
     non_strict: tuple[tuple[str, int, int], ...] = ()
     bom: bool = False  # the file starts with a UTF-8 byte-order mark
+    # The text as written of each value YAML does not read as a string (`1.10`, `yes`, `~`, a list), by key path
+    # as in ``lines`` (list items as ``path[0]``), and of nested keys that are not strings: hints quote these,
+    # never the parsed value.
+    sources: Mapping[str, str] = field(default_factory=dict)
+    key_sources: Mapping[str, str] = field(default_factory=dict)
 
     def line_of(self, key: str) -> int:
         return self.lines.get(key, self.start_line)

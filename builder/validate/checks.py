@@ -20,7 +20,7 @@ from ..core.config import PROFILES, RegistryConfig
 from ..core.diagnostics import RULES, Diagnostic, Severity
 from ..core.errors import UsageError
 from ..core.loader import display_path, find_skill_folders, load_skill
-from ..core.model import Skill
+from ..core.model import Frontmatter, Skill
 from ..core.workers import run_parallel
 from .active_content import active_content, served_type
 from .body import check_body
@@ -196,13 +196,17 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
     def at(code: str, key: str, message: str = "", **kw: Any) -> Diagnostic:
         return RULES[code].at(file, fm.line_of(key), message, skill=skill.name, **kw)
 
+    def shown(key: str) -> str:
+        return _show(data[key], fm.sources.get(key))
+
     # name
     if "name" not in data:
         yield at("SK101", "name", "required field `name` is missing")
     else:
         name = data["name"]
         if not isinstance(name, str) or not name.strip():
-            yield at("SK102", "name", f"`name` must be a non-empty string, got {_show(name)}")
+            yield at("SK102", "name", f"`name` must be a non-empty string, got {_show(name, fm.sources.get('name'))}",
+                     hint=_name_hint(name, fm.sources.get("name"), skill.name))
         else:
             yield from check_name(name, skill.name, lambda code, msg, hint=None: at(code, "name", msg, hint=hint))
     # description
@@ -211,7 +215,8 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
     else:
         desc = data["description"]
         if not isinstance(desc, str) or not desc.strip():
-            yield at("SK108", "description", f"`description` must be a non-empty string, got {_show(desc)}")
+            yield at("SK108", "description", f"`description` must be a non-empty string, got {shown('description')}",
+                     hint=_value_hint("description", desc, fm.sources.get("description")))
         else:
             if len(desc) > MAX_DESCRIPTION:
                 yield at("SK109", "description",
@@ -224,20 +229,25 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
     if "compatibility" in data:
         comp = data["compatibility"]
         if not isinstance(comp, str) or not comp.strip():
-            yield at("SK110", "compatibility", f"`compatibility` must be a non-empty string, got {_show(comp)}")
+            yield at("SK110", "compatibility", f"`compatibility` must be a non-empty string, got "
+                                               f"{shown('compatibility')}",
+                     hint=_value_hint("compatibility", comp, fm.sources.get("compatibility")))
         elif len(comp) > MAX_COMPATIBILITY:
             yield at("SK111", "compatibility",
                      f"`compatibility` is {len(comp)} characters; the limit is {MAX_COMPATIBILITY}")
     if "license" in data and not isinstance(data["license"], str):
-        yield at("SK114", "license", f"`license` must be a string, got {_show(data['license'])}")
+        yield at("SK114", "license", f"`license` must be a string, got {shown('license')}",
+                 hint=_value_hint("license", data["license"], fm.sources.get("license")))
     if "allowed-tools" in data:
         tools = data["allowed-tools"]
         if isinstance(tools, list) and all(isinstance(t, str) for t in tools):
             yield at("SK115", "allowed-tools", hint=f"Write `allowed-tools: {' '.join(tools)}`.")
         elif not isinstance(tools, str):
-            yield at("SK116", "allowed-tools", f"`allowed-tools` must be a space-separated string, got {_show(tools)}")
+            yield at("SK116", "allowed-tools", f"`allowed-tools` must be a space-separated string, got "
+                                               f"{shown('allowed-tools')}",
+                     hint=_value_hint("allowed-tools", tools, fm.sources.get("allowed-tools")))
     if "metadata" in data:
-        yield from _check_metadata(data["metadata"], config, at)
+        yield from _check_metadata(data["metadata"], fm, config, at)
     elif config.categories:
         yield at("SK305", "name", "`metadata.category` is missing")
     # YAML the reference validator cannot read: an error where the open standard is the contract
@@ -265,7 +275,8 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
     if profile != "spec":
         for key, (check, expected) in CLAUDE_FIELDS.items():
             if key in data and not check(data[key]):
-                yield at("SK122", key, f"`{key}` must be {expected}, got {_show(data[key])}")
+                yield at("SK122", key, f"`{key}` must be {expected}, got {shown(key)}",
+                         hint=_value_hint(key, data[key], fm.sources.get(key)) if check is _is_str else None)
         if "when_to_use" in data:
             yield at("SK123", "when_to_use", "`when_to_use` is deprecated")
 
@@ -291,23 +302,23 @@ def check_name(name: str, folder: str, report: Callable[..., _Finding]) -> Itera
         yield report("SK106", f"`name` is {name!r} but the folder is {folder!r}")
 
 
-def _check_metadata(meta: Any, config: RegistryConfig, at: Callable[..., Diagnostic]) -> Iterable[Diagnostic]:
+def _check_metadata(meta: Any, fm: Frontmatter, config: RegistryConfig,
+                    at: Callable[..., Diagnostic]) -> Iterable[Diagnostic]:
     if not isinstance(meta, dict):
-        yield at("SK112", "metadata", f"`metadata` must be a mapping, got {_show(meta)}")
+        yield at("SK112", "metadata", f"`metadata` must be a mapping, got {_show(meta, fm.sources.get('metadata'))}")
         return
     for key, value in meta.items():
+        path = f"metadata.{key}"
         if not isinstance(key, str):
-            yield at("SK112", f"metadata.{key}", f"`metadata` key {key!r} is not a string",
-                     hint=f"Quote it: `\"{key}\"`.")
+            written = fm.key_sources.get(path)
+            yield at("SK112", path, f"`metadata` key {written if written else repr(key)} is not a string",
+                     hint=f"Quote it: `\"{written}\"`." if written is not None and _quotable(written) else
+                     "Write the key as a quoted string.")
         elif not isinstance(value, str):
-            shown = str(value).lower() if isinstance(value, bool) else value
-            if isinstance(value, (int, float)):
-                hint: str | None = f"Quote it: `{key}: \"{shown}\"`."
-            elif isinstance(value, list):
-                hint = f"Write one comma-separated string: `{key}: \"{', '.join(map(str, value))}\"`."
-            else:
-                hint = None
-            yield at("SK113", f"metadata.{key}", f"`metadata.{key}` must be a string, got {_show(value)}", hint=hint)
+            written_items = [fm.sources.get(f"{path}[{i}]") for i in range(len(value))] \
+                if isinstance(value, list) else []
+            yield at("SK113", path, f"`{path}` must be a string, got {_show(value, fm.sources.get(path))}",
+                     hint=_value_hint(key, value, fm.sources.get(path), written_items))
     category = meta.get("category")
     if isinstance(category, str) and config.categories:
         if category not in config.category_slugs:
@@ -380,11 +391,59 @@ def _slugify(text: str) -> str:
     return re.sub(r"-+", "-", re.sub(r"[^a-z0-9]+", "-", text.lower())).strip("-")
 
 
-def _show(value: Any) -> str:
+def _show(value: Any, written: str | None = None) -> str:
+    """What YAML read, in words, with the text as the file writes it (never the parsed value: `1.10` is not
+    shown as 1.1, nor `yes` as True)."""
+    if isinstance(value, (list, dict)):
+        return "a list" if isinstance(value, list) else "a mapping"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    kind = "nothing" if value is None else "a date" if isinstance(value, (datetime.date, datetime.datetime)) else \
+        {bool: "a boolean", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+    if written is None:
+        written = "" if value is None else str(value)
+    return f"{kind} ({written})" if written else kind
+
+
+def _quotable(written: str) -> bool:
+    """Whether putting double quotes around the written text gives the same characters as a YAML string."""
+    return bool(written) and "\n" not in written and not written.startswith(("!", "&", "*")) and \
+        not any(c in written for c in '"\\')
+
+
+def _unquoted(written: str | None, value: Any) -> str | None:
+    """A list item as it would stand inside one string: plain text as written, a quoted string without its
+    quotes when that is exactly the text; None when no text from the file fits."""
+    if written is None:
+        return None
+    if written[:1] in ("'", '"'):
+        return value if isinstance(value, str) and written[1:-1] == value and _quotable(value) else None
+    return written if _quotable(written) else None
+
+
+def _value_hint(key: str, value: Any, written: str | None, items: Sequence[str | None] = ()) -> str | None:
+    """How to write a value that must be a string, quoting only text the file holds; None: the rule's own hint."""
+    if isinstance(value, dict):
+        return (f"Values here must be strings, not a mapping: write `{key}` as one quoted string, or give each "
+                f"of its entries a key of its own.")
+    if isinstance(value, list):
+        texts = [_unquoted(w, v) for w, v in zip(items, value)]
+        if value and len(texts) == len(value) and all(t is not None for t in texts):
+            return f"Write one comma-separated string: `{key}: \"{', '.join(t for t in texts if t)}\"`."
+        return f"Write the items of `{key}` as one quoted, comma-separated string."
+    if not written:
+        return f"Write a value after `{key}:` as a quoted string, or delete the line."
+    if not _quotable(written):
+        return f"Write the value of `{key}` on one line, as a quoted string."
     if value is None:
-        return "nothing"
-    if isinstance(value, (datetime.date, datetime.datetime)):  # YAML reads an unquoted 2024-01-01 as a date
-        return f"a date ({value.isoformat()})"
-    kind = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
-            dict: "a mapping"}.get(type(value), type(value).__name__)
-    return f"{kind} ({value!r})" if not isinstance(value, (list, dict)) else kind
+        return f"Quote it if you mean the text: `{key}: \"{written}\"`; YAML reads `{written}` as no value."
+    return f"Quote it: `{key}: \"{written}\"`."
+
+
+def _name_hint(name: Any, written: str | None, folder: str) -> str:
+    """SK102: quote a name YAML read as a number or date when, as a string, it is a valid name (`933133`)."""
+    if written and _quotable(written) and NAME_CHARS.fullmatch(written) and len(written) <= MAX_NAME and \
+            not (written.startswith("-") or written.endswith("-") or "--" in written):
+        match = "" if written == folder else f" (and make it match the folder name `{folder}`)"
+        return f"Quote it: `name: \"{written}\"`{match}."
+    return f"Write the skill's name, lowercase letters, digits and hyphens, as the folder's: `name: {folder}`."
