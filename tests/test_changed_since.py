@@ -19,7 +19,7 @@ from builder.validate.changes import tree_files, validate_changes
 
 
 def skill_md(name: str, *, category: str | None = "data", body: str = "Do the thing, step by step.\n") -> str:
-    meta = f"metadata:\n  category: {category}\n" if category else ""
+    meta = f"metadata:\n  category: {category}\n  version: \"1.0.0\"\n" if category else ""
     return f"---\nname: {name}\ndescription: Checks a thing when the user asks for it.\n{meta}---\n# Title\n\n{body}"
 
 
@@ -39,12 +39,13 @@ def test_added_modified_removed_and_renamed_skills_with_old_and_new_digests(repo
     base = {name: digest_of(repo / "skills" / name) for name in SKILLS}
     git(repo, "checkout", "-q", "-b", "pr")
     write_tree(repo / "skills", {"new-skill/SKILL.md": skill_md("new-skill")})
-    with open(repo / "skills/csv-profiler/SKILL.md", "a", encoding="utf-8") as fh:
-        fh.write("\nOne more line.\n")
+    edited = repo / "skills/csv-profiler/SKILL.md"
+    edited.write_text(edited.read_text().replace('version: "1.0.0"', 'version: "1.1.0"', 1) + "\nOne more line.\n")
     git(repo, "rm", "-rq", "skills/log-summarizer")
     git(repo, "mv", "skills/changelog-from-git", "skills/git-changelog")
     md = repo / "skills/git-changelog/SKILL.md"
-    md.write_text(md.read_text().replace("name: changelog-from-git", "name: git-changelog", 1))
+    md.write_text(md.read_text().replace("name: changelog-from-git", "name: git-changelog", 1)
+                  .replace('version: "1.0.0"', 'version: "1.0.1"', 1))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "pr")
 

@@ -21,6 +21,8 @@ SCHEMA = load_schema("validate")
 
 REGISTRY_YAML = """\
 title: Test registry
+policy:
+  categories: true
 categories:
   - slug: data
     title: Data
@@ -172,10 +174,11 @@ def test_json_output(registry: Path) -> None:
         "diagnostics": [
             {"code": "SK301", "severity": "error", "file": "skills/gamma/SKILL.md", "line": 5, "column": 0,
              "message": "unknown category `dta`", "hint": "Did you mean `data`? Categories: data, testing.",
-             "skill": "gamma"},
+             "skill": "gamma", "source": "registry policy"},
             {"code": "SK403", "severity": "warning", "file": "skills/gamma/SKILL.md", "line": 7, "column": 5,
              "message": "absolute user path `/home/ann`",
-             "hint": "Refer to bundled files relative to the skill (`{baseDir}/scripts/x.py`).", "skill": "gamma"},
+             "hint": "Refer to bundled files relative to the skill (`{baseDir}/scripts/x.py`).", "skill": "gamma",
+             "source": "registry"},
         ],
     }
     assert result.stdout == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -238,7 +241,7 @@ def test_github_format_escapes_workflow_commands(registry: Path) -> None:
     assert result.exit_code == 1
     assert result.stdout == (
         "::error file=skills/gamma/SKILL.md,line=5,title=SK301::unknown category `da%25t%0D%0Aa` "
-        "(Did you mean `data`? Categories: data, testing.)\n"
+        "(registry policy `categories`, registry.yaml) (Did you mean `data`? Categories: data, testing.)\n"
         "::error file=skills/gamma/scripts/50%25%2Ca%3Ab.pyc,title=SK510::`scripts/50%25,a:b.pyc` is a generated or "
         "editor file that must not be committed (Delete it and add it to .gitignore.)\n"
         "2 errors, 0 warnings in 1 of 3 skills\n"
@@ -269,7 +272,8 @@ def test_github_step_summary_is_appended(registry: Path, tmp_path_factory: pytes
         "\n"
         "| Severity | Code | File | Line | Message |\n"
         "| --- | --- | --- | --- | --- |\n"
-        "| error | SK301 | `skills/gamma/SKILL.md` | 5 | unknown category `a\\|b` — Categories: data, testing. |\n"
+        "| error | SK301 | `skills/gamma/SKILL.md` | 5 | unknown category `a\\|b` (registry policy `categories`, "
+        "registry.yaml) — Categories: data, testing. |\n"
         "| warning | SK403 | `skills/gamma/SKILL.md` | 7 | absolute user path `/home/ann` — "
         "Refer to bundled files relative to the skill (`{baseDir}/scripts/x.py`). |\n"
         "\n"

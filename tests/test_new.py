@@ -13,6 +13,7 @@ from builder.cli.app import cli
 
 REGISTRY_YAML = """\
 title: Test registry
+policy: {categories: true, placeholders: true}
 categories:
   - slug: data
     title: Data
@@ -57,9 +58,11 @@ def test_the_placeholder_description_fails_validation(registry: Path) -> None:
     skillreg("new", "pdf-tools")
     result = skillreg("validate", "skills/pdf-tools")
     assert (result.exit_code, result.stdout) == (1, (
-        "skills/pdf-tools/SKILL.md:3: error SK202 `description` still contains template text: 'TODO'\n"
+        "skills/pdf-tools/SKILL.md:3: error SK202 `description` still contains template text: 'TODO' "
+        "(registry policy `placeholders`, registry.yaml)\n"
         "    hint: Describe what the skill does and when to use it.\n"
-        "skills/pdf-tools/SKILL.md:5: warning SK305 `metadata.category` is missing\n"
+        "skills/pdf-tools/SKILL.md:5: warning SK305 `metadata.category` is missing "
+        "(registry policy `categories`, registry.yaml)\n"
         "    hint: Add `category:` under `metadata:` so the skill is listed in a category.\n"
         "1 error, 1 warning in 1 of 1 skill\n"))
 

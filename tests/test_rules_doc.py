@@ -16,10 +16,11 @@ def test_docs_rules_md_is_the_generated_text() -> None:
         f"{RULES_DOC_PATH} is out of date: run `skillreg rules --markdown > {RULES_DOC_PATH}`"
 
 
-def test_every_rule_has_a_row_with_its_severity_and_title() -> None:
+def test_every_rule_has_a_row_with_its_severity_source_and_title() -> None:
     text = rules_markdown()
     for rule in RULES.values():
-        assert f"| {rule.code} | {rule.severity.value} | {rule.title.replace('|', chr(92) + '|')} |" in text
+        source = f"{rule.source} (`{rule.policy}`)" if rule.policy else rule.source
+        assert f"| {rule.code} | {rule.severity.value} | {source} | {rule.title.replace('|', chr(92) + '|')} |" in text
 
 
 def test_cli_prints_the_list_and_the_markdown() -> None:

@@ -210,8 +210,8 @@ def upload_artifact(step: dict[str, Any], repo: Path, context: dict[str, str]) -
     context["uploaded"] = str(site)
 
 
-def skill_md(name: str, category: str | None = "git") -> str:
-    meta = f"metadata:\n  category: {category}\n" if category else ""
+def skill_md(name: str, category: str | None = "git", version: str = "1.0.0") -> str:
+    meta = f"metadata:\n  category: {category}\n  version: \"{version}\"\n" if category else ""
     return (f"---\nname: {name}\ndescription: Summarises a diff by file and author. Use when asked what a change "
             f"touches.\n{meta}---\n# {name}\n\nRun `git diff --stat`, then group the files by folder.\n")
 
@@ -237,15 +237,17 @@ def pull_request(origin: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     base = {name: digest_of(work / "skills" / name) for name in
             ("csv-profiler", "secret-scanner", "log-summarizer", "changelog-from-git")}
     write_tree(work / "skills", {"diff-summary/SKILL.md": skill_md("diff-summary")})
-    with open(work / "skills/csv-profiler/SKILL.md", "a", encoding="utf-8") as fh:
-        fh.write("\nCheck the delimiter first when every row has one column.\n")
+    edited = work / "skills/csv-profiler/SKILL.md"  # a contributor raises the version of what they change
+    edited.write_text(edited.read_text().replace('version: "1.0.0"', 'version: "1.0.1"', 1) +
+                      "\nCheck the delimiter first when every row has one column.\n")
     (work / "skills/secret-scanner/SKILL.md").write_text(
         "---\nname: secret-scan\ndescription: Scans a diff for secrets before it is committed. Use when asked to "
         "check a change for leaked keys.\n---\n# Secret scan\n\nRun the scanner on the staged diff.\n")
     git(work, "rm", "-rq", "skills/log-summarizer")
     git(work, "mv", "skills/changelog-from-git", "skills/git-changelog")
     renamed = work / "skills/git-changelog/SKILL.md"
-    renamed.write_text(renamed.read_text().replace("name: changelog-from-git", "name: git-changelog", 1))
+    renamed.write_text(renamed.read_text().replace("name: changelog-from-git", "name: git-changelog", 1)
+                       .replace('version: "1.0.0"', 'version: "2.0.0"', 1))
     git(work, "add", "-A")
     git(work, "commit", "-q", "-m", "Add diff-summary; edit, break, remove and rename skills")
     return work, base
@@ -268,9 +270,13 @@ def test_pull_request_flow_annotations_summary_and_marketplace_check(pull_reques
         "::error file=skills/secret-scanner/SKILL.md,line=2,title=SK106::`name` is 'secret-scan' but the folder is "
         "'secret-scanner' (Rename the folder or the name so they match.)",
         "::warning file=skills/secret-scanner/SKILL.md,line=2,title=SK305::`metadata.category` is missing "
+        "(registry policy `categories`, registry.yaml) "
         "(Add `category:` under `metadata:` so the skill is listed in a category.)",
+        "::error file=skills/secret-scanner/SKILL.md,line=2,title=SK306::secret-scanner: files changed since "
+        "origin/main but it has no `metadata.version` (it was 1.0.0 at origin/main); add one, e.g. "
+        "`version: \"1.0.1\"` under `metadata:` (registry policy `version_bump`, registry.yaml)",
     ]
-    assert validate.stdout.splitlines()[-1] == "1 error, 1 warning in 1 of 4 skills"
+    assert validate.stdout.splitlines()[-1] == "2 errors, 1 warning in 1 of 4 skills"
     assert f"  log-summarizer  removed (was {base['log-summarizer'][:19]})" in validate.stdout
 
     new = {name: digest_of(work / "skills" / name)[:19] for name in
@@ -289,8 +295,8 @@ def test_pull_request_flow_annotations_summary_and_marketplace_check(pull_reques
         f"`{new['git-changelog']}` | none |\n"
         f"| `log-summarizer` | removed | `{old['log-summarizer']}` | - | - |\n"
         f"| `secret-scanner` | modified | `{old['secret-scanner']}` | `{new['secret-scanner']}` | "
-        "1 error: SK106; 1 warning: SK305 |\n\n"
-        "## Skill validation\n\n1 error, 1 warning in 1 of 4 skills\n")
+        "2 errors: SK106, SK306; 1 warning: SK305 |\n\n"
+        "## Skill validation\n\n2 errors, 1 warning in 1 of 4 skills\n")
     assert "| error | SK106 | `skills/secret-scanner/SKILL.md` | 2 |" in text
     assert "| warning | SK305 | `skills/secret-scanner/SKILL.md` | 2 |" in text
 
@@ -305,7 +311,7 @@ def test_pull_request_flow_annotations_summary_and_marketplace_check(pull_reques
 
 def test_pull_request_flow_once_fixed_builds_and_uploads_the_site(pull_request, tmp_path: Path) -> None:
     work, _ = pull_request
-    (work / "skills/secret-scanner/SKILL.md").write_text(skill_md("secret-scanner", "security"))
+    (work / "skills/secret-scanner/SKILL.md").write_text(skill_md("secret-scanner", "security", "1.1.0"))
     assert subprocess.run([VENV_BIN / "skillreg", "marketplace"], cwd=work, capture_output=True).returncode == 0
     git(work, "add", "-A")
     git(work, "commit", "-q", "-m", "Fix the name; regenerate the marketplace")

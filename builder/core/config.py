@@ -1,7 +1,8 @@
-"""registry.yaml: the registry's title, URLs, categories, default profile and limits."""
+"""registry.yaml: the registry's title, URLs, categories, default profile, limits and policy."""
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,22 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Policy:
+    """Registry policy: rules this registry adds to the open standard, each on only when registry.yaml's
+    ``policy:`` section switches it on (the standard itself says nothing about them)."""
+
+    semver: bool = False  # metadata.version is a semantic version (SK304)
+    categories: bool = False  # metadata.category is one of `categories` (SK301, SK305)
+    tags: bool = False  # metadata.tags is a few comma-separated lowercase slugs (SK302, SK303)
+    placeholders: bool = False  # no template text left in name or description (SK201, SK202)
+    version_bump: bool = False  # under --changed-since, a changed skill raises metadata.version (SK306)
+
+    @property
+    def enabled(self) -> frozenset[str]:
+        return frozenset(name for name in Policy.__dataclass_fields__ if getattr(self, name))
+
+
+@dataclass(frozen=True)
 class RegistryConfig:
     root: Path  # folder holding registry.yaml (or the current folder when there is none)
     path: Path | None  # the registry.yaml read, if any
@@ -41,6 +58,7 @@ class RegistryConfig:
     profile: str = "spec"
     limits: Limits = field(default_factory=Limits)
     categories: tuple[Category, ...] = ()
+    policy: Policy = field(default_factory=Policy)
 
     @property
     def skills_path(self) -> Path:
@@ -75,7 +93,8 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
         if path is None:
             return RegistryConfig(root=(start or Path.cwd()).resolve(), path=None)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        raw = yaml.safe_load(text)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -114,6 +133,8 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
     if profile not in PROFILES:
         raise ConfigError(f"{path}: `profile` must be one of {', '.join(PROFILES)}, got {profile!r}")
 
+    policy = _load_policy(raw.get("policy"), bool(categories), path, text)
+
     return RegistryConfig(
         root=path.parent.resolve(),
         path=path,
@@ -125,4 +146,45 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
         profile=profile,
         limits=limits,
         categories=tuple(categories),
+        policy=policy,
     )
+
+
+def _line_of(text: str, *keys: str) -> int:
+    """The file line of the key at ``keys`` (a path of mapping keys) in registry.yaml's text; 0 when not found."""
+    node: yaml.Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
+    line = 0
+    for key in keys:
+        if not isinstance(node, yaml.MappingNode):
+            return line
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+                line, node = key_node.start_mark.line + 1, value_node
+                break
+        else:
+            return line
+    return line
+
+
+def _load_policy(raw: Any, has_categories: bool, path: Path, text: str) -> Policy:
+    """``policy:``: each known rule set switched on or off with true/false; anything else names its line."""
+    if raw is None:
+        return Policy()
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}:{_line_of(text, 'policy')}: `policy` must be a mapping of rule sets to "
+                          f"true or false, e.g. `semver: true`")
+    known = tuple(Policy.__dataclass_fields__)
+    for key, value in raw.items():
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, 1, 0.6)
+            guess = f"did you mean `{close[0]}`? " if close else ""
+            raise ConfigError(f"{path}:{_line_of(text, 'policy', str(key))}: unknown policy `{key}`; {guess}"
+                              f"known: {', '.join(known)}")
+        if not isinstance(value, bool):
+            raise ConfigError(f"{path}:{_line_of(text, 'policy', key)}: `policy.{key}` must be true or false, "
+                              f"got {value!r}")
+    policy = Policy(**raw)
+    if policy.categories and not has_categories:
+        raise ConfigError(f"{path}:{_line_of(text, 'policy', 'categories')}: `policy.categories` is on but "
+                          f"`categories` lists none; add the categories or switch the policy off")
+    return policy

@@ -29,6 +29,11 @@ class Diagnostic:
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.file, self.line, self.column, self.code, self.message)
 
+    @property
+    def source(self) -> str:
+        """Where the rule comes from: STANDARD, CLAUDE_CODE, REGISTRY or REGISTRY_POLICY."""
+        return RULES[self.code].source
+
     def to_dict(self) -> dict[str, object]:
         return {
             "code": self.code,
@@ -39,7 +44,15 @@ class Diagnostic:
             "message": self.message,
             "hint": self.hint,
             "skill": self.skill,
+            "source": self.source,
         }
+
+
+# Where a rule comes from, as findings say it.
+STANDARD = "standard"  # the open Agent Skills standard, as its reference validator skills-ref reads it
+CLAUDE_CODE = "claude-code"  # Claude Code's own frontmatter fields (the claude-code and lenient profiles)
+REGISTRY = "registry"  # what a registry built by skillreg needs to publish a skill safely and show it well
+REGISTRY_POLICY = "registry policy"  # this registry's conventions, each switched on in registry.yaml's `policy:`
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,8 @@ class Rule:
     severity: Severity
     title: str  # one line for the generated rules list
     hint: str = ""
+    source: str = STANDARD
+    policy: str = ""  # for REGISTRY_POLICY rules: the key under `policy:` in registry.yaml that switches it on
 
     def at(self, file: str, line: int = 0, message: str = "", *, hint: str | None = None,
            column: int = 0, skill: str = "", severity: Severity | None = None) -> Diagnostic:
@@ -120,6 +135,9 @@ _RULES = [
     Rule("SK303", E, "A tag is not a lowercase slug", "Use lowercase letters, digits and hyphens, e.g. `code-review`."),
     Rule("SK304", E, "`metadata.version` is not a semantic version", "Use MAJOR.MINOR.PATCH, e.g. `1.0.0`."),
     Rule("SK305", W, "`metadata.category` is missing", "Add `category:` under `metadata:` so the skill is listed in a category."),
+    Rule("SK306", E, "A changed skill keeps its `metadata.version`, or lowers it",
+         "Under `--changed-since`, raise `metadata.version` (a semantic version) whenever the skill's files change, "
+         "so each published version has a number of its own."),
     # SK4xx: the Markdown body
     Rule("SK401", W, "SKILL.md body is longer than 500 lines", "Move detail into references/ and link to it."),
     Rule("SK402", W, "SKILL.md body is longer than 5,000 words", "Move detail into references/ and link to it."),
@@ -167,7 +185,21 @@ _RULES = [
     Rule("SK604", W, "No skills found", "A skill is a folder holding SKILL.md."),
 ]
 
-RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
+# Rules that are not the open standard's, by code or code prefix; the rest are.
+_SOURCES = {"SK006": REGISTRY, "SK015": REGISTRY, "SK4": REGISTRY, "SK5": REGISTRY, "SK6": REGISTRY,
+            "SK122": CLAUDE_CODE, "SK123": CLAUDE_CODE}
+# Registry policy: the `policy:` key of registry.yaml that switches each of these rules on.
+POLICY_RULES = {"SK201": "placeholders", "SK202": "placeholders", "SK301": "categories", "SK305": "categories",
+                "SK302": "tags", "SK303": "tags", "SK304": "semver", "SK306": "version_bump"}
+
+
+def _sourced(rule: Rule) -> Rule:
+    if rule.code in POLICY_RULES:
+        return replace(rule, source=REGISTRY_POLICY, policy=POLICY_RULES[rule.code])
+    return replace(rule, source=_SOURCES.get(rule.code, _SOURCES.get(rule.code[:3], STANDARD)))
+
+
+RULES: dict[str, Rule] = {rule.code: _sourced(rule) for rule in _RULES}
 
 
 def with_severity(diagnostic: Diagnostic, severity: Severity) -> Diagnostic:

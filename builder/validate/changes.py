@@ -20,11 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import semver
+
 from ..core.config import RegistryConfig
-from ..core.diagnostics import Diagnostic, Severity
+from ..core.diagnostics import RULES, Diagnostic, Severity
 from ..core.errors import UsageError
-from ..core.loader import display_path, find_skill_folders, is_junk, load_skill
-from ..core.model import SkillFile, skill_digest
+from ..core.frontmatter import parse_skill_md
+from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, display_path, find_skill_folders, is_junk, load_skill
+from ..core.model import Skill, SkillFile, skill_digest
 from .checks import ValidationReport, check_registry, validate_folder
 
 ADDED, MODIFIED, REMOVED, RENAMED = "added", "modified", "removed", "renamed"
@@ -260,8 +263,74 @@ def validate_changes(config: RegistryConfig, ref: str, profile: str | None = Non
             new_digest=current[name].digest if name in current else None,
             old_name=old_name,
         ))
+    if config.policy.version_bump:
+        for change in changes:
+            if change.name in current and change.old_digest != change.new_digest:
+                old_files = before.get(change.old_name or change.name) if change.status != ADDED else None
+                diagnostics.extend(check_version_bump(current[change.name], old_files, ref, config))
+        diagnostics.sort(key=Diagnostic.sort_key)
     return ChangeReport(ref=ref, base=base, changes=tuple(changes),
                         report=ValidationReport(tuple(checked), tuple(diagnostics)), config_changed=config_changed)
+
+
+def _version_of(files: list[SkillFile] | None, config: RegistryConfig) -> str | None:
+    """``metadata.version`` of a skill as it was at the base (None: no such skill, no SKILL.md or no version)."""
+    if files is None:
+        return None
+    by_path = {f.path: f for f in files}
+    md = by_path.get(SKILL_MD) or by_path.get(SKILL_MD_FALLBACK)
+    if md is None:
+        return None
+    parsed = parse_skill_md(md.data, SKILL_MD, max_frontmatter_bytes=config.limits.max_frontmatter_bytes)
+    meta = parsed.frontmatter.data.get("metadata") if parsed.frontmatter else None
+    version = meta.get("version") if isinstance(meta, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def _semver(text: str | None) -> semver.Version | None:
+    if text is None:
+        return None
+    try:
+        return semver.Version.parse(text)
+    except ValueError:
+        return None
+
+
+def check_version_bump(skill: Skill, old_files: list[SkillFile] | None, ref: str,
+                       config: RegistryConfig) -> list[Diagnostic]:
+    """SK306: a skill whose files changed since ``ref`` has a higher ``metadata.version`` (semver precedence);
+    a new skill has a valid one. ``old_files`` is the skill at the base, None for a new skill."""
+    file = f"{display_path(skill.folder)}/{skill.skill_md}"
+    fm = skill.frontmatter
+    if fm is None:  # SKILL.md does not parse: that finding says enough
+        return []
+    line = fm.lines.get("metadata.version") or fm.lines.get("metadata") or fm.line_of("name")
+    rule = RULES["SK306"]
+    new_text, old_text = skill.version, _version_of(old_files, config)
+    new, old = _semver(new_text), _semver(old_text)
+    if new_text is None:
+        suggestion = str(old.bump_patch()) if old else "1.0.0"
+        was = f" (it was {old_text} at {ref})" if old_text else ""
+        what = "is new" if old_files is None else f"files changed since {ref}"
+        return [rule.at(file, line, f"{skill.name}: {what} but it has no `metadata.version`{was}; add one, e.g. "
+                                    f"`version: \"{suggestion}\"` under `metadata:`", skill=skill.name, hint="")]
+    if new is None:
+        if config.policy.semver:  # SK304 already says so
+            return []
+        return [rule.at(file, line, f"{skill.name}: `metadata.version` {new_text!r} is not a semantic version, so "
+                                    f"it cannot be compared with {old_text or 'earlier versions'}", skill=skill.name,
+                        hint="Use MAJOR.MINOR.PATCH, e.g. `1.0.0`.")]
+    if old is None:  # a new skill, or one whose earlier version was missing or not semver: any valid one will do
+        return []
+    if new.compare(old) > 0:
+        return []
+    if new.compare(old) == 0:
+        still = "still" if new_text == old_text else f"{new_text}, the same version as"
+        return [rule.at(file, line, f"{skill.name}: files changed since {ref} but metadata.version is {still} "
+                                    f"{old_text}; raise it, e.g. to {old.bump_patch()}", skill=skill.name, hint="")]
+    return [rule.at(file, line, f"{skill.name}: metadata.version went down from {old_text} at {ref} to {new_text}; "
+                                f"versions only go up: raise it above {old_text}, e.g. to {old.bump_patch()}",
+                    skill=skill.name, hint="")]
 
 
 # Formatters: plain strings, shown by the CLI before the findings.

@@ -185,7 +185,13 @@ def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diag
                                          skill=skill.name))
         if (f.path == skill.skill_md or f.path.startswith("scripts/")) and not f.data.isascii() and f.is_text:
             out.extend(_invisible_chars(f.data.decode("utf-8"), f"{shown}/{f.path}", skill.name))
-    return out
+    return with_policy(out, config)
+
+
+def with_policy(found: list[Diagnostic], config: RegistryConfig) -> list[Diagnostic]:
+    """The findings without those of registry policy that registry.yaml does not switch on."""
+    enabled = config.policy.enabled
+    return [d for d in found if not RULES[d.code].policy or RULES[d.code].policy in enabled]
 
 
 def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str) -> Iterable[Diagnostic]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..core.diagnostics import Diagnostic
+from ..core.diagnostics import REGISTRY_POLICY, RULES, Diagnostic
 from ..core.terminal import visible
 from .checks import ValidationReport
 
@@ -20,11 +20,18 @@ def summary_line(report: ValidationReport) -> str:
     return "The skill is valid." if count == 1 else f"All {count:,} skills are valid."
 
 
+def origin(d: Diagnostic) -> str:
+    """What people read after a finding of registry policy: which switch in registry.yaml asks for it. Findings
+    of the open standard and of skillreg itself say nothing more (JSON names every finding's ``source``)."""
+    rule = RULES[d.code]
+    return f" (registry policy `{rule.policy}`, registry.yaml)" if rule.source == REGISTRY_POLICY else ""
+
+
 def format_text(report: ValidationReport) -> str:
     lines = []
     for d in report.diagnostics:
         where = d.file + (f":{d.line}" if d.line else "") + (f":{d.column}" if d.line and d.column else "")
-        lines.append(visible(f"{where}: {d.severity.value} {d.code} {d.message}"))
+        lines.append(visible(f"{where}: {d.severity.value} {d.code} {d.message}{origin(d)}"))
         if d.hint:
             lines.append(f"    hint: {visible(d.hint)}")
     lines.append(summary_line(report))
@@ -68,7 +75,7 @@ def format_github(report: ValidationReport) -> str:
         if d.column:
             props.append(f"col={d.column}")
         props.append(f"title={_escape_property(d.code)}")
-        message = d.message + (f" ({d.hint})" if d.hint else "")
+        message = d.message + origin(d) + (f" ({d.hint})" if d.hint else "")
         lines.append(f"::{d.severity.value} {','.join(props)}::{_escape_data(message)}")
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
@@ -85,6 +92,6 @@ def summary_markdown(diagnostics: Sequence[Diagnostic], summary: str) -> str:
         out += ["| Severity | Code | File | Line | Message |", "| --- | --- | --- | --- | --- |"]
         for d in diagnostics:
             out.append(f"| {d.severity.value} | {d.code} | `{_cell(d.file)}` | {d.line or ''} | "
-                       f"{_cell(d.message)}{' — ' + _cell(d.hint) if d.hint else ''} |")
+                       f"{_cell(d.message + origin(d))}{' — ' + _cell(d.hint) if d.hint else ''} |")
         out.append("")
     return "\n".join(out) + "\n"

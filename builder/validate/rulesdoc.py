@@ -53,11 +53,18 @@ def rules_markdown() -> str:
         "A finding's message names the exact problem; the fix below is the general advice, and some findings",
         "carry a more specific hint (\"did you mean ...\").",
         "",
+        "The Source column says where a rule comes from: `standard` is the open Agent Skills standard (what "
+        "`--profile spec` alone checks), `claude-code` Claude Code's own fields, `registry` what skillreg needs "
+        "to publish a skill safely, and `registry policy` this registry's conventions, each checked only when "
+        "registry.yaml switches it on under `policy:` (for example `policy: {semver: true}`); their findings "
+        "end with (registry policy `semver`, registry.yaml).",
+        "",
     ]
     for prefix, rules in _groups(RULES.values()).items():
         out += [f"## {prefix}xx: {GROUPS.get(prefix, 'Other rules')}", "",
-                "| Code | Severity | Rule | Fix |", "| --- | --- | --- | --- |"]
+                "| Code | Severity | Source | Rule | Fix |", "| --- | --- | --- | --- | --- |"]
         for r in rules:
-            out.append(f"| {r.code} | {r.severity.value} | {_cell(r.title)} | {_cell(r.hint) or '-'} |")
+            source = f"{r.source} (`{r.policy}`)" if r.policy else r.source
+            out.append(f"| {r.code} | {r.severity.value} | {source} | {_cell(r.title)} | {_cell(r.hint) or '-'} |")
         out.append("")
     return "\n".join(out)
