@@ -7,11 +7,13 @@ become one line on stderr in the group's handler (``app``), which also picks the
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import json
 import os
+import shutil
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,41 +43,59 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
     PATHS are skill folders or folders of skills (default: the registry's skills/).
     Exit 0 when clean, 1 on errors (or warnings with --strict), 2 on usage errors.
     """
-    from ..validate.checks import validate_paths
-    from ..validate.report import format_github, format_json, format_text, summary_line, summary_markdown, to_json
+    from ..validate.checks import ValidationRun
+    from ..validate.report import Findings, iter_github, iter_json, iter_text, summary_head, summary_line
 
     config = obj.config
     profile = profile or config.profile
     changes = None
+    findings: Findings
     if changed_since is not None:
         from ..validate.changes import changes_markdown, format_changes_text, validate_changes
 
         if paths:
             raise UsageError("--changed-since finds the skills itself; give it no PATHS")
         changes = validate_changes(config, changed_since, profile)
-        report = changes.report
-    else:
-        report = validate_paths(list(paths) or [config.skills_path], config, profile)
-    if fmt == "json":
-        if changes is None:
-            click.echo(format_json(report, profile), nl=False)
+        findings = changes.report
+    else:  # streamed: findings are written while later skills are still being checked
+        findings = ValidationRun(list(paths) or [config.skills_path], config, profile)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None
+    # The job summary's table waits in a temporary file until the closing counts that head it are known.
+    with tempfile.TemporaryFile("w+", encoding="utf-8") if summary_file else contextlib.nullcontext() as rows:
+        if fmt == "json":
+            pieces = iter_json(findings, profile, {"changed_since": changes.to_dict()} if changes else None)
         else:
-            data = {**to_json(report, profile), "changed_since": changes.to_dict()}
-            click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
-    elif fmt == "github":
-        click.echo((format_changes_text(changes) if changes else "") + format_github(report), nl=False)
-        summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary_file:
+            click.echo(format_changes_text(changes) if changes else "", nl=False)
+            pieces = iter_github(findings, rows) if fmt == "github" else iter_text(findings)
+        for chunk in _batched(pieces):
+            click.echo(chunk, nl=False)
+        if summary_file and rows is not None:
+            has_rows = rows.tell() > 0
+            rows.seek(0)
             try:
                 with open(summary_file, "a", encoding="utf-8") as fh:
                     fh.write((changes_markdown(changes) if changes else "") +
-                             summary_markdown(report.diagnostics, summary_line(report)))
+                             summary_head(summary_line(findings.tally), has_rows))
+                    shutil.copyfileobj(rows, fh)
+                    fh.write("\n" if has_rows else "")
             except OSError as exc:
                 raise SkillRegError(f"GITHUB_STEP_SUMMARY={summary_file}: cannot append ({exc.strerror})") from None
-    else:
-        click.echo((format_changes_text(changes) if changes else "") + format_text(report), nl=False)
-    if report.failed(strict):
+    if findings.tally.failed(strict):
         raise click.exceptions.Exit(EXIT_FAILURE)
+
+
+def _batched(pieces: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
+    """Join small output pieces into chunks of about ``size`` characters: one write each, not one per line."""
+    buffer: list[str] = []
+    length = 0
+    for piece in pieces:
+        buffer.append(piece)
+        length += len(piece)
+        if length >= size:
+            yield "".join(buffer)
+            buffer, length = [], 0
+    if buffer:
+        yield "".join(buffer)
 
 
 @click.command(short_help="Create skills/NAME/ with a SKILL.md.")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -74,3 +75,26 @@ def run_parallel(func: Callable[[T], R], items: Sequence[T], *, initializer: Cal
             if on_progress:
                 on_progress(len(results), total)
     return results
+
+
+def iter_parallel(func: Callable[[T], R], items: Sequence[T], *, initializer: Callable[..., Any],
+                  initargs: tuple[Any, ...], jobs: int | None = None, ahead: int = 4) -> Iterator[R]:
+    """``func(item) for item in items``, in order, with at most ``ahead`` tasks per worker sent and not yet
+    consumed: unlike ``run_parallel`` the results are not all held at once, so a caller that streams them
+    keeps its memory bounded whatever the number of items."""
+    total = len(items)
+    jobs = default_jobs(total) if jobs is None else jobs
+    if jobs <= 1:
+        initializer(*initargs)
+        for item in items:
+            yield func(item)
+        return
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker,
+                             initargs=(os.getpid(), initializer, *initargs)) as pool:
+        pending: collections.deque[Future[R]] = collections.deque()
+        for item in items:
+            pending.append(pool.submit(func, item))
+            if len(pending) >= jobs * ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()

@@ -16,7 +16,7 @@ import os
 import subprocess
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -28,7 +28,7 @@ from ..core.errors import UsageError
 from ..core.frontmatter import parse_skill_md
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, display_path, find_skill_folders, is_junk, load_skill
 from ..core.model import Skill, SkillFile, skill_digest
-from .checks import ValidationReport, check_registry, validate_folder
+from .checks import NameKey, RegistryNames, ValidationReport, validate_folder
 
 ADDED, MODIFIED, REMOVED, RENAMED = "added", "modified", "removed", "renamed"
 _BLOB_MODES = {"100644": False, "100755": True}  # tree mode -> executable; links and submodules are not published
@@ -239,20 +239,24 @@ def validate_changes(config: RegistryConfig, ref: str, profile: str | None = Non
     by_name = {folder.name: folder for folder in folders}
     before = tree_files(top, base, prefix, touched, config)
 
-    skills = []
-    checked = []
+    # One skill in memory at a time: the checked ones are kept without their file bytes, the others only as the
+    # name keys the registry-wide rules need.
+    checked: list[Skill] = []
+    current: dict[str, Skill] = {}  # the touched skills, without file bytes
+    digests: dict[str, str] = {}
     diagnostics: list[Diagnostic] = []
+    names = RegistryNames()
     for folder in folders:
         if config_changed or folder.name in touched:
             skill, found = validate_folder(folder, config, profile)
-            checked.append(skill)
+            checked.append(replace(skill, files=()))
             diagnostics.extend(found)
         else:
             skill = load_skill(folder, config).skill
-        skills.append(skill)
-    diagnostics.extend(check_registry(skills))
+        diagnostics.extend(names.add(NameKey.of(skill)))
+        if folder.name in touched:
+            current[skill.name], digests[skill.name] = replace(skill, files=()), skill.digest
     diagnostics.sort(key=Diagnostic.sort_key)
-    current = {s.name: s for s in skills}
 
     changes = []
     for name, status, old_name in _classify(entries, prefix, before, set(by_name), touched):
@@ -260,7 +264,7 @@ def validate_changes(config: RegistryConfig, ref: str, profile: str | None = Non
         changes.append(SkillChange(
             name=name, status=status,
             old_digest=skill_digest(old_files) if old_files is not None and status != ADDED else None,
-            new_digest=current[name].digest if name in current else None,
+            new_digest=digests.get(name),
             old_name=old_name,
         ))
     if config.policy.version_bump:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import heapq
+import itertools
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,7 +23,7 @@ from ..core.diagnostics import RULES, Diagnostic, Severity
 from ..core.errors import UsageError
 from ..core.loader import display_path, find_skill_folders, load_skill
 from ..core.model import Frontmatter, Skill
-from ..core.workers import run_parallel
+from ..core.workers import default_jobs, iter_parallel
 from .active_content import active_content, served_type
 from .body import check_body
 
@@ -83,10 +85,46 @@ CLAUDE_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
+@dataclass
+class Tally:
+    """The counts a report closes with, kept as findings stream past."""
+
+    skills: int = 0
+    errors: int = 0
+    warnings: int = 0
+    flagged: set[str] = field(default_factory=set)  # names of skills with findings
+
+    def count(self, diagnostic: Diagnostic) -> None:
+        if diagnostic.severity is Severity.ERROR:
+            self.errors += 1
+        else:
+            self.warnings += 1
+        if diagnostic.skill:
+            self.flagged.add(diagnostic.skill)
+
+    def failed(self, strict: bool = False) -> bool:
+        return self.errors > 0 or (strict and self.warnings > 0)
+
+    def summary(self) -> str:
+        noun = "skill" if self.skills == 1 else "skills"
+        e, w = self.errors, self.warnings
+        return f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)} in {len(self.flagged)} of {self.skills} {noun}"
+
+
 @dataclass(frozen=True)
 class ValidationReport:
     skills: tuple[Skill, ...]
     diagnostics: tuple[Diagnostic, ...]
+
+    def __iter__(self) -> Iterator[Diagnostic]:
+        return iter(self.diagnostics)
+
+    @property
+    def tally(self) -> Tally:
+        tally = Tally(skills=len(self.skills))
+        for d in self.diagnostics:
+            tally.count(d)
+        return tally
 
     @property
     def errors(self) -> int:
@@ -103,27 +141,50 @@ class ValidationReport:
         return frozenset(d.skill for d in self.diagnostics if d.severity is Severity.ERROR and d.skill)
 
     def summary(self) -> str:
-        flagged = len({d.skill for d in self.diagnostics if d.skill})
-        noun = "skill" if len(self.skills) == 1 else "skills"
-        e, w = self.errors, self.warnings
-        return (f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)} "
-                f"in {flagged} of {len(self.skills)} {noun}")
+        return self.tally.summary()
 
 
-_SETTINGS: tuple[RegistryConfig, str] | None = None
+@dataclass(frozen=True)
+class NameKey:
+    """What the registry-wide rules need of one skill, so they never hold the skills themselves."""
+
+    skill: str  # the folder name
+    name: str  # the declared name when it is a non-empty string, else the folder name
+    shown: str  # the name as other findings quote it: the declared value, or the folder name
+    folder: str  # the folder as the user would type it
+    file: str  # its SKILL.md, as findings name it
+    line: int  # the line of `name`
+
+    @classmethod
+    def of(cls, skill: Skill) -> NameKey:
+        declared = skill.field("name")
+        folder = display_path(skill.folder)
+        return cls(skill=skill.name, name=declared if isinstance(declared, str) and declared else skill.name,
+                   shown=f"{declared or skill.name}", folder=folder, file=f"{folder}/{skill.skill_md}",
+                   line=skill.frontmatter.line_of("name") if skill.frontmatter else 0)
 
 
-def _init_worker(config: RegistryConfig, profile: str) -> None:
+_SETTINGS: tuple[RegistryConfig, str, bool] | None = None
+
+
+def _init_worker(config: RegistryConfig, profile: str, keep_skills: bool = False) -> None:
     global _SETTINGS
-    _SETTINGS = (config, profile)
+    _SETTINGS = (config, profile, keep_skills)
 
 
-def _check_folder(folder: Path) -> tuple[Skill, list[Diagnostic]]:
-    """Load and check one skill; the skill comes back without its file bytes (they stay in the worker)."""
+_Checked = tuple[Skill | None, list[Diagnostic], NameKey]
+
+
+def _check_folders(folders: list[Path]) -> list[_Checked]:
+    """Load and check a few skills: their findings and name keys, and (when asked) each skill without its file
+    bytes (they stay in the worker)."""
     assert _SETTINGS is not None
-    config, profile = _SETTINGS
-    skill, found = validate_folder(folder, config, profile)
-    return replace(skill, files=()), found
+    config, profile, keep_skills = _SETTINGS
+    out: list[_Checked] = []
+    for folder in folders:
+        skill, found = validate_folder(folder, config, profile)
+        out.append((replace(skill, files=()) if keep_skills else None, found, NameKey.of(skill)))
+    return out
 
 
 def validate_folder(folder: Path, config: RegistryConfig, profile: str) -> tuple[Skill, list[Diagnostic]]:
@@ -132,39 +193,89 @@ def validate_folder(folder: Path, config: RegistryConfig, profile: str) -> tuple
     return loaded.skill, [*loaded.diagnostics, *check_skill(loaded.skill, config, profile)]
 
 
+# Skills sent to a worker at once: few enough that results stream, enough that sending them costs little.
+_CHUNK = 32
+
+
+class ValidationRun:
+    """``validate_paths`` as a stream: iterating yields every finding in report order (file, line, column,
+    code, message) while the skills are still being checked, so memory holds a few skills' findings and one
+    compact key per skill, whatever the number of skills. ``tally`` is complete once iteration ends."""
+
+    def __init__(self, paths: Sequence[Path], config: RegistryConfig, profile: str | None = None,
+                 jobs: int | None = None, *, keep_skills: bool = False) -> None:
+        self.profile = profile or config.profile
+        if self.profile not in PROFILES:
+            raise UsageError(f"unknown profile {self.profile!r}; choose one of {', '.join(PROFILES)}")
+        self.config, self.jobs, self.keep_skills = config, jobs, keep_skills
+        self.tally = Tally()
+        self.skills: list[Skill] = []  # filled only with keep_skills
+        self._early: list[Diagnostic] = []
+        folders: list[Path] = []
+        for path in paths:
+            if not path.exists():
+                raise UsageError(f"{display_path(path)}: no such file or folder")
+            if path.is_file() and path.name in ("SKILL.md", "skill.md"):
+                path = path.parent
+            if not path.is_dir():
+                raise UsageError(f"{display_path(path)}: not a folder")
+            try:
+                found = find_skill_folders(path)
+            except OSError as exc:
+                raise UsageError(f"{display_path(path)}: cannot be read ({exc.strerror})") from None
+            if not found:
+                self._early.append(RULES["SK604"].at(display_path(path), 0,
+                                                     f"no skill folders in {display_path(path)}"))
+            folders.extend(found)
+        self.folders = list({folder.resolve(): folder for folder in folders}.values())
+
+    def __iter__(self) -> Iterator[Diagnostic]:
+        # A finding can be written once no skill still to come can report one that sorts before it. Every finding
+        # of a skill names its folder or a path below it, so none sorts before the folder's own path: the least
+        # path among the skills still to come bounds them all.
+        shown = [display_path(folder) for folder in self.folders]
+        bound: list[str | None] = [None] * (len(shown) + 1)
+        for i in range(len(shown) - 1, -1, -1):
+            later = bound[i + 1]
+            bound[i] = shown[i] if later is None or shown[i] < later else later
+        del shown
+        pending: list[tuple[tuple[str, int, int, str, str], int, Diagnostic]] = []
+        order = itertools.count()
+        for d in self._early:
+            heapq.heappush(pending, (d.sort_key(), next(order), d))
+        names = RegistryNames()
+        chunks = [self.folders[i:i + _CHUNK] for i in range(0, len(self.folders), _CHUNK)]
+        done = 0
+        for checked in iter_parallel(_check_folders, chunks, initializer=_init_worker,
+                                     initargs=(self.config, self.profile, self.keep_skills),
+                                     jobs=self.jobs if self.jobs is not None else default_jobs(len(self.folders))):
+            for skill, found, key in checked:
+                done += 1
+                self.tally.skills += 1
+                if skill is not None:
+                    self.skills.append(skill)
+                for d in (*found, *names.add(key)):
+                    heapq.heappush(pending, (d.sort_key(), next(order), d))
+            limit = bound[done]
+            while pending and (limit is None or pending[0][0][0] < limit):
+                d = heapq.heappop(pending)[2]
+                self.tally.count(d)
+                yield d
+        while pending:
+            d = heapq.heappop(pending)[2]
+            self.tally.count(d)
+            yield d
+
+
 def validate_paths(paths: Sequence[Path], config: RegistryConfig, profile: str | None = None,
                    jobs: int | None = None) -> ValidationReport:
     """Load every skill under ``paths`` (skill folders or folders of skills) and check each and all together.
 
-    The report's skills carry no file bytes: validating a large registry must not hold all of it in memory.
+    The report's skills carry no file bytes; ``ValidationRun`` streams the findings without holding the skills.
     """
-    profile = profile or config.profile
-    if profile not in PROFILES:
-        raise UsageError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
-    folders: list[Path] = []
-    diagnostics: list[Diagnostic] = []
-    for path in paths:
-        if not path.exists():
-            raise UsageError(f"{display_path(path)}: no such file or folder")
-        if path.is_file() and path.name in ("SKILL.md", "skill.md"):
-            path = path.parent
-        if not path.is_dir():
-            raise UsageError(f"{display_path(path)}: not a folder")
-        try:
-            found = find_skill_folders(path)
-        except OSError as exc:
-            raise UsageError(f"{display_path(path)}: cannot be read ({exc.strerror})") from None
-        if not found:
-            diagnostics.append(RULES["SK604"].at(display_path(path), 0, f"no skill folders in {display_path(path)}"))
-        folders.extend(found)
-    unique = list({folder.resolve(): folder for folder in folders}.values())
-    results = run_parallel(_check_folder, unique, initializer=_init_worker, initargs=(config, profile), jobs=jobs)
-    skills = [skill for skill, _ in results]
-    for _, findings in results:
-        diagnostics.extend(findings)
-    diagnostics.extend(check_registry(skills))
-    diagnostics.sort(key=Diagnostic.sort_key)
-    return ValidationReport(tuple(skills), tuple(diagnostics))
+    run = ValidationRun(paths, config, profile, jobs, keep_skills=True)
+    diagnostics = tuple(run)
+    return ValidationReport(tuple(run.skills), diagnostics)
 
 
 def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diagnostic]:
@@ -361,36 +472,38 @@ def _invisible_chars(text: str, file: str, skill: str) -> Iterable[Diagnostic]:
                                     column=match.start() + 1, skill=skill)
 
 
-def check_registry(skills: Sequence[Skill]) -> list[Diagnostic]:
-    """Rules that need every skill at once: unique names, names that only differ by case or width, reserved names."""
-    out: list[Diagnostic] = []
-    by_name: dict[str, Skill] = {}
-    by_folded: dict[str, Skill] = {}
-    for skill in skills:
-        declared = skill.field("name")
-        name = declared if isinstance(declared, str) and declared else skill.name
+class RegistryNames:
+    """The rules that need every skill at once (unique names, names that differ only by case or width, reserved
+    names), fed one skill at a time and keeping only the first folder of each name."""
 
-        def at() -> tuple[str, int]:  # only a finding needs the path as the user would type it
-            return (f"{display_path(skill.folder)}/{skill.skill_md}",  # noqa: B023 (called in this iteration)
-                    skill.frontmatter.line_of("name") if skill.frontmatter else 0)  # noqa: B023
+    def __init__(self) -> None:
+        self._by_name: dict[str, str] = {}  # name -> the folder that has it
+        self._by_folded: dict[str, tuple[str, str]] = {}  # folded name -> (name as shown, folder)
 
-        if name in by_name:
-            other = by_name[name]
-            out.append(RULES["SK601"].at(*at(), f"skill name `{name}` is also used by "
-                                                     f"{display_path(other.folder)}", skill=skill.name))
+    def add(self, key: NameKey) -> list[Diagnostic]:
+        out: list[Diagnostic] = []
+        name = key.name
+        if name in self._by_name:
+            out.append(RULES["SK601"].at(key.file, key.line, f"skill name `{name}` is also used by "
+                                                             f"{self._by_name[name]}", skill=key.skill))
         else:
-            by_name[name] = skill
+            self._by_name[name] = key.folder
             folded = name if name.isascii() and name.islower() else unicodedata.normalize("NFKC", name).casefold()
-            if folded in by_folded:
-                other = by_folded[folded]
-                out.append(RULES["SK602"].at(*at(), f"skill name `{name}` collides with "
-                                                         f"`{other.field('name') or other.name}` in "
-                                                         f"{display_path(other.folder)}", skill=skill.name))
+            if folded in self._by_folded:
+                other, folder = self._by_folded[folded]
+                out.append(RULES["SK602"].at(key.file, key.line, f"skill name `{name}` collides with `{other}` in "
+                                                                 f"{folder}", skill=key.skill))
             else:
-                by_folded[folded] = skill
+                self._by_folded[folded] = (key.shown, key.folder)
         if name in RESERVED_NAMES:
-            out.append(RULES["SK603"].at(*at(), f"skill name `{name}` is reserved", skill=skill.name))
-    return out
+            out.append(RULES["SK603"].at(key.file, key.line, f"skill name `{name}` is reserved", skill=key.skill))
+        return out
+
+
+def check_registry(skills: Sequence[Skill]) -> list[Diagnostic]:
+    """``RegistryNames`` over a list of skills."""
+    names = RegistryNames()
+    return [d for skill in skills for d in names.add(NameKey.of(skill))]
 
 
 def _slugify(text: str) -> str:

@@ -1,22 +1,36 @@
-"""Formatters over a list of findings: text for people, JSON for tools, workflow commands for GitHub."""
+"""Formatters over findings: text for people, JSON for tools, workflow commands for GitHub.
+
+Each writes as the findings arrive (``iter_*`` yield pieces of the output), so a streamed run
+(``checks.ValidationRun``) never holds them all; ``format_*`` join the pieces for a finished report.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Protocol, TextIO
 
 from ..core.diagnostics import REGISTRY_POLICY, RULES, Diagnostic
 from ..core.terminal import visible
-from .checks import ValidationReport
+from .checks import Tally
 
 JSON_VERSION = 1
 
 
-def summary_line(report: ValidationReport) -> str:
+class Findings(Protocol):
+    """Findings in report order, and their counts, complete once iterated (a ValidationReport or Run)."""
+
+    def __iter__(self) -> Iterator[Diagnostic]: ...
+
+    @property
+    def tally(self) -> Tally: ...
+
+
+def summary_line(tally: Tally) -> str:
     """The closing line people read: a clean run says so in words; any finding keeps the counts."""
-    count = len(report.skills)
-    if report.diagnostics or count == 0:
-        return report.summary()
+    count = tally.skills
+    if tally.errors or tally.warnings or count == 0:
+        return tally.summary()
     return "The skill is valid." if count == 1 else f"All {count:,} skills are valid."
 
 
@@ -27,34 +41,45 @@ def origin(d: Diagnostic) -> str:
     return f" (registry policy `{rule.policy}`, registry.yaml)" if rule.source == REGISTRY_POLICY else ""
 
 
-def format_text(report: ValidationReport) -> str:
-    lines = []
-    for d in report.diagnostics:
+def iter_text(findings: Findings) -> Iterator[str]:
+    for d in findings:
         where = d.file + (f":{d.line}" if d.line else "") + (f":{d.column}" if d.line and d.column else "")
-        lines.append(visible(f"{where}: {d.severity.value} {d.code} {d.message}{origin(d)}"))
-        if d.hint:
-            lines.append(f"    hint: {visible(d.hint)}")
-    lines.append(summary_line(report))
-    return "\n".join(lines) + "\n"
+        line = visible(f"{where}: {d.severity.value} {d.code} {d.message}{origin(d)}") + "\n"
+        yield line + (f"    hint: {visible(d.hint)}\n" if d.hint else "")
+    yield summary_line(findings.tally) + "\n"
 
 
-def to_json(report: ValidationReport, profile: str) -> dict[str, object]:
-    """The documented shape of ``validate --format json`` (schema: builder/publish/schemas/validate.schema.json)."""
-    return {
-        "version": JSON_VERSION,
-        "profile": profile,
-        "summary": {
-            "errors": report.errors,
-            "warnings": report.warnings,
-            "skills": len(report.skills),
-            "skills_with_findings": len({d.skill for d in report.diagnostics if d.skill}),
-        },
-        "diagnostics": [d.to_dict() for d in report.diagnostics],
-    }
+def format_text(report: Findings) -> str:
+    return "".join(iter_text(report))
 
 
-def format_json(report: ValidationReport, profile: str) -> str:
-    return json.dumps(to_json(report, profile), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+def _dumps(value: Any, indent: str) -> str:
+    """``value`` as ``json.dumps(..., indent=2)`` writes it when nested at ``indent``."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).replace("\n", "\n" + indent)
+
+
+def iter_json(findings: Findings, profile: str, extra: dict[str, Any] | None = None) -> Iterator[str]:
+    """The documented shape of ``validate --format json`` (schema: builder/publish/schemas/validate.schema.json),
+    byte for byte what ``json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\\n"`` gives, written
+    one finding at a time: the keys before ``diagnostics`` (``extra``, e.g. ``changed_since``) first, the
+    counts after."""
+    extra = extra or {}
+    assert all(key < "diagnostics" for key in extra), "keys after `diagnostics` would need every finding first"
+    yield "{\n" + "".join(f"  {json.dumps(key)}: {_dumps(extra[key], '  ')},\n" for key in sorted(extra))
+    empty = True
+    for d in findings:
+        yield ('  "diagnostics": [\n' if empty else ",\n") + "    " + _dumps(d.to_dict(), "    ")
+        empty = False
+    yield '  "diagnostics": [],\n' if empty else "\n  ],\n"
+    tally = findings.tally
+    tail = {"profile": profile, "version": JSON_VERSION,
+            "summary": {"errors": tally.errors, "warnings": tally.warnings, "skills": tally.skills,
+                        "skills_with_findings": len(tally.flagged)}}
+    yield ",\n".join(f"  {json.dumps(key)}: {_dumps(tail[key], '  ')}" for key in sorted(tail)) + "\n}\n"
+
+
+def format_json(report: Findings, profile: str) -> str:
+    return "".join(iter_json(report, profile))
 
 
 def _escape_data(text: str) -> str:
@@ -65,33 +90,48 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def format_github(report: ValidationReport) -> str:
-    """One workflow command per finding (GitHub shows them as annotations on the pull request)."""
-    lines = []
-    for d in report.diagnostics:
-        props = [f"file={_escape_property(d.file)}"]
-        if d.line:
-            props.append(f"line={d.line}")
-        if d.column:
-            props.append(f"col={d.column}")
-        props.append(f"title={_escape_property(d.code)}")
-        message = d.message + origin(d) + (f" ({d.hint})" if d.hint else "")
-        lines.append(f"::{d.severity.value} {','.join(props)}::{_escape_data(message)}")
-    lines.append(summary_line(report))
-    return "\n".join(lines) + "\n"
+def github_line(d: Diagnostic) -> str:
+    """One workflow command (GitHub shows it as an annotation on the pull request)."""
+    props = [f"file={_escape_property(d.file)}"]
+    if d.line:
+        props.append(f"line={d.line}")
+    if d.column:
+        props.append(f"col={d.column}")
+    props.append(f"title={_escape_property(d.code)}")
+    message = d.message + origin(d) + (f" ({d.hint})" if d.hint else "")
+    return f"::{d.severity.value} {','.join(props)}::{_escape_data(message)}\n"
+
+
+def iter_github(findings: Findings, rows: TextIO | None = None) -> Iterator[str]:
+    """The workflow commands; with ``rows`` (a temporary file), each finding's job-summary row is written there
+    on the way, to be appended to the summary once the closing counts are known."""
+    for d in findings:
+        if rows is not None:
+            rows.write(summary_row(d))
+        yield github_line(d)
+    yield summary_line(findings.tally) + "\n"
+
+
+def format_github(report: Findings) -> str:
+    return "".join(iter_github(report))
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def summary_markdown(diagnostics: Sequence[Diagnostic], summary: str) -> str:
+def summary_row(d: Diagnostic) -> str:
+    """One finding as a row of the job summary's table."""
+    return (f"| {d.severity.value} | {d.code} | `{_cell(d.file)}` | {d.line or ''} | "
+            f"{_cell(d.message + origin(d))}{' — ' + _cell(d.hint) if d.hint else ''} |\n")
+
+
+def summary_head(summary: str, has_rows: bool) -> str:
+    out = f"## Skill validation\n\n{summary}\n\n"
+    return out + ("| Severity | Code | File | Line | Message |\n| --- | --- | --- | --- | --- |\n" if has_rows else "")
+
+
+def summary_markdown(diagnostics: Sequence[Diagnostic] | Iterable[Diagnostic], summary: str) -> str:
     """A Markdown table of every finding for the job summary, which (unlike annotations) has no cap."""
-    out = ["## Skill validation", "", summary, ""]
-    if diagnostics:
-        out += ["| Severity | Code | File | Line | Message |", "| --- | --- | --- | --- | --- |"]
-        for d in diagnostics:
-            out.append(f"| {d.severity.value} | {d.code} | `{_cell(d.file)}` | {d.line or ''} | "
-                       f"{_cell(d.message + origin(d))}{' — ' + _cell(d.hint) if d.hint else ''} |")
-        out.append("")
-    return "\n".join(out) + "\n"
+    rows = "".join(summary_row(d) for d in diagnostics)
+    return summary_head(summary, bool(rows)) + rows + ("\n" if rows else "")

@@ -1,0 +1,140 @@
+"""``skillreg validate`` streams (issue 14 item 5): findings are written while later skills are still checked, in
+exactly the order and bytes of sorting every finding first, for every format.
+
+The reference below is the collect-then-sort algorithm the streamed run replaced: every skill checked, the
+registry-wide rules over all of them, one stable sort, one ``json.dumps``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from conftest import REPO, write_tree
+
+from builder.cli.app import cli
+from builder.core.config import RegistryConfig, load_config
+from builder.core.diagnostics import RULES, Diagnostic
+from builder.core.loader import display_path, find_skill_folders
+from builder.validate.checks import ValidationRun, check_registry, validate_folder
+from builder.validate.report import origin
+
+FIXTURES = REPO / "tests" / "fixtures"
+CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "expected.yaml").is_file())
+
+
+def reference(paths: list[Path], config: RegistryConfig, profile: str) -> tuple[list[Diagnostic], int]:
+    diagnostics: list[Diagnostic] = []
+    folders: list[Path] = []
+    for path in paths:
+        path = path.parent if path.is_file() else path
+        found = find_skill_folders(path)
+        if not found:
+            diagnostics.append(RULES["SK604"].at(display_path(path), 0, f"no skill folders in {display_path(path)}"))
+        folders.extend(found)
+    skills = []
+    for folder in {folder.resolve(): folder for folder in folders}.values():
+        skill, found = validate_folder(folder, config, profile)
+        skills.append(skill)
+        diagnostics.extend(found)
+    diagnostics.extend(check_registry(skills))
+    diagnostics.sort(key=Diagnostic.sort_key)
+    return diagnostics, len(skills)
+
+
+def reference_json(diagnostics: list[Diagnostic], skills: int, profile: str) -> str:
+    errors = sum(d.severity.value == "error" for d in diagnostics)
+    document = {"version": 1, "profile": profile,
+                "summary": {"errors": errors, "warnings": len(diagnostics) - errors, "skills": skills,
+                            "skills_with_findings": len({d.skill for d in diagnostics if d.skill})},
+                "diagnostics": [d.to_dict() for d in diagnostics]}
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def reference_text(diagnostics: list[Diagnostic], last: str) -> str:
+    lines = []
+    for d in diagnostics:
+        where = d.file + (f":{d.line}" if d.line else "") + (f":{d.column}" if d.line and d.column else "")
+        lines.append(f"{where}: {d.severity.value} {d.code} {d.message}{origin(d)}")
+        if d.hint:
+            lines.append(f"    hint: {d.hint}")
+    return "\n".join([*lines, last]) + "\n"
+
+
+def run_cli(config: Path, *args: str) -> str:
+    return CliRunner().invoke(cli, ["--config", str(config), "validate", *args]).stdout
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_fixture_streams_the_same_bytes_as_sorting_everything(case: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = yaml.safe_load((FIXTURES / case / "expected.yaml").read_text(encoding="utf-8"))
+    config_path = FIXTURES / expected.get("config", "registry.yaml")
+    profile = expected.get("profile", "spec")
+    monkeypatch.chdir(FIXTURES / case)
+    paths = expected.get("paths", ["."])
+    diagnostics, skills = reference([Path(p) for p in paths], load_config(config_path), profile)
+    assert list(ValidationRun([Path(p) for p in paths], load_config(config_path), profile)) == diagnostics
+    out = run_cli(config_path, "--format", "json", "--profile", profile, *paths)
+    assert out == reference_json(diagnostics, skills, profile)
+    last = json.loads(out)["summary"]
+    text = run_cli(config_path, "--profile", profile, *paths)
+    if diagnostics:
+        assert text == reference_text(diagnostics, text.splitlines()[-1])
+        assert text.splitlines()[-1].startswith(f"{last['errors']} error")
+    github = run_cli(config_path, "--format", "github", "--profile", profile, *paths)
+    assert github.count("\n::") + github.startswith("::") == len(diagnostics)
+
+
+def test_the_bundled_registry_streams_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    config = load_config(REPO / "registry.yaml")
+    diagnostics, skills = reference([REPO / "skills"], config, "spec")
+    assert run_cli(REPO / "registry.yaml", "--format", "json") == reference_json(diagnostics, skills, "spec")
+
+
+# Names chosen so that findings of one skill sort between those of others: "a" < "a-b" < "a-b/..." < "a/...",
+# and a folder without SKILL.md is reported on the folder itself (SK001 on "skills/a"), not on a file in it.
+
+
+def tricky_registry(root: Path) -> Path:
+    files: dict[str, str | bytes] = {"registry.yaml": "title: T\n"}
+    for i, name in enumerate(["a-b", "a-b-c", "a0", "b", "zz"]):
+        md = f"---\nname: {name if i % 2 else 'dup'}\ndescription: d\nmetadata:\n  v: 1.10\n---\n[x](gone.md)\n"
+        files[f"skills/{name}/SKILL.md"] = md
+    files["skills/a/notes.txt"] = "no SKILL.md here\n"  # SK001 on the folder path itself
+    files["skills/a.b/SKILL.md"] = "---\nname: a.b\n---\n"
+    files["other/c/SKILL.md"] = "---\nname: dup\ndescription: d\n---\nBody.\n"
+    (root / "empty").mkdir(parents=True)
+    return write_tree(root, files)
+
+
+@pytest.mark.parametrize("order", [["skills", "other", "empty"], ["empty", "other", "skills"]])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_findings_that_interleave_across_skills_and_roots_keep_the_sorted_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, order: list[str], jobs: int) -> None:
+    root = tricky_registry(tmp_path)
+    monkeypatch.chdir(root)
+    config = load_config(root / "registry.yaml")
+    paths = [Path(p) for p in order]
+    diagnostics, _ = reference(paths, config, "spec")
+    assert len({d.file for d in diagnostics}) >= 6 and {"SK001", "SK601", "SK604"} <= {d.code for d in diagnostics}
+    run = ValidationRun(paths, config, "spec", jobs=jobs)
+    assert list(run) == diagnostics
+    assert (run.tally.skills, run.tally.errors + run.tally.warnings) == (8, len(diagnostics))
+
+
+def test_findings_are_written_before_the_last_skill_is_checked(tmp_path: Path) -> None:
+    """Streaming, not collecting: the first skill's findings come out while later skills are still unread."""
+    write_tree(tmp_path, {f"skills/s{i:02d}/SKILL.md": f"---\nname: s{i:02d}\n---\n" for i in range(40)})
+    run = ValidationRun([tmp_path / "skills"], load_config(start=tmp_path), "spec", jobs=1)
+    stream = iter(run)
+    first = next(stream)
+    assert first.skill == "s00" and run.tally.skills < 40
+    os.rename(tmp_path / "skills/s39", tmp_path / "skills/renamed")  # a later skill is not read yet
+    rest = list(stream)
+    assert "SK512" in {d.code for d in rest if d.skill == "s39"}  # its folder was gone when its turn came
