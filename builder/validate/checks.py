@@ -11,6 +11,7 @@ import datetime
 import difflib
 import heapq
 import itertools
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -175,14 +176,14 @@ def _init_worker(config: RegistryConfig, profile: str, keep_skills: bool = False
 _Checked = tuple[Skill | None, list[Diagnostic], NameKey]
 
 
-def _check_folders(folders: list[Path]) -> list[_Checked]:
+def _check_folders(folders: list[str]) -> list[_Checked]:
     """Load and check a few skills: their findings and name keys, and (when asked) each skill without its file
     bytes (they stay in the worker)."""
     assert _SETTINGS is not None
     config, profile, keep_skills = _SETTINGS
     out: list[_Checked] = []
     for folder in folders:
-        skill, found = validate_folder(folder, config, profile)
+        skill, found = validate_folder(Path(folder), config, profile)
         out.append((replace(skill, files=()) if keep_skills else None, found, NameKey.of(skill)))
     return out
 
@@ -211,7 +212,7 @@ class ValidationRun:
         self.tally = Tally()
         self.skills: list[Skill] = []  # filled only with keep_skills
         self._early: list[Diagnostic] = []
-        folders: list[Path] = []
+        folders: list[str] = []  # strings, not Paths: a tenth of the memory for a large registry
         for path in paths:
             if not path.exists():
                 raise UsageError(f"{display_path(path)}: no such file or folder")
@@ -226,37 +227,36 @@ class ValidationRun:
             if not found:
                 self._early.append(RULES["SK604"].at(display_path(path), 0,
                                                      f"no skill folders in {display_path(path)}"))
-            folders.extend(found)
-        self.folders = list({folder.resolve(): folder for folder in folders}.values())
+            folders.extend(os.fspath(folder) for folder in found)
+            del found
+        self.folders = list({os.path.realpath(folder): folder for folder in folders}.values())
 
     def __iter__(self) -> Iterator[Diagnostic]:
         # A finding can be written once no skill still to come can report one that sorts before it. Every finding
         # of a skill names its folder or a path below it, so none sorts before the folder's own path: the least
         # path among the skills still to come bounds them all.
-        shown = [display_path(folder) for folder in self.folders]
-        bound: list[str | None] = [None] * (len(shown) + 1)
-        for i in range(len(shown) - 1, -1, -1):
-            later = bound[i + 1]
-            bound[i] = shown[i] if later is None or shown[i] < later else later
-        del shown
+        # Findings are written after each chunk of skills: bounds[k] is the least path of the chunks after k.
+        chunks = [self.folders[i:i + _CHUNK] for i in range(0, len(self.folders), _CHUNK)]
+        bounds: list[str | None] = [None] * len(chunks)
+        for k in range(len(chunks) - 1, 0, -1):
+            least = min(display_path(Path(folder)) for folder in chunks[k])
+            later = bounds[k]
+            bounds[k - 1] = least if later is None or least < later else later
         pending: list[tuple[tuple[str, int, int, str, str], int, Diagnostic]] = []
         order = itertools.count()
         for d in self._early:
             heapq.heappush(pending, (d.sort_key(), next(order), d))
         names = RegistryNames()
-        chunks = [self.folders[i:i + _CHUNK] for i in range(0, len(self.folders), _CHUNK)]
-        done = 0
-        for checked in iter_parallel(_check_folders, chunks, initializer=_init_worker,
-                                     initargs=(self.config, self.profile, self.keep_skills),
-                                     jobs=self.jobs if self.jobs is not None else default_jobs(len(self.folders))):
+        jobs = self.jobs if self.jobs is not None else default_jobs(len(self.folders))
+        for k, checked in enumerate(iter_parallel(_check_folders, chunks, initializer=_init_worker,
+                                                  initargs=(self.config, self.profile, self.keep_skills), jobs=jobs)):
             for skill, found, key in checked:
-                done += 1
                 self.tally.skills += 1
                 if skill is not None:
                     self.skills.append(skill)
                 for d in (*found, *names.add(key)):
                     heapq.heappush(pending, (d.sort_key(), next(order), d))
-            limit = bound[done]
+            limit = bounds[k]
             while pending and (limit is None or pending[0][0][0] < limit):
                 d = heapq.heappop(pending)[2]
                 self.tally.count(d)
