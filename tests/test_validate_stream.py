@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -138,3 +140,36 @@ def test_findings_are_written_before_the_last_skill_is_checked(tmp_path: Path) -
     os.rename(tmp_path / "skills/s39", tmp_path / "skills/renamed")  # a later skill is not read yet
     rest = list(stream)
     assert "SK512" in {d.code for d in rest if d.skill == "s39"}  # its folder was gone when its turn came
+
+
+PEAK = """
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=False)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+BODY = "".join(f"{i}. Run the step, read what it prints and note what changed in the file.\n" for i in range(60))
+
+
+def peak_kib(root: Path, count: int) -> int:
+    """Peak RSS of `skillreg validate --format json` over ``count`` small skills (a 4 KB body, one finding)."""
+    write_tree(root, {"registry.yaml": "title: T\npolicy: {categories: true}\ncategories:\n  - slug: data\n"
+                                       "    title: Data\n"})
+    for i in range(count):
+        folder = root / "skills" / f"skill-{i:05d}"
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: skill-{i:05d}\ndescription: Does a thing when asked.\n"
+                                         f"metadata:\n  category: nowhere\n---\n{BODY}", encoding="utf-8")
+    skillreg = Path(sys.executable).parent / "skillreg"
+    done = subprocess.run([sys.executable, "-c", PEAK, str(skillreg), "--config", str(root / "registry.yaml"),
+                           "validate", "--format", "json"], capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
+def test_peak_memory_does_not_grow_with_the_number_of_skills(tmp_path: Path) -> None:
+    """4x the skills and findings, about the same peak (about 1 KB per skill for the name keys of the
+    registry-wide rules). Collecting them all, skills without their files and every finding, as validate did
+    before it streamed, peaked 27 MB higher for the larger registry."""
+    small, large = peak_kib(tmp_path / "small", 1_000), peak_kib(tmp_path / "large", 4_000)
+    assert large - small < 10 * 1024, (small, large)
