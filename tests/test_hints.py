@@ -168,3 +168,12 @@ def test_a_nested_block_scalar_is_indented_below_its_own_key() -> None:
 def test_a_comment_after_the_indicator_is_valid_yaml() -> None:
     text = "---\nname: s\ndescription: | # the trigger\n  Use when asked.\n---\nBody.\n"
     assert parse_skill_md(text.encode(), "s/SKILL.md", max_frontmatter_bytes=65536).diagnostics == ()
+
+
+@pytest.mark.parametrize(("items", "hint"), [
+    ("\n  - Read\n  - 'Bash(git:*)'", "Write `allowed-tools: Read Bash(git:*)`."),
+    ("\n  - Read\n  - \"Bash(git:\\x2a)\"", "Write the tools on one line, separated by spaces."),
+])
+def test_the_allowed_tools_list_hint_joins_the_items_as_written(tmp_path: Path, items: str, hint: str) -> None:
+    text = skill_md(f"name: demo\ndescription: {DESCRIPTION}\nallowed-tools:{items}\n")
+    assert [f[2] for f in findings(tmp_path, text) if f[0] == "SK115"] == [hint]

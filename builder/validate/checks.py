@@ -358,7 +358,10 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
     if "allowed-tools" in data:
         tools = data["allowed-tools"]
         if isinstance(tools, list) and all(isinstance(t, str) for t in tools):
-            yield at("SK115", "allowed-tools", hint=f"Write `allowed-tools: {' '.join(tools)}`.")
+            written = [_unquoted(fm.sources.get(f"allowed-tools[{i}]"), tool) for i, tool in enumerate(tools)]
+            hint = f"Write `allowed-tools: {' '.join(t for t in written if t)}`." if tools and all(written) else \
+                "Write the tools on one line, separated by spaces."
+            yield at("SK115", "allowed-tools", hint=hint)
         elif not isinstance(tools, str):
             yield at("SK116", "allowed-tools", f"`allowed-tools` must be a space-separated string, got "
                                                f"{shown('allowed-tools')}",
