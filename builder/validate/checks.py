@@ -234,8 +234,8 @@ class ValidationRun:
     def __iter__(self) -> Iterator[Diagnostic]:
         # A finding can be written once no skill still to come can report one that sorts before it. Every finding
         # of a skill names its folder or a path below it, so none sorts before the folder's own path: the least
-        # path among the skills still to come bounds them all.
-        # Findings are written after each chunk of skills: bounds[k] is the least path of the chunks after k.
+        # path among the skills still to come bounds them all. Findings are written after each chunk of skills,
+        # so bounds[k] is the least folder path of the chunks after chunk k (None after the last).
         chunks = [self.folders[i:i + _CHUNK] for i in range(0, len(self.folders), _CHUNK)]
         bounds: list[str | None] = [None] * len(chunks)
         for k in range(len(chunks) - 1, 0, -1):
