@@ -1,13 +1,13 @@
 """Formatters over findings: text for people, JSON for tools, workflow commands for GitHub.
 
 Each writes as the findings arrive (``iter_*`` yield pieces of the output), so a streamed run
-(``checks.ValidationRun``) never holds them all; ``format_*`` join the pieces for a finished report.
+(``checks.ValidationRun``) never holds them all; ``format_text`` joins the pieces for a finished report.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any, Protocol, TextIO
 
 from ..core.diagnostics import REGISTRY_POLICY, RULES, Diagnostic
@@ -78,10 +78,6 @@ def iter_json(findings: Findings, profile: str, extra: dict[str, Any] | None = N
     yield ",\n".join(f"  {json.dumps(key)}: {_dumps(tail[key], '  ')}" for key in sorted(tail)) + "\n}\n"
 
 
-def format_json(report: Findings, profile: str) -> str:
-    return "".join(iter_json(report, profile))
-
-
 def _escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -112,10 +108,6 @@ def iter_github(findings: Findings, rows: TextIO | None = None) -> Iterator[str]
     yield summary_line(findings.tally) + "\n"
 
 
-def format_github(report: Findings) -> str:
-    return "".join(iter_github(report))
-
-
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -127,11 +119,7 @@ def summary_row(d: Diagnostic) -> str:
 
 
 def summary_head(summary: str, has_rows: bool) -> str:
+    """The job summary's section above its table of findings (``summary_row``), which unlike annotations has
+    no cap."""
     out = f"## Skill validation\n\n{summary}\n\n"
     return out + ("| Severity | Code | File | Line | Message |\n| --- | --- | --- | --- | --- |\n" if has_rows else "")
-
-
-def summary_markdown(diagnostics: Sequence[Diagnostic] | Iterable[Diagnostic], summary: str) -> str:
-    """A Markdown table of every finding for the job summary, which (unlike annotations) has no cap."""
-    rows = "".join(summary_row(d) for d in diagnostics)
-    return summary_head(summary, bool(rows)) + rows + ("\n" if rows else "")
