@@ -7,10 +7,9 @@ nothing here prints or writes.
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import difflib
-import heapq
-import itertools
 import os
 import re
 import unicodedata
@@ -242,10 +241,7 @@ class ValidationRun:
             least = min(display_path(Path(folder)) for folder in chunks[k])
             later = bounds[k]
             bounds[k - 1] = least if later is None or least < later else later
-        pending: list[tuple[tuple[str, int, int, str, str], int, Diagnostic]] = []
-        order = itertools.count()
-        for d in self._early:
-            heapq.heappush(pending, (d.sort_key(), next(order), d))
+        pending = list(self._early)  # in the order found; a stable sort keeps that order among equal keys
         names = RegistryNames()
         jobs = self.jobs if self.jobs is not None else default_jobs(len(self.folders))
         for k, checked in enumerate(iter_parallel(_check_folders, chunks, initializer=_init_worker,
@@ -254,17 +250,24 @@ class ValidationRun:
                 self.tally.skills += 1
                 if skill is not None:
                     self.skills.append(skill)
-                for d in (*found, *names.add(key)):
-                    heapq.heappush(pending, (d.sort_key(), next(order), d))
+                pending.extend(found)
+                pending.extend(names.add(key))
+            if not pending:
+                continue
+            pending.sort(key=Diagnostic.sort_key)
             limit = bounds[k]
-            while pending and (limit is None or pending[0][0][0] < limit):
-                d = heapq.heappop(pending)[2]
+            ready = len(pending) if limit is None else bisect.bisect_left(pending, limit, key=_file_of)
+            for d in pending[:ready]:
                 self.tally.count(d)
                 yield d
-        while pending:
-            d = heapq.heappop(pending)[2]
+            del pending[:ready]
+        for d in sorted(pending, key=Diagnostic.sort_key):  # findings of no skill, when there is none
             self.tally.count(d)
             yield d
+
+
+def _file_of(diagnostic: Diagnostic) -> str:
+    return diagnostic.file
 
 
 def validate_paths(paths: Sequence[Path], config: RegistryConfig, profile: str | None = None,
