@@ -17,6 +17,7 @@ from builder.core.bundle import zip_bytes
 from builder.core.model import SkillFile, sha256_hex, skill_digest
 
 DETAIL = "api/v1/skills/csv-profiler.json"
+VERSIONS = "api/v1/skills/csv-profiler/versions.json"
 INDEX = "api/v1/index.json"
 SEARCH = "api/v1/search-index.json"
 SCRIPT = "scripts/profile_csv.py"
@@ -87,10 +88,14 @@ def test_update_dry_run_shows_an_erase_line_in_a_diff(site: Path, project: Path)
     detail["bundles"]["zip"].update(sha256=sha256_hex(data), size=len(data))
     index = json.loads((site / INDEX).read_text())
     next(s for s in index["skills"] if s["name"] == "csv-profiler")["digest"] = detail["digest"]
+    versions = json.loads((site / VERSIONS).read_text())
+    versions["versions"][0].update(digest=detail["digest"])
+    versions["versions"][0]["zip"].update(sha256=sha256_hex(data), size=len(data))
+    versions["latest"] = detail["digest"]
     with RegistryServer(site) as server:
         assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
         server.state.overrides.update({DETAIL: json.dumps(detail).encode(), INDEX: json.dumps(index).encode(),
-                                       detail["bundles"]["zip"]["path"]: data})
+                                       VERSIONS: json.dumps(versions).encode(), detail["bundles"]["zip"]["path"]: data})
         code, output = on_terminal(["update", "--dry-run"], project)
     assert code == 0, output
     shows_nothing_hidden(output)
