@@ -134,3 +134,21 @@ def test_an_error_quoting_the_server_shows_its_escapes(site: Path, project: Path
     shows_nothing_hidden(output)
     assert output.decode() == (f"Error: {server.url}{DETAIL}: the server refused the request "
                                "(HTTP 403 Forbidden\\x1b[2K\\x1b[1GAll good)\r\n")
+
+
+def test_a_yank_reason_with_escapes_is_shown_as_text(site: Path, project: Path) -> None:
+    """versions.json's reasons reach the terminal in `info --versions` and in the warning of an install."""
+    versions = json.loads((site / VERSIONS).read_text())
+    newest = versions["versions"][0]
+    newest.update(status="yanked", reason="bad\x1b[2K\x1b[1Gfine \u202eevil\u202c", version="1.0\x1b]0;x\x07")
+    versions["latest"] = None
+    with RegistryServer(site) as server:
+        server.state.overrides[VERSIONS] = json.dumps(versions).encode()
+        code, listed = on_terminal(["info", "csv-profiler", "--versions", "--registry", server.url], project)
+        code_install, installed = on_terminal(["install", f"csv-profiler@{newest['digest']}", "--registry",
+                                               server.url], project)
+    assert code == 0 and code_install == 0, (listed, installed)
+    for output in (listed, installed):
+        shows_nothing_hidden(output)
+        assert b"bad\\x1b[2K\\x1b[1Gfine <U+202E>evil<U+202C>" in output
+    assert b"1.0\\x1b]0;x\\x07" in listed and b"was yanked by the registry" in installed

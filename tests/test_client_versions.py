@@ -419,3 +419,11 @@ def test_mcp_get_skill_and_install_skill_take_a_version(story: Story, project: P
     assert installed.structured_content["digest"] == story.old and installed.structured_content["status"] == "installed"
     assert installed_tree(project) == old_files
     assert missing.is_error and f"{CSV}: the registry has no version sha256:{'0' * 64}" in missing.content[0].text
+
+
+def test_a_digest_missing_from_a_shallow_history_says_so() -> None:
+    doc = document(entry(2, "1.1.0"), latest=digest(2))
+    doc["history"] = "shallow"
+    with pytest.raises(ClientError, match=r"\(the registry was built from a shallow git clone, so older versions may "
+                                          r"be missing\); `skillreg info demo --versions` lists them$"):
+        choose(parse_history(doc, "demo", WHERE), "demo", digest(1))

@@ -175,8 +175,8 @@ def _plan_restore(lock: Lock, entry: LockEntry, registry: Registry) -> tuple[_Re
     if history is not None:
         version = history.by_digest(entry.digest)
         if version is None:
-            problem = (f"{name}: the registry has no record of the locked version {locked} ({history.where}); "
-                       "it was never published there")
+            problem = (f"{name}: the registry has no record of the locked version {locked} ({history.where})"
+                       + (history.shallow or "; it was never published there"))
             return _Restore(entry, registry, (), None), problem if todo else None
         if version.zip is None:
             if todo:

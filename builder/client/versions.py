@@ -61,6 +61,13 @@ class History:
     versions: tuple[PublishedVersion, ...]  # newest first
     document: Mapping[str, Any]
 
+    @property
+    def shallow(self) -> str:
+        """A hint for a digest that is not listed: a build from a shallow clone may have missed older versions."""
+        if self.document.get("history") == "shallow":
+            return " (the registry was built from a shallow git clone, so older versions may be missing)"
+        return ""
+
     def by_digest(self, wanted: str) -> PublishedVersion | None:
         """The version with this full digest or hex prefix (>= 12 digits); None when there is none."""
         hex_wanted = wanted.removeprefix("sha256:").lower()
@@ -184,7 +191,7 @@ def choose(history: History, name: str, spec: str | None) -> tuple[PublishedVers
                 raise unavailable(name, found)
             return found, [yanked_warning(name, found)] if found.status == "yanked" else []
         if spec.startswith("sha256:"):
-            raise ClientError(f"{name}: the registry has no version {spec} ({history.where}); "
+            raise ClientError(f"{name}: the registry has no version {spec} ({history.where}){history.shallow}; "
                               f"`skillreg info {name} --versions` lists them")
     return _by_version(history, name, spec)
 
