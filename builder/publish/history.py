@@ -215,7 +215,8 @@ class StateRecord:
             return None
 
 
-def _version_of(skill: Skill) -> str | None:
+def version_of(skill: Skill) -> str | None:
+    """``metadata.version``, else a top-level ``version`` (Claude Code's field), when it is a string."""
     version = skill.version or skill.field("version")
     return version if isinstance(version, str) else None
 
@@ -307,8 +308,8 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
     digest = skill_digest(files)
     if failed:
         reason = "fails " + "; ".join(f"{code}: {failed[code]}" for code in sorted(failed))
-        return StateRecord(digest, _version_of(skill), tuple(sorted(failed)), reason), ()
-    return StateRecord(digest, _version_of(skill)), tuple(files)
+        return StateRecord(digest, version_of(skill), tuple(sorted(failed)), reason), ()
+    return StateRecord(digest, version_of(skill)), tuple(files)
 
 
 def _is_safety(d: Diagnostic) -> bool:
@@ -436,7 +437,7 @@ def apply_policy(name: str, versions: list[Version], policy: HistoryPolicy, head
             else:
                 kept += 1
                 if v.digest in yanked:
-                    v = Version(v.digest, v.version, v.commit, v.time, v.position, "yanked", yanked[v.digest])
+                    v = replace(v, status="yanked", reason=yanked[v.digest])
         result.append(v)
     return result
 
@@ -495,8 +496,9 @@ class _Group:
 
 def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, objects: GitObjects | None,
                    cache: BundleCache, config: RegistryConfig, profile: str,
-                   write_zip: Callable[[str, bytes], object]) -> list[Version]:
-    """Every version of ``name``, newest first, with registry.yaml's policy applied; writes each old zip.
+                   write_zip: Callable[[str, bytes], object]) -> tuple[list[Version], int]:
+    """Every version of ``name``, newest first, with registry.yaml's policy applied, and how many zips had to be
+    packed from git; writes each old zip.
 
     A snapshot already in ``cache`` is not read again, and a zip found there (checked by its SHA-256) is not
     packed again: only new digests cost git reads and compression.
@@ -539,21 +541,24 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
                                 zip=head.zip))
     result = apply_policy(name, order(versions), config.history, head.digest if head else None)
     out: list[Version] = []
+    packed = 0
     for v in result:
         if v.has_bytes and v.zip is None:
             group = groups[v.digest]
             assert group.source is not None
-            v = _with_zip(v, name, group, loaded, zips, cache, objects, config, profile, write_zip)
+            v, fresh = _with_zip(v, name, group, loaded, zips, cache, objects, config, profile, write_zip)
+            packed += fresh
         out.append(v)
-    return out
+    return out, packed
 
 
 def _with_zip(v: Version, name: str, group: _Group, loaded: dict[str, tuple[SkillFile, ...]],
               zips: dict[str, dict[str, Any] | None], cache: BundleCache, objects: GitObjects | None,
-              config: RegistryConfig, profile: str, write_zip: Callable[[str, bytes], object]) -> Version:
+              config: RegistryConfig, profile: str, write_zip: Callable[[str, bytes], object]) -> tuple[Version, bool]:
     key, path = group.source_key, version_bundle_path(name, v.digest)
     known = zips.get(key)
     data = cache.zip(str(known.get("sha256", ""))) if known else None
+    fresh = data is None
     if data is None:
         files = loaded.get(key)
         if files is None:
@@ -565,7 +570,7 @@ def _with_zip(v: Version, name: str, group: _Group, loaded: dict[str, tuple[Skil
         cache.put_zip(data)
         cache.put_state(key, group.record, {"sha256": sha256_hex(data), "size": len(data)})
     write_zip(path, data)
-    return replace(v, zip=zip_record(config.base_url, path, sha256_hex(data), len(data)))
+    return replace(v, zip=zip_record(config.base_url, path, sha256_hex(data), len(data))), fresh
 
 
 def zip_record(base_url: str, path: str, data_sha256: str, size: int) -> dict[str, Any]:
