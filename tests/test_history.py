@@ -391,3 +391,29 @@ def test_the_bundle_cache_comes_from_the_environment_when_no_option_is_given(
     assert len(list((tmp_path / "env-cache/zips").iterdir())) == 2
     assert run_build(repo, tmp_path / "b").packed == 0
     assert all_files(tmp_path / "a") == all_files(tmp_path / "b")
+
+
+# --- the website ----------------------------------------------------------------------------------------------
+
+def test_the_skill_page_lists_the_newest_versions_marked_and_links_versions_json(tmp_path: Path) -> None:
+    repo = new_registry(tmp_path / "repo", {"hello": "1.0.0"})
+    history_policy(repo, "repository: https://example.invalid/org/reg\n")
+    md = repo / "skills/hello/SKILL.md"
+    commits = []
+    for i in range(1, 7):
+        md.write_text(skill_md("hello", f"1.{i}.0"))
+        commits.append(commit(repo, f"1.{i}.0", f"2026-02-0{i}T00:00:00Z"))
+    run_build(repo, tmp_path / "plain")
+    digests = [v["digest"] for v in versions(tmp_path / "plain", "hello")["versions"]]
+    history_policy(repo, f"history:\n  yanked:\n    - {{name: hello, digest: \"{digests[1]}\", reason: bad <b>greeting</b>}}\n")
+    out = tmp_path / "site"
+    build(load_config(repo / "registry.yaml"), out)
+    page = (out / "skills/hello/index.html").read_text()
+    section = page.split('id="versions"', 1)[1].split('id="permissions"', 1)[0]
+    assert section.count('<tr class="sr-version ') == 5  # the newest five of seven
+    assert "The newest 5 of 7 versions" in section and "api/v1/skills/hello/versions.json" in section
+    assert 'sr-version--yanked' in section and "bad &lt;b&gt;greeting&lt;/b&gt;" in section
+    assert f'href="https://example.invalid/org/reg/commit/{commits[-1]}"' in section
+    assert "1.6.0" in section and "1.1.0" not in section and "current" in section
+    newest = versions(out, "hello")["versions"][0]
+    assert newest["zip"]["sha256"] in section and newest["digest"][:19] in section
