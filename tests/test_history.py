@@ -417,3 +417,20 @@ def test_the_skill_page_lists_the_newest_versions_marked_and_links_versions_json
     assert "1.6.0" in section and "1.1.0" not in section and "current" in section
     newest = versions(out, "hello")["versions"][0]
     assert newest["zip"]["sha256"] in section and newest["digest"][:19] in section
+
+
+def test_a_skill_left_out_under_keep_going_keeps_its_published_versions(tmp_path: Path) -> None:
+    repo, digests = three_versions(tmp_path)
+    out = tmp_path / "site"
+    run_build(repo, out)
+    (repo / "skills/hello/SKILL.md").write_text("---\nname: hello\n---\nno description\n")
+    commit(repo, "broken", "2026-04-01T00:00:00Z")
+    result = run_build(repo, out, keep_going=True)
+    assert result.skipped == ("hello",) and result.retired == ("hello",)
+    doc = versions(out, "hello")
+    broken, *published = doc["versions"]
+    assert doc["latest"] is None and [v["digest"] for v in published] == digests
+    assert all((out / v["zip"]["path"]).is_file() for v in published)
+    # The committed broken state is listed, withdrawn by today's rules, never published.
+    assert broken["status"] == "withdrawn" and broken["zip"] is None and broken["rules"]
+    assert not (out / "api/v1/skills/hello.json").exists()

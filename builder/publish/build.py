@@ -731,9 +731,6 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
                 _close_objects()  # the one this process started when it built the skills itself
             retired = sorted((o for o in reused + built if o.retired), key=lambda o: o.name)
             outcomes = sorted((o for o in reused + built if not o.retired), key=lambda o: (o.name, o.folder))
-            known = {o.name: set(o.digests) for o in [*outcomes, *retired] if o.digests}
-            check_marks(config.history, config.path, known.get,
-                        {o.name: o.digest for o in outcomes if o.digest is not None})
             heads = tuple(o.head() for o in outcomes)
             diagnostics = [d for o in outcomes for d in o.diagnostics]
             diagnostics += check_registry(heads)
@@ -747,6 +744,16 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
                 if o.name in invalid:
                     for unit in skill_units(o.name):
                         _remove(tmp / unit)
+            # Left out under --keep-going, an invalid skill still keeps what it published before.
+            still = [(name, None) for name in sorted(invalid) if git.of(name) and name not in gone]
+            if still:
+                try:
+                    retired += run_parallel(_build_task, still, initializer=_init_worker,
+                                            initargs=(_Job(config, profile, history, tmp, git, bundle_cache),), jobs=1)
+                finally:
+                    _close_objects()
+            known = {o.name: set(o.digests) for o in [*kept, *retired] if o.digests}
+            check_marks(config.history, config.path, known.get, {o.name: o.digest for o in kept if o.digest})
             retired_names = {o.name for o in retired}
             source = history.source
             _write(tmp, INDEX_PATH, dumps(index_document(config, source, [o.index for o in kept if o.index])))
@@ -765,7 +772,8 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
             else:
                 kept_names = {o.name for o in kept}
                 removed = sorted(set(previous) - kept_names - retired_names)
-                changed = [o.name for o in built if o.name in kept_names | retired_names] + removed
+                changed = sorted({o.name for o in built if o.name in kept_names} | retired_names - {
+                    o.name for o in reused if o.retired}) + removed
                 site_units = sorted(p.name for p in tmp.iterdir() if p.name not in ("api", ".well-known", ".nojekyll"))
                 _commit_units(tmp, place, [u for name in changed for u in skill_units(name)] + list(GLOBAL_UNITS)
                               + site_units)
@@ -788,7 +796,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
         skipped=tuple(sorted(invalid)),
         removed=tuple(removed),
         commit=source.commit,
-        retired=tuple(o.name for o in retired),
+        retired=tuple(sorted(o.name for o in retired)),
         warnings=tuple(warnings),
         packed=sum(o.packed for o in built),
     )

@@ -4,9 +4,9 @@
 commits inside a merged pull request are not versions, only what the merge put on the branch. It follows each
 skill folder's file list (path, mode, blob id) from commit to commit and keeps every distinct state with the
 first commit that had it. ``GitObjects`` reads the blobs of a state through one ``git cat-file`` process, and
-``resolve_state`` turns a state into what the loader would have read from a checkout of that commit: the same
-ignore rules, the same limits, and today's file safety rules (SK5xx) on top. A state's digest names the version;
-a revert to an earlier digest is that version again.
+``load_state`` turns a state into what the loader would have read from a checkout of that commit: the same
+ignore rules, the same limits, and today's rules on top (a version failing one is withdrawn, without bytes).
+A state's digest names the version; a revert to an earlier digest is that version again.
 
 Nothing here depends on the clock: times are committer times, so a build of one commit is reproducible.
 """
@@ -27,7 +27,7 @@ from typing import IO, Any
 from .. import __version__
 from ..core.bundle import zip_bytes
 from ..core.config import HistoryPolicy, RegistryConfig
-from ..core.diagnostics import RULES, Diagnostic, Severity
+from ..core.diagnostics import RULES, Severity
 from ..core.errors import BuildError, ConfigError
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import write_atomic
@@ -223,7 +223,8 @@ def version_of(skill: Skill) -> str | None:
 
 def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config: RegistryConfig,
                profile: str) -> tuple[StateRecord, tuple[SkillFile, ...]]:
-    """The skill a checkout of this state would load, with the SK5xx errors it would get today.
+    """The skill a checkout of this state would load, with the errors today's rules find in it (then it is withdrawn:
+    an unsafe file, SK5xx, or a SKILL.md today's build would refuse to publish).
 
     Mirrors ``loader._read_files`` over git's file list: a symbolic link (mode 120000) is SK501, a junk file or
     folder SK510, a file over the size limit SK507 and is not read, an unsafe name SK503-SK505/SK513-SK516.
@@ -300,21 +301,17 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
         parsed = parse_skill_md(by_path[skill_md].data, f"{folder}/{skill_md}",
                                 max_frontmatter_bytes=limits.max_frontmatter_bytes, skill=name)
         skill = Skill(name, folder, skill_md, parsed.frontmatter, parsed.body, parsed.body_line, tuple(files))
-    found.extend((d.code, d.message) for d in check_skill(skill, config, profile) if _is_safety(d))
+        found.extend((d.code, d.message) for d in parsed.diagnostics if d.severity is Severity.ERROR)
+    found.extend((d.code, d.message) for d in check_skill(skill, config, profile) if d.severity is Severity.ERROR)
     failed: dict[str, str] = {}
     for code, message in found:
-        if RULES[code].severity is Severity.ERROR and code.startswith("SK5"):
+        if RULES[code].severity is Severity.ERROR:
             failed.setdefault(code, message)
     digest = skill_digest(files)
     if failed:
         reason = "fails " + "; ".join(f"{code}: {failed[code]}" for code in sorted(failed))
         return StateRecord(digest, version_of(skill), tuple(sorted(failed)), reason), ()
     return StateRecord(digest, version_of(skill)), tuple(files)
-
-
-def _is_safety(d: Diagnostic) -> bool:
-    """Today's rules about the files themselves (SK5xx): an old version failing one is withdrawn."""
-    return d.severity is Severity.ERROR and d.code.startswith("SK5")
 
 
 # ------------------------------------------------------------------------------------------- the bundle cache
