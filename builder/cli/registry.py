@@ -168,6 +168,8 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     commit = f" at commit {result.commit[:12]}" if result.commit else " (not a git repository: no provenance)"
     click.echo(f"Built {len(result.published)} skills into {out}/{commit} "
                f"({len(result.written)} written, {len(result.reused)} unchanged)")
+    if result.packed:
+        click.echo(f"Packed {result.packed} old version(s) from git history; the others came from the bundle cache")
 
 
 @click.command(short_help="Build, serve on 127.0.0.1, rebuild on change.")

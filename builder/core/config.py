@@ -193,6 +193,11 @@ def _load_history(raw: Any, text: str, path: Path) -> HistoryPolicy:
     keep_raw = raw.get("keep", "all")
     keep: int | None = None
     since: datetime.date | None = None
+    if isinstance(keep_raw, str) and keep_raw != "all":
+        try:  # a quoted date is still a date
+            keep_raw = datetime.date.fromisoformat(keep_raw)
+        except ValueError:
+            pass
     if isinstance(keep_raw, bool) or not (keep_raw == "all" or isinstance(keep_raw, (int, datetime.date))):
         raise ConfigError(f"{path}: `history.keep` must be `all`, a number of versions or a date like 2026-01-01, "
                           f"got {keep_raw!r}")

@@ -62,6 +62,7 @@ from .history import (
     latest_of,
     read_skills_history,
     skill_versions,
+    version_of,
     versions_document,
 )
 from .provenance import History, read_history
@@ -92,6 +93,7 @@ class BuildResult:
     removed: tuple[str, ...]  # skills the previous output had and this one has not
     commit: str | None
     retired: tuple[str, ...] = ()  # skills gone from skills/ whose versions stay published
+    packed: int = 0  # old versions' zips packed from git objects (the others came from the bundle cache)
     warnings: tuple[str, ...] = ()  # what the user should know about the output, e.g. a shallow history
 
 
@@ -133,6 +135,7 @@ class _Outcome:
     history: str | None = None  # fingerprint of the skill's git history its versions were published from
     digests: tuple[str, ...] = ()  # every version it has published (registry.yaml may name only these)
     retired: bool = False  # gone from skills/: only its versions are published
+    packed: int = 0  # old versions' zips packed from git in this run (not kept in the manifest)
 
     def head(self) -> Skill:
         data = {"name": self.declared} if self.declared is not None else {}
@@ -142,7 +145,7 @@ class _Outcome:
     def to_json(self) -> dict[str, Any]:
         """The manifest keeps each row once: the discovery and search rows repeat the index row's fields."""
         data = {name: getattr(self, name) for name in self.__dataclass_fields__
-                if name not in ("fresh", "v1", "v2", "search")}
+                if name not in ("fresh", "v1", "v2", "search", "packed")}
         data["diagnostics"] = [d.to_dict() for d in self.diagnostics]
         if self.v1 is not None and self.v2 is not None and self.search is not None:
             data["extra"] = {"files": self.v1["files"], "url": self.v2["url"], "archive": self.v2["digest"],
@@ -188,23 +191,24 @@ def _close_objects() -> None:
         _OBJECTS = None
 
 
-def _publish_versions(job: _Job, name: str, head: Head | None) -> tuple[str, ...]:
-    """Write ``versions.json`` and the zip of every old version that keeps its bytes; returns the digests."""
+def _publish_versions(job: _Job, name: str, head: Head | None) -> tuple[tuple[str, ...], int]:
+    """Write ``versions.json`` and the zip of every old version that keeps its bytes; returns the digests and the
+    number of zips packed from git (the others came from the bundle cache)."""
     cache = BundleCache(job.cache, job.config, job.profile)
-    versions = skill_versions(name, job.git.of(name), head, _objects(job), cache, job.config, job.profile,
+    versions, packed = skill_versions(name, job.git.of(name), head, _objects(job), cache, job.config, job.profile,
                               lambda path, data: _write(job.tmp, path, data))
     latest = latest_of(versions, head.digest if head else None)
     _write(job.tmp, versions_path(name), dumps(versions_document(name, job.git.kind, latest, versions)))
-    return tuple(v.digest for v in versions)
+    return tuple(v.digest for v in versions), packed
 
 
 def _build_retired(name: str) -> _Outcome:
     """A skill gone from skills/: its history stays published (versions.json and the zips), nothing else."""
     job = _JOB
     assert job is not None
-    digests = _publish_versions(job, name, None)
+    digests, packed = _publish_versions(job, name, None)
     return _Outcome(name=name, folder="", skill_md="", declared=None, name_line=0, diagnostics=(), signature="",
-                    history=job.git.fingerprint(name), digests=digests, retired=True)
+                    history=job.git.fingerprint(name), digests=digests, retired=True, packed=packed)
 
 
 def _build_task(task: tuple[str, Path | None]) -> _Outcome:
@@ -291,12 +295,11 @@ def _build_one(folder: Path) -> _Outcome:
         _mkdirs(copy.parent)
         os.link(raw, copy)  # the same bytes under the discovery path, without writing them twice
     key = _skill_key(job.config, job.history, skill.name, skill.digest, str(folder), skill.skill_md)
-    version = skill.version or skill.field("version")
-    digests = _publish_versions(job, skill.name, Head(skill.digest, version if isinstance(version, str) else None,
-                                                      zip_art.to_dict(job.config)))
+    digests, packed = _publish_versions(job, skill.name, Head(skill.digest, version_of(skill),
+                                                              zip_art.to_dict(job.config)))
     return replace(checked, digest=skill.digest, key=key, index=index_entry(skill, prov),
                    v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill),
-                   history=job.git.fingerprint(skill.name), digests=digests)
+                   history=job.git.fingerprint(skill.name), digests=digests, packed=packed)
 
 
 # ------------------------------------------------------------------------------------ the builder's own records
@@ -728,9 +731,6 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
                 _close_objects()  # the one this process started when it built the skills itself
             retired = sorted((o for o in reused + built if o.retired), key=lambda o: o.name)
             outcomes = sorted((o for o in reused + built if not o.retired), key=lambda o: (o.name, o.folder))
-            known = {o.name: set(o.digests) for o in [*outcomes, *retired] if o.digests}
-            check_marks(config.history, config.path, known.get,
-                        {o.name: o.digest for o in outcomes if o.digest is not None})
             heads = tuple(o.head() for o in outcomes)
             diagnostics = [d for o in outcomes for d in o.diagnostics]
             diagnostics += check_registry(heads)
@@ -744,6 +744,16 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
                 if o.name in invalid:
                     for unit in skill_units(o.name):
                         _remove(tmp / unit)
+            # Left out under --keep-going, an invalid skill still keeps what it published before.
+            still = [(name, None) for name in sorted(invalid) if git.of(name) and name not in gone]
+            if still:
+                try:
+                    retired += run_parallel(_build_task, still, initializer=_init_worker,
+                                            initargs=(_Job(config, profile, history, tmp, git, bundle_cache),), jobs=1)
+                finally:
+                    _close_objects()
+            known = {o.name: set(o.digests) for o in [*kept, *retired] if o.digests}
+            check_marks(config.history, config.path, known.get, {o.name: o.digest for o in kept if o.digest})
             retired_names = {o.name for o in retired}
             source = history.source
             _write(tmp, INDEX_PATH, dumps(index_document(config, source, [o.index for o in kept if o.index])))
@@ -762,7 +772,8 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
             else:
                 kept_names = {o.name for o in kept}
                 removed = sorted(set(previous) - kept_names - retired_names)
-                changed = [o.name for o in built if o.name in kept_names | retired_names] + removed
+                changed = sorted({o.name for o in built if o.name in kept_names} | retired_names - {
+                    o.name for o in reused if o.retired}) + removed
                 site_units = sorted(p.name for p in tmp.iterdir() if p.name not in ("api", ".well-known", ".nojekyll"))
                 _commit_units(tmp, place, [u for name in changed for u in skill_units(name)] + list(GLOBAL_UNITS)
                               + site_units)
@@ -785,6 +796,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
         skipped=tuple(sorted(invalid)),
         removed=tuple(removed),
         commit=source.commit,
-        retired=tuple(o.name for o in retired),
+        retired=tuple(sorted(o.name for o in retired)),
         warnings=tuple(warnings),
+        packed=sum(o.packed for o in built),
     )

@@ -4,9 +4,9 @@
 commits inside a merged pull request are not versions, only what the merge put on the branch. It follows each
 skill folder's file list (path, mode, blob id) from commit to commit and keeps every distinct state with the
 first commit that had it. ``GitObjects`` reads the blobs of a state through one ``git cat-file`` process, and
-``resolve_state`` turns a state into what the loader would have read from a checkout of that commit: the same
-ignore rules, the same limits, and today's file safety rules (SK5xx) on top. A state's digest names the version;
-a revert to an earlier digest is that version again.
+``load_state`` turns a state into what the loader would have read from a checkout of that commit: the same
+ignore rules, the same limits, and today's rules on top (a version failing one is withdrawn, without bytes).
+A state's digest names the version; a revert to an earlier digest is that version again.
 
 Nothing here depends on the clock: times are committer times, so a build of one commit is reproducible.
 """
@@ -27,7 +27,7 @@ from typing import IO, Any
 from .. import __version__
 from ..core.bundle import zip_bytes
 from ..core.config import HistoryPolicy, RegistryConfig
-from ..core.diagnostics import RULES, Diagnostic, Severity
+from ..core.diagnostics import RULES, Severity
 from ..core.errors import BuildError, ConfigError
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import write_atomic
@@ -215,14 +215,16 @@ class StateRecord:
             return None
 
 
-def _version_of(skill: Skill) -> str | None:
+def version_of(skill: Skill) -> str | None:
+    """``metadata.version``, else a top-level ``version`` (Claude Code's field), when it is a string."""
     version = skill.version or skill.field("version")
     return version if isinstance(version, str) else None
 
 
 def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config: RegistryConfig,
                profile: str) -> tuple[StateRecord, tuple[SkillFile, ...]]:
-    """The skill a checkout of this state would load, with the SK5xx errors it would get today.
+    """The skill a checkout of this state would load, with the errors today's rules find in it (then it is withdrawn:
+    an unsafe file, SK5xx, or a SKILL.md today's build would refuse to publish).
 
     Mirrors ``loader._read_files`` over git's file list: a symbolic link (mode 120000) is SK501, a junk file or
     folder SK510, a file over the size limit SK507 and is not read, an unsafe name SK503-SK505/SK513-SK516.
@@ -299,21 +301,17 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
         parsed = parse_skill_md(by_path[skill_md].data, f"{folder}/{skill_md}",
                                 max_frontmatter_bytes=limits.max_frontmatter_bytes, skill=name)
         skill = Skill(name, folder, skill_md, parsed.frontmatter, parsed.body, parsed.body_line, tuple(files))
-    found.extend((d.code, d.message) for d in check_skill(skill, config, profile) if _is_safety(d))
+        found.extend((d.code, d.message) for d in parsed.diagnostics if d.severity is Severity.ERROR)
+    found.extend((d.code, d.message) for d in check_skill(skill, config, profile) if d.severity is Severity.ERROR)
     failed: dict[str, str] = {}
     for code, message in found:
-        if RULES[code].severity is Severity.ERROR and code.startswith("SK5"):
+        if RULES[code].severity is Severity.ERROR:
             failed.setdefault(code, message)
     digest = skill_digest(files)
     if failed:
         reason = "fails " + "; ".join(f"{code}: {failed[code]}" for code in sorted(failed))
-        return StateRecord(digest, _version_of(skill), tuple(sorted(failed)), reason), ()
-    return StateRecord(digest, _version_of(skill)), tuple(files)
-
-
-def _is_safety(d: Diagnostic) -> bool:
-    """Today's rules about the files themselves (SK5xx): an old version failing one is withdrawn."""
-    return d.severity is Severity.ERROR and d.code.startswith("SK5")
+        return StateRecord(digest, version_of(skill), tuple(sorted(failed)), reason), ()
+    return StateRecord(digest, version_of(skill)), tuple(files)
 
 
 # ------------------------------------------------------------------------------------------- the bundle cache
@@ -436,7 +434,7 @@ def apply_policy(name: str, versions: list[Version], policy: HistoryPolicy, head
             else:
                 kept += 1
                 if v.digest in yanked:
-                    v = Version(v.digest, v.version, v.commit, v.time, v.position, "yanked", yanked[v.digest])
+                    v = replace(v, status="yanked", reason=yanked[v.digest])
         result.append(v)
     return result
 
@@ -495,8 +493,9 @@ class _Group:
 
 def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, objects: GitObjects | None,
                    cache: BundleCache, config: RegistryConfig, profile: str,
-                   write_zip: Callable[[str, bytes], object]) -> list[Version]:
-    """Every version of ``name``, newest first, with registry.yaml's policy applied; writes each old zip.
+                   write_zip: Callable[[str, bytes], object]) -> tuple[list[Version], int]:
+    """Every version of ``name``, newest first, with registry.yaml's policy applied, and how many zips had to be
+    packed from git; writes each old zip.
 
     A snapshot already in ``cache`` is not read again, and a zip found there (checked by its SHA-256) is not
     packed again: only new digests cost git reads and compression.
@@ -539,21 +538,24 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
                                 zip=head.zip))
     result = apply_policy(name, order(versions), config.history, head.digest if head else None)
     out: list[Version] = []
+    packed = 0
     for v in result:
         if v.has_bytes and v.zip is None:
             group = groups[v.digest]
             assert group.source is not None
-            v = _with_zip(v, name, group, loaded, zips, cache, objects, config, profile, write_zip)
+            v, fresh = _with_zip(v, name, group, loaded, zips, cache, objects, config, profile, write_zip)
+            packed += fresh
         out.append(v)
-    return out
+    return out, packed
 
 
 def _with_zip(v: Version, name: str, group: _Group, loaded: dict[str, tuple[SkillFile, ...]],
               zips: dict[str, dict[str, Any] | None], cache: BundleCache, objects: GitObjects | None,
-              config: RegistryConfig, profile: str, write_zip: Callable[[str, bytes], object]) -> Version:
+              config: RegistryConfig, profile: str, write_zip: Callable[[str, bytes], object]) -> tuple[Version, bool]:
     key, path = group.source_key, version_bundle_path(name, v.digest)
     known = zips.get(key)
     data = cache.zip(str(known.get("sha256", ""))) if known else None
+    fresh = data is None
     if data is None:
         files = loaded.get(key)
         if files is None:
@@ -565,7 +567,7 @@ def _with_zip(v: Version, name: str, group: _Group, loaded: dict[str, tuple[Skil
         cache.put_zip(data)
         cache.put_state(key, group.record, {"sha256": sha256_hex(data), "size": len(data)})
     write_zip(path, data)
-    return replace(v, zip=zip_record(config.base_url, path, sha256_hex(data), len(data)))
+    return replace(v, zip=zip_record(config.base_url, path, sha256_hex(data), len(data))), fresh
 
 
 def zip_record(base_url: str, path: str, data_sha256: str, size: int) -> dict[str, Any]:
