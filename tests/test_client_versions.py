@@ -310,6 +310,38 @@ def test_a_yanked_version_is_never_chosen_but_restores_with_a_warning(story: Sto
     assert installed_tree(project) == tree(project / "vendor" / CSV) == source_files(story.v2, CSV)
 
 
+def test_a_yanked_head_is_listed_by_the_index_but_never_chosen(story: Story, project: Path, tmp_path: Path) -> None:
+    """The newest version is yanked: index.json still lists it, `install NAME` and `update` take `latest`, the
+    version before; its exact digest still installs, with a warning."""
+    registry = tmp_path / "registry"
+    subprocess.run(["git", "clone", "-q", str(story.registry), str(registry)], check=True)
+    set_history(registry, yanked=[{"name": CSV, "digest": story.new, "reason": "breaks on empty files"}])
+    site = build_site(registry, tmp_path / "site")
+    assert json.loads((site / "api/v1/index.json").read_text())["skills"][0]["digest"] == story.new
+    assert json.loads((site / VERSIONS).read_text())["latest"] == story.old
+    warning = f"Warning: {CSV} {NEW_VERSION} ({story.new[:19]}…) was yanked by the registry: breaks on empty files"
+    with RegistryServer(site) as server:
+        chosen = run("install", CSV, "--registry", server.url)
+        assert chosen.exit_code == 0, chosen.output
+        assert chosen.stdout.startswith(f"Installed {CSV} {OLD_VERSION} ({story.old[:19]}…)")
+        assert run("update").stdout == f"{CSV} is up to date ({OLD_VERSION})\n"
+        by_version = run("install", f"{CSV}@{NEW_VERSION}", "--registry", server.url)
+        assert by_version.exit_code == 1
+        assert by_version.stderr == (f"{warning.replace('Warning', 'Error', 1)}; a yanked version is installed only "
+                                     f"by its exact digest: {CSV}@{story.new}\n")
+        exact = run("install", f"{CSV}@{story.new[7:19]}", "--registry", server.url)
+        assert exact.exit_code == 0, exact.output
+        assert exact.stderr == warning + "\n"
+        assert installed_tree(project) == source_files(story.v2, CSV)
+        lock_before = (project / "skills-lock.json").read_bytes()
+        shutil.rmtree(project / ".claude")
+        restored = run("install", "--frozen")
+        assert restored.stderr == warning + "; restoring it as the lock asks\n"
+    assert restored.exit_code == 0, restored.output
+    assert installed_tree(project) == source_files(story.v2, CSV)
+    assert (project / "skills-lock.json").read_bytes() == lock_before
+
+
 def test_a_taken_down_version_fails_the_restore_saying_why(story: Story, policed: tuple[Path, Path],
                                                            project: Path) -> None:
     _, taken_down = policed
