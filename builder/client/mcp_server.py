@@ -1,7 +1,8 @@
 """``skillreg mcp``: the client library as MCP tools over stdio, with prompts.chat's tool and field names.
 
 Tools: ``search_skills`` (the registry's own ranking), ``get_skill`` (metadata and every file, from the
-verified bundle) and ``install_skill`` (the same verified, atomic, locked install as ``skillreg install``).
+verified bundle) and ``install_skill`` (the same verified, atomic, locked install as ``skillreg install``);
+both of the last two take an optional ``version``, a metadata.version or a digest, chosen as ``install`` does.
 stdout carries the protocol only; warnings go to stderr.
 """
 
