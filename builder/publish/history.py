@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
@@ -30,7 +31,6 @@ from ..core.config import HistoryPolicy, RegistryConfig
 from ..core.diagnostics import RULES, Severity
 from ..core.errors import BuildError, ConfigError
 from ..core.frontmatter import parse_skill_md
-from ..core.fs import write_atomic
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, _report_collisions, is_junk, path_problems, windows_problem
 from ..core.model import Skill, SkillFile, sha256_hex, short_digest, skill_digest
 from ..core.urls import API_VERSION, version_bundle_path
@@ -149,11 +149,56 @@ def read_git_history(top: Path | None, prefix: str) -> GitHistory:
 
 
 class GitObjects:
-    """Blob bytes by id through one ``git cat-file --batch-command`` process, started on first use."""
+    """Blob bytes by id through one ``git cat-file --batch-command`` process, started on first use.
+
+    ``fetch`` asks for many objects per write, so a skill's files cost two round trips, not two per file; what
+    it read is kept (up to ``MEMO_BYTES``), as consecutive versions of a skill share most of their files.
+    """
+
+    MEMO_BYTES = 64 * 1024 * 1024
+    CHUNK = 256  # commands per write: far below a pipe's buffer, so writing never waits for our own reading
 
     def __init__(self, top: Path) -> None:
         self.top = top
         self._proc: subprocess.Popen[bytes] | None = None
+        self._sizes: dict[str, int] = {}
+        self._data: dict[str, bytes] = {}
+        self._held = 0
+
+    def fetch(self, oids: Iterable[str], limit: int) -> None:
+        """Learn the size of every object, and read the bytes of those of at most ``limit`` bytes."""
+        wanted = sorted(set(oids))
+        for i in range(0, len(wanted), self.CHUNK):
+            chunk = [oid for oid in wanted[i:i + self.CHUNK] if oid not in self._sizes]
+            for oid, size in zip(chunk, self._run("info", chunk), strict=True):
+                self._sizes[oid] = size
+        small = [oid for oid in wanted if self._sizes[oid] <= limit and oid not in self._data]
+        if self._held + sum(self._sizes[oid] for oid in small) > self.MEMO_BYTES:
+            self._data.clear()
+            self._held = 0
+            small = [oid for oid in wanted if self._sizes[oid] <= limit]
+        for i in range(0, len(small), self.CHUNK):
+            self._run("contents", small[i:i + self.CHUNK])
+
+    def _run(self, command: str, oids: list[str]) -> list[int]:
+        stdin, stdout = self._pipe()
+        stdin.write("".join(f"{command} {oid}\n" for oid in oids).encode("ascii"))
+        stdin.flush()
+        sizes = []
+        for oid in oids:
+            header = stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise BuildError(f"{self.top}: git object {oid} is missing or not a file; is the clone complete?")
+            size = int(header[2])
+            sizes.append(size)
+            if command == "contents":
+                data = stdout.read(size + 1)  # the bytes and a newline
+                if len(data) != size + 1:
+                    raise BuildError(f"{self.top}: `git cat-file` stopped while reading object {oid}")
+                self._data[oid] = data[:-1]
+                self._sizes[oid] = size
+                self._held += size
+        return sizes
 
     def _pipe(self) -> tuple[IO[bytes], IO[bytes]]:
         if self._proc is None:
@@ -162,25 +207,15 @@ class GitObjects:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         return self._proc.stdin, self._proc.stdout
 
-    def _header(self, command: str, oid: str) -> int:
-        stdin, stdout = self._pipe()
-        stdin.write(f"{command} {oid}\n".encode("ascii"))
-        stdin.flush()
-        header = stdout.readline().split()
-        if len(header) != 3 or header[1] != b"blob":
-            raise BuildError(f"{self.top}: git object {oid} is missing or not a file; is the clone complete?")
-        return int(header[2])
-
     def size(self, oid: str) -> int:
-        return self._header("info", oid)
+        if oid not in self._sizes:
+            self._sizes[oid] = self._run("info", [oid])[0]
+        return self._sizes[oid]
 
     def read(self, oid: str) -> bytes:
-        size = self._header("contents", oid)
-        _, stdout = self._pipe()
-        data = stdout.read(size + 1)  # the bytes and a newline
-        if len(data) != size + 1:
-            raise BuildError(f"{self.top}: `git cat-file` stopped while reading object {oid}")
-        return data[:-1]
+        if oid not in self._data:
+            self._run("contents", [oid])
+        return self._data[oid]
 
     def close(self) -> None:
         if self._proc is not None:
@@ -232,6 +267,7 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
     limits = config.limits
     folder = config.skills_path / name
     found: list[tuple[str, str]] = []
+    objects.fetch((oid for _, mode, oid in entries if mode != _GITLINK), limits.max_file_bytes)
 
     def report(code: str, rel: str, message: str, line: int = 0, **_kw: object) -> None:
         found.append((code, message))
@@ -319,10 +355,11 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
 class BundleCache:
     """Content-addressed records that make old versions free to publish again, in a folder that may be stale.
 
-    ``states/<key>.json`` holds what a snapshot is (digest, version, rules), keyed by everything that decides it
-    (the file list with blob ids, the limits, the builder's version). ``zips/<sha256>.zip`` holds a version's zip,
-    named by its own SHA-256 and checked against that name before every reuse: a wrong or damaged file only costs
-    the time to pack it again.
+    ``states/<skill key>.json`` holds, for each snapshot of one skill, what it is (digest, version, rules) and its
+    zip's SHA-256, keyed by everything that decides them (the file list with blob ids, the limits, the builder's
+    version), so a stale record is never found. ``zips/<sha256>.zip`` holds a version's zip, named by its own
+    SHA-256 and checked against that name before every reuse: a wrong or damaged file only costs the time to
+    pack it again.
     """
 
     def __init__(self, root: Path | None, config: RegistryConfig, profile: str) -> None:
@@ -340,29 +377,44 @@ class BundleCache:
             return None
 
     def _write(self, path: Path, data: bytes) -> None:
+        """Atomic (a reader sees the old file or the new one) but not flushed to the disk: a file a crash leaves
+        short fails its check and is made again, so the cache never costs an fsync."""
         with suppress(OSError):  # the cache only saves time
-            write_atomic(path, data)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+            try:
+                partial.write_bytes(data)
+                os.replace(partial, path)
+            finally:
+                partial.unlink(missing_ok=True)
 
-    def state(self, key: str) -> tuple[StateRecord, dict[str, Any] | None] | None:
+    def _states_file(self, name: str) -> Path | None:
         if self.root is None:
             return None
-        raw = self._read(self.root / "states" / f"{key}.json")
-        try:
-            data = json.loads(raw) if raw is not None else None
-        except ValueError:
-            return None
-        if not isinstance(data, dict):
-            return None
-        record = StateRecord.from_json(data.get("record"))
-        if record is None:
-            return None
-        zip_info = data.get("zip")
-        return record, zip_info if isinstance(zip_info, dict) else None
+        tag = hashlib.sha256(f"{self._salt}\0{name}".encode()).hexdigest()[:32]
+        return self.root / "states" / f"{tag}.json"
 
-    def put_state(self, key: str, record: StateRecord, zip_info: dict[str, Any] | None) -> None:
-        if self.root is not None:
-            self._write(self.root / "states" / f"{key}.json",
-                        json.dumps({"record": record.to_json(), "zip": zip_info}, sort_keys=True).encode())
+    def states(self, name: str) -> dict[str, tuple[StateRecord, dict[str, Any] | None]]:
+        """The cached records of ``name``'s snapshots, by state key; anything unreadable is simply not there."""
+        path = self._states_file(name)
+        raw = self._read(path) if path is not None else None
+        try:
+            data = json.loads(raw) if raw is not None else {}
+        except ValueError:
+            return {}
+        found: dict[str, tuple[StateRecord, dict[str, Any] | None]] = {}
+        for key, entry in (data.items() if isinstance(data, dict) else ()):
+            record = StateRecord.from_json(entry.get("record") if isinstance(entry, dict) else None)
+            if record is not None:
+                zip_info = entry.get("zip")
+                found[key] = (record, zip_info if isinstance(zip_info, dict) else None)
+        return found
+
+    def put_states(self, name: str, states: dict[str, tuple[StateRecord, dict[str, Any] | None]]) -> None:
+        path = self._states_file(name)
+        if path is not None:
+            data = {key: {"record": record.to_json(), "zip": zip_info} for key, (record, zip_info) in states.items()}
+            self._write(path, json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
 
     def zip(self, sha256: str) -> bytes | None:
         if self.root is None or len(sha256) != 64:
@@ -503,9 +555,12 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
     groups: dict[str, _Group] = {}
     loaded: dict[str, tuple[SkillFile, ...]] = {}
     zips: dict[str, dict[str, Any] | None] = {}
+    records: dict[str, StateRecord] = {}
+    new: set[str] = set()  # state keys whose record the cache lacks (new, or with a new zip)
+    known = cache.states(name)
     for snap in snapshots:
         key = cache.state_key(name, snap)
-        cached = cache.state(key)
+        cached = known.get(key)
         if cached is not None:
             record, zips[key] = cached
         else:
@@ -514,7 +569,8 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
             record, files = load_state(name, snap.entries, objects, config, profile)
             loaded[key] = files
             zips[key] = None
-            cache.put_state(key, record, None)
+            new.add(key)
+        records[key] = record
         if record.digest is None:
             continue
         group = groups.get(record.digest)
@@ -544,8 +600,12 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
             group = groups[v.digest]
             assert group.source is not None
             v, fresh = _with_zip(v, name, group, loaded, zips, cache, objects, config, profile, write_zip)
-            packed += fresh
+            if fresh:
+                packed += 1
+                new.add(group.source_key)
         out.append(v)
+    if new or set(known) != set(records):  # the records of this history, and only those
+        cache.put_states(name, {key: (records[key], zips.get(key)) for key in sorted(records)})
     return out, packed
 
 
@@ -565,7 +625,7 @@ def _with_zip(v: Version, name: str, group: _Group, loaded: dict[str, tuple[Skil
             _, files = load_state(name, group.source.entries, objects, config, profile)
         data = zip_bytes(files)
         cache.put_zip(data)
-        cache.put_state(key, group.record, {"sha256": sha256_hex(data), "size": len(data)})
+        zips[key] = {"sha256": sha256_hex(data), "size": len(data)}
     write_zip(path, data)
     return replace(v, zip=zip_record(config.base_url, path, sha256_hex(data), len(data))), fresh
 
