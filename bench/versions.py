@@ -19,7 +19,7 @@ from builder.core.urls import INDEX_PATH
 from .harness import BenchContext, BenchError, Finished, Row, Target, remove_tree, run_process, settle, skillreg_command
 
 FULL_SIZES = (1_000,)
-QUICK_SIZES = (100,)
+QUICK_SIZES = (50,)
 VERSIONS = (1, 10)
 MIB = 1024 * 1024
 EPOCH = 1_767_225_600  # 2026-01-01T00:00:00Z: commit times are fixed, so every run builds the same bytes
