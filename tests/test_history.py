@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import subprocess
 import zipfile
@@ -434,3 +435,36 @@ def test_a_skill_left_out_under_keep_going_keeps_its_published_versions(tmp_path
     # The committed broken state is listed, withdrawn by today's rules, never published.
     assert broken["status"] == "withdrawn" and broken["zip"] is None and broken["rules"]
     assert not (out / "api/v1/skills/hello.json").exists()
+
+
+def test_old_files_over_todays_limits_or_with_undecodable_names_withdraw_their_version(tmp_path: Path) -> None:
+    repo = new_registry(tmp_path / "repo", {"hello": "1.0.0"})
+    history_policy(repo, "limits:\n  max_file_bytes: 4096\n")
+    # Each with a second file, so the files the loader keeps are not those of the first version (which would
+    # make it that version again, published from its first, clean commit).
+    write_tree(repo / "skills/hello", {"references/big.md": "x" * 5000, "references/a.md": "a\n"})
+    big = commit(repo, "a big file", "2026-01-02T00:00:00Z")
+    (repo / "skills/hello/references/big.md").unlink()
+    (repo / "skills/hello/references/a.md").write_text("b\n")
+    (repo / "skills/hello").joinpath(os.fsdecode(b"notes-\xff.md")).write_text("x\n")
+    odd = commit(repo, "a name that is not UTF-8", "2026-01-03T00:00:00Z")
+    (repo / "skills/hello").joinpath(os.fsdecode(b"notes-\xff.md")).unlink()
+    (repo / "skills/hello/SKILL.md").write_text(skill_md("hello", "1.1.0"))
+    commit(repo, "clean", "2026-01-04T00:00:00Z")
+    run_build(repo, tmp_path / "site")
+    by_commit = {v["commit"]: v for v in versions(tmp_path / "site", "hello")["versions"]}
+    assert (by_commit[big]["status"], by_commit[big]["rules"]) == ("withdrawn", ["SK507"])
+    assert "`references/big.md` is 5,000 bytes; the limit is 4,096" in by_commit[big]["reason"]
+    assert (by_commit[odd]["status"], by_commit[odd]["rules"]) == ("withdrawn", ["SK513"])
+
+
+def test_history_under_a_folder_name_no_build_could_publish_is_not_a_skill(tmp_path: Path) -> None:
+    repo = new_registry(tmp_path / "repo", {"hello": "1.0.0"})
+    write_tree(repo / "skills/Bad Name", {"SKILL.md": skill_md("bad", "1.0.0")})
+    write_tree(repo / "skills/_drafts/x", {"SKILL.md": skill_md("x", "1.0.0")})
+    commit(repo, "odd folders", "2026-01-02T00:00:00Z")
+    shutil.rmtree(repo / "skills/Bad Name")
+    commit(repo, "gone", "2026-01-03T00:00:00Z")
+    result = run_build(repo, tmp_path / "site")
+    assert result.retired == () and result.published == ("hello",)
+    assert sorted(p.name for p in (tmp_path / "site/api/v1/skills").iterdir()) == ["hello", "hello.json"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -42,6 +43,8 @@ from .provenance import iso_time
 CACHE_FORMAT = 1
 _EMPTY_OID = "0" * 40
 _SYMLINK, _GITLINK = "120000", "160000"
+# A folder name a build can publish (SK1xx's name rule): history under any other name was never published.
+_PUBLISHABLE = re.compile(r"(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*")
 
 Entry = tuple[str, str, str]  # (path inside the skill folder, git mode, blob id)
 
@@ -70,7 +73,6 @@ class GitHistory:
     top: Path | None = None
     head: str | None = None
     skills: Mapping[str, tuple[Snapshot, ...]] = field(default_factory=dict)
-    present: frozenset[str] = frozenset()  # skill folders that exist at the head commit
 
     def of(self, name: str) -> tuple[Snapshot, ...]:
         return self.skills.get(name, ())
@@ -123,8 +125,8 @@ def read_git_history(top: Path | None, prefix: str) -> GitHistory:
                 continue
             _, new_mode, _, new_oid, change = status[1:].split(" ")
             parts = path.split("/")
-            if len(parts) < depth + 2 or parts[depth].startswith((".", "_")):
-                continue  # a file directly in skills/, or a folder the loader does not read
+            if len(parts) < depth + 2 or not _PUBLISHABLE.fullmatch(parts[depth]):
+                continue  # a file directly in skills/, or a folder no build could have published
             name, rel = parts[depth], "/".join(parts[depth + 1:])
             files = folders.setdefault(name, {})
             if change == "D" or new_oid == _EMPTY_OID:
@@ -143,9 +145,8 @@ def read_git_history(top: Path | None, prefix: str) -> GitHistory:
             if snap is not None:
                 skills.setdefault(name, []).append(snap)
         position += 1
-    present = frozenset(name for name, files in folders.items() if files)
     return GitHistory("shallow" if shallow else "complete", top, head.decode("ascii").strip(),
-                      {name: tuple(snaps) for name, snaps in skills.items()}, present)
+                      {name: tuple(snaps) for name, snaps in skills.items()})
 
 
 class GitObjects:
