@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import date
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,6 +33,7 @@ from ..core.config import HistoryPolicy, RegistryConfig
 from ..core.diagnostics import RULES, Severity
 from ..core.errors import BuildError, ConfigError
 from ..core.frontmatter import parse_skill_md
+from ..core.fs import write_atomic
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, _report_collisions, is_junk, path_problems, windows_problem
 from ..core.model import Skill, SkillFile, sha256_hex, short_digest, skill_digest
 from ..core.urls import API_VERSION, version_bundle_path
@@ -58,7 +60,7 @@ class Snapshot:
     position: int  # index of the commit on the chain, oldest first
     entries: tuple[Entry, ...]  # sorted by path
 
-    @property
+    @cached_property
     def key(self) -> str:
         """The state's identity: its file list with modes and blob ids (the blob id names the bytes)."""
         text = "\n".join(f"{p}\0{m}\0{o}" for p, m, o in self.entries)
@@ -91,62 +93,123 @@ def _git(args: list[str], cwd: Path) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def read_git_history(top: Path | None, prefix: str) -> GitHistory:
+@dataclass
+class _Walk:
+    """The state of a walk down the first-parent chain, kept between builds so a rebuild reads only new commits."""
+
+    folders: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # each folder's files now
+    skills: dict[str, list[Snapshot]] = field(default_factory=dict)
+    last_key: dict[str, str | None] = field(default_factory=dict)
+    position: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"folders": {n: {p: list(e) for p, e in f.items()} for n, f in self.folders.items()},
+                "skills": {n: [[s.commit, s.time, s.position, [list(e) for e in s.entries]] for s in snaps]
+                           for n, snaps in self.skills.items()},
+                "last_key": self.last_key, "position": self.position}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> _Walk:
+        return cls({n: {p: (e[0], e[1]) for p, e in f.items()} for n, f in data["folders"].items()},
+                   {n: [Snapshot(c, t, int(pos), tuple((e[0], e[1], e[2]) for e in ents))
+                        for c, t, pos, ents in snaps] for n, snaps in data["skills"].items()},
+                   dict(data["last_key"]), int(data["position"]))
+
+    def read(self, log: bytes, depth: int) -> None:
+        """Apply ``git log --first-parent --reverse --raw -z`` output, oldest commit first."""
+        for record in log.split(b"\x1e"):
+            if not record:
+                continue
+            header, _, raw = record.partition(b"\0")
+            commit, ctime = header.decode("ascii").split("\x1f")
+            when = iso_time(int(ctime))
+            tokens = raw.lstrip(b"\n").split(b"\0")
+            touched: set[str] = set()
+            for i in range(0, len(tokens) - 1, 2):
+                status, path = tokens[i].decode("ascii"), tokens[i + 1].decode("utf-8", "surrogateescape")
+                if not status.startswith(":"):
+                    continue
+                _, new_mode, _, new_oid, change = status[1:].split(" ")
+                parts = path.split("/")
+                if len(parts) < depth + 2 or not _PUBLISHABLE.fullmatch(parts[depth]):
+                    continue  # a file directly in skills/, or a folder no build could have published
+                name, rel = parts[depth], "/".join(parts[depth + 1:])
+                files = self.folders.setdefault(name, {})
+                if change == "D" or new_oid == _EMPTY_OID:
+                    files.pop(rel, None)
+                else:
+                    files[rel] = (new_mode, new_oid)
+                touched.add(name)
+            for name in sorted(touched):
+                entries = tuple(sorted((p, m, o) for p, (m, o) in self.folders[name].items()))
+                snap = Snapshot(commit, when, self.position, entries) if entries else None
+                key = snap.key if snap else None
+                if key == self.last_key.get(name):
+                    continue
+                self.last_key[name] = key
+                if snap is not None:
+                    self.skills.setdefault(name, []).append(snap)
+            self.position += 1
+
+
+WALK_FORMAT = 1
+
+
+def _log_chain(top: Path, prefix: str, since: str | None) -> bytes:
+    revs = [f"{since}..HEAD"] if since else ["HEAD"]
+    log = _git(["-c", "core.quotepath=off", "log", "--first-parent", "--reverse", "--raw", "-r", "-z",
+                "--no-renames", "--no-abbrev", "--format=%x1e%H%x1f%ct", *revs, "--", prefix or "."], top)
+    if log is None:
+        raise BuildError(f"{top}: `git log` failed; cannot read the skills' history")
+    return log
+
+
+def _extends(top: Path, old: str) -> bool:
+    """Whether HEAD's first-parent chain passes through ``old``: then only the commits after it are new."""
+    chain = _git(["log", "--first-parent", "--format=%P", f"{old}..HEAD"], top)
+    if not chain:
+        return False
+    oldest = chain.decode("ascii").strip().splitlines()[-1].split()
+    return bool(oldest) and oldest[0] == old
+
+
+def read_git_history(top: Path | None, prefix: str, state: Path | None = None) -> GitHistory:
     """One ``git log`` over the first-parent chain of HEAD below ``prefix`` (the skills folder, relative to ``top``).
 
-    Outside git, or in a repository without commits, the history is empty (``kind`` "none").
+    With ``state`` (a file in the builder's own state folder, never in the checkout) the walk is kept there, and
+    a rebuild whose HEAD extends the chain it saw reads only the new commits. Outside git, or in a repository
+    without commits, the history is empty (``kind`` "none").
     """
     if top is None:
         return GitHistory()
-    head = _git(["rev-parse", "--verify", "-q", "HEAD"], top)
-    if not head:
+    head_text = _git(["rev-parse", "--verify", "-q", "HEAD"], top)
+    if not head_text:
         return GitHistory(top=top)
+    head = head_text.decode("ascii").strip()
     shallow = (_git(["rev-parse", "--is-shallow-repository"], top) or b"").strip() == b"true"
-    log = _git(["-c", "core.quotepath=off", "log", "--first-parent", "--reverse", "--raw", "-r", "-z",
-                "--no-renames", "--no-abbrev", "--format=%x1e%H%x1f%ct", "--", prefix or "."], top)
-    if log is None:
-        raise BuildError(f"{top}: `git log` failed; cannot read the skills' history")
     depth = len(prefix.split("/")) if prefix else 0
-    folders: dict[str, dict[str, tuple[str, str]]] = {}
-    skills: dict[str, list[Snapshot]] = {}
-    last_key: dict[str, str | None] = {}
-    position = 0
-    for record in log.split(b"\x1e"):
-        if not record:
-            continue
-        header, _, raw = record.partition(b"\0")
-        commit, ctime = header.decode("ascii").split("\x1f")
-        when = iso_time(int(ctime))
-        tokens = raw.lstrip(b"\n").split(b"\0")
-        touched: set[str] = set()
-        for i in range(0, len(tokens) - 1, 2):
-            status, path = tokens[i].decode("ascii"), tokens[i + 1].decode("utf-8", "surrogateescape")
-            if not status.startswith(":"):
-                continue
-            _, new_mode, _, new_oid, change = status[1:].split(" ")
-            parts = path.split("/")
-            if len(parts) < depth + 2 or not _PUBLISHABLE.fullmatch(parts[depth]):
-                continue  # a file directly in skills/, or a folder no build could have published
-            name, rel = parts[depth], "/".join(parts[depth + 1:])
-            files = folders.setdefault(name, {})
-            if change == "D" or new_oid == _EMPTY_OID:
-                files.pop(rel, None)
-            else:
-                files[rel] = (new_mode, new_oid)
-            touched.add(name)
-        for name in sorted(touched):
-            files = folders[name]
-            entries = tuple(sorted((p, m, o) for p, (m, o) in files.items()))
-            snap = Snapshot(commit, when, position, entries) if entries else None
-            key = snap.key if snap else None
-            if key == last_key.get(name):
-                continue
-            last_key[name] = key
-            if snap is not None:
-                skills.setdefault(name, []).append(snap)
-        position += 1
-    return GitHistory("shallow" if shallow else "complete", top, head.decode("ascii").strip(),
-                      {name: tuple(snaps) for name, snaps in skills.items()})
+    ident = {"format": WALK_FORMAT, "top": str(top), "prefix": prefix}
+    walk: _Walk | None = None
+    unchanged = False
+    if state is not None and not shallow:
+        with suppress(OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            saved = json.loads(state.read_bytes())
+            if {k: saved.get(k) for k in ident} == ident:
+                old = saved["head"]
+                if old == head:
+                    walk, unchanged = _Walk.from_json(saved["walk"]), True
+                elif isinstance(old, str) and _extends(top, old):
+                    walk = _Walk.from_json(saved["walk"])
+                    walk.read(_log_chain(top, prefix, old), depth)
+    if walk is None:
+        walk = _Walk()
+        walk.read(_log_chain(top, prefix, None), depth)
+    if state is not None and not shallow and not unchanged:
+        with suppress(OSError):
+            write_atomic(state, json.dumps({**ident, "head": head, "walk": walk.to_json()},
+                                           separators=(",", ":")).encode())
+    return GitHistory("shallow" if shallow else "complete", top, head,
+                      {name: tuple(snaps) for name, snaps in walk.skills.items()})
 
 
 class GitObjects:
@@ -207,6 +270,12 @@ class GitObjects:
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         assert self._proc.stdin is not None and self._proc.stdout is not None
         return self._proc.stdin, self._proc.stdout
+
+    def forget(self) -> None:
+        """Drop the bytes read so far (another skill shares none of them)."""
+        self._data.clear()
+        self._sizes.clear()
+        self._held = 0
 
     def size(self, oid: str) -> int:
         if oid not in self._sizes:
@@ -523,7 +592,7 @@ def versions_document(name: str, kind: str, latest: str | None, versions: Sequen
             "versions": [v.to_dict() for v in versions]}
 
 
-def read_skills_history(skills_path: Path) -> GitHistory:
+def read_skills_history(skills_path: Path, state: Path | None = None) -> GitHistory:
     """The history of the registry's skills folder, wherever it sits in its repository."""
     skills_path = skills_path.resolve()
     top_text = _git(["rev-parse", "--show-toplevel"], skills_path if skills_path.is_dir() else skills_path.parent)
@@ -531,7 +600,7 @@ def read_skills_history(skills_path: Path) -> GitHistory:
         return GitHistory()
     top = Path(os.fsdecode(top_text.strip())).resolve()
     prefix = skills_path.relative_to(top).as_posix() if skills_path != top else ""
-    return read_git_history(top, prefix)
+    return read_git_history(top, prefix, state)
 
 
 @dataclass
@@ -553,6 +622,8 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
     A snapshot already in ``cache`` is not read again, and a zip found there (checked by its SHA-256) is not
     packed again: only new digests cost git reads and compression.
     """
+    if objects is not None:
+        objects.forget()
     groups: dict[str, _Group] = {}
     loaded: dict[str, tuple[SkillFile, ...]] = {}
     zips: dict[str, dict[str, Any] | None] = {}
