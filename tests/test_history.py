@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import subprocess
 import zipfile
@@ -21,6 +22,8 @@ from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.core.errors import ConfigError
 from builder.core.model import SkillFile, skill_digest
+from builder.publish import history as history_module
+from builder.publish import provenance as provenance_module
 from builder.publish.build import BuildResult, build
 from builder.publish.schemas import load_schema
 
@@ -434,3 +437,92 @@ def test_a_skill_left_out_under_keep_going_keeps_its_published_versions(tmp_path
     # The committed broken state is listed, withdrawn by today's rules, never published.
     assert broken["status"] == "withdrawn" and broken["zip"] is None and broken["rules"]
     assert not (out / "api/v1/skills/hello.json").exists()
+
+
+def test_old_files_over_todays_limits_or_with_undecodable_names_withdraw_their_version(tmp_path: Path) -> None:
+    repo = new_registry(tmp_path / "repo", {"hello": "1.0.0"})
+    history_policy(repo, "limits:\n  max_file_bytes: 4096\n")
+    # Each with a second file, so the files the loader keeps are not those of the first version (which would
+    # make it that version again, published from its first, clean commit).
+    write_tree(repo / "skills/hello", {"references/big.md": "x" * 5000, "references/a.md": "a\n"})
+    big = commit(repo, "a big file", "2026-01-02T00:00:00Z")
+    (repo / "skills/hello/references/big.md").unlink()
+    (repo / "skills/hello/references/a.md").write_text("b\n")
+    (repo / "skills/hello").joinpath(os.fsdecode(b"notes-\xff.md")).write_text("x\n")
+    odd = commit(repo, "a name that is not UTF-8", "2026-01-03T00:00:00Z")
+    (repo / "skills/hello").joinpath(os.fsdecode(b"notes-\xff.md")).unlink()
+    (repo / "skills/hello/SKILL.md").write_text(skill_md("hello", "1.1.0"))
+    commit(repo, "clean", "2026-01-04T00:00:00Z")
+    run_build(repo, tmp_path / "site")
+    by_commit = {v["commit"]: v for v in versions(tmp_path / "site", "hello")["versions"]}
+    assert (by_commit[big]["status"], by_commit[big]["rules"]) == ("withdrawn", ["SK507"])
+    assert "`references/big.md` is 5,000 bytes; the limit is 4,096" in by_commit[big]["reason"]
+    assert (by_commit[odd]["status"], by_commit[odd]["rules"]) == ("withdrawn", ["SK513"])
+
+
+def test_history_under_a_folder_name_no_build_could_publish_is_not_a_skill(tmp_path: Path) -> None:
+    repo = new_registry(tmp_path / "repo", {"hello": "1.0.0"})
+    write_tree(repo / "skills/Bad Name", {"SKILL.md": skill_md("bad", "1.0.0")})
+    write_tree(repo / "skills/_drafts/x", {"SKILL.md": skill_md("x", "1.0.0")})
+    commit(repo, "odd folders", "2026-01-02T00:00:00Z")
+    shutil.rmtree(repo / "skills/Bad Name")
+    commit(repo, "gone", "2026-01-03T00:00:00Z")
+    result = run_build(repo, tmp_path / "site")
+    assert result.retired == () and result.published == ("hello",)
+    assert sorted(p.name for p in (tmp_path / "site/api/v1/skills").iterdir()) == ["hello", "hello.json"]
+
+
+def test_a_rebuild_reading_only_new_commits_equals_a_build_from_scratch(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build keeps its walk of the history in its state folder and reads only commits made since; after every
+    kind of change (new commits, a merged branch, a rewritten branch, a commit dated in the past, commits at one
+    time) its output equals a fresh build's."""
+    repo = new_registry(tmp_path / "repo", {"hello": "1.0.0", "other": "1.0.0"})
+    out = tmp_path / "site"
+    md = repo / "skills/hello/SKILL.md"
+    steps = 0
+    reads: list[tuple[str, ...]] = []
+    chain, log = history_module._log_chain, provenance_module._log
+    monkeypatch.setattr(history_module, "_log_chain", lambda top, prefix, since: (
+        reads.append(("chain", since or "all")), chain(top, prefix, since))[1])
+    monkeypatch.setattr(provenance_module, "_log", lambda top, prefix, revs: (
+        reads.append(("log", *revs)), log(top, prefix, revs))[1])
+
+    def check() -> None:
+        nonlocal steps
+        steps += 1
+        reads.clear()
+        run_build(repo, out)
+        fresh = tmp_path / f"fresh-{steps}"
+        run_build(repo, fresh)
+        assert all_files(out) == all_files(fresh), steps
+
+    check()
+    before = git(repo, "rev-parse", "HEAD").strip()
+    md.write_text(skill_md("hello", "1.1.0"))
+    commit(repo, "1.1.0", "2026-02-01T00:00:00Z")
+    check()
+    # The rebuild read only the new commit, both for the versions and for provenance; the fresh build all.
+    assert reads == [("log", f"{before}..HEAD"), ("chain", before), ("log", "HEAD"), ("chain", "all")]
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "skills/other/SKILL.md").write_text(skill_md("other", "2.0.0-rc"))
+    commit(repo, "rc", "2026-02-02T00:00:00Z")
+    (repo / "skills/other/SKILL.md").write_text(skill_md("other", "2.0.0"))
+    commit(repo, "final", "2026-02-03T00:00:00Z")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "feature", "-m", "merge", date="2026-02-04T00:00:00Z")
+    check()
+    git(repo, "reset", "-q", "--hard", "HEAD~1")  # the branch is rewritten: the saved walk no longer applies
+    md.write_text(skill_md("hello", "1.2.0"))
+    commit(repo, "1.2.0", "2026-02-05T00:00:00Z")
+    check()
+    md.write_text(skill_md("hello", "1.3.0"))
+    commit(repo, "dated in the past", "2025-06-01T00:00:00Z")
+    check()
+    for version in ("1.4.0", "1.5.0"):
+        md.write_text(skill_md("hello", version))
+        commit(repo, version, "2026-03-01T00:00:00Z")  # one time for both
+    check()
+    doc = versions(out, "hello")
+    assert [v["version"] for v in doc["versions"]][:2] == ["1.5.0", "1.4.0"]
+    assert "2.0.0" not in [v["version"] for v in versions(out, "other")["versions"]]  # rewritten away

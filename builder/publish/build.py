@@ -683,8 +683,8 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
     _empty_trash(place)
     _check_out(place.out, config)
     folders = sorted({f for root in roots for f in find_skill_folders(root)}, key=lambda p: (p.name, str(p)))
-    history = read_history(roots[0])
-    git = read_skills_history(config.skills_path)
+    history = read_history(roots[0], place.state / "provenance.json")
+    git = read_skills_history(config.skills_path, place.state / "history.json")
     whole = any(root.resolve() == config.skills_path.resolve() for root in roots)
     present = {folder.name for folder in folders}
     gone = sorted(name for name in git.skills if name not in present) if whole else []

@@ -16,11 +16,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import secrets
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import date
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
@@ -42,6 +45,8 @@ from .provenance import iso_time
 CACHE_FORMAT = 1
 _EMPTY_OID = "0" * 40
 _SYMLINK, _GITLINK = "120000", "160000"
+# A folder name a build can publish (SK1xx's name rule): history under any other name was never published.
+_PUBLISHABLE = re.compile(r"(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*")
 
 Entry = tuple[str, str, str]  # (path inside the skill folder, git mode, blob id)
 
@@ -55,7 +60,7 @@ class Snapshot:
     position: int  # index of the commit on the chain, oldest first
     entries: tuple[Entry, ...]  # sorted by path
 
-    @property
+    @cached_property
     def key(self) -> str:
         """The state's identity: its file list with modes and blob ids (the blob id names the bytes)."""
         text = "\n".join(f"{p}\0{m}\0{o}" for p, m, o in self.entries)
@@ -70,7 +75,6 @@ class GitHistory:
     top: Path | None = None
     head: str | None = None
     skills: Mapping[str, tuple[Snapshot, ...]] = field(default_factory=dict)
-    present: frozenset[str] = frozenset()  # skill folders that exist at the head commit
 
     def of(self, name: str) -> tuple[Snapshot, ...]:
         return self.skills.get(name, ())
@@ -89,71 +93,176 @@ def _git(args: list[str], cwd: Path) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def read_git_history(top: Path | None, prefix: str) -> GitHistory:
+@dataclass
+class _Walk:
+    """The state of a walk down the first-parent chain, kept between builds so a rebuild reads only new commits."""
+
+    folders: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # each folder's files now
+    skills: dict[str, list[Snapshot]] = field(default_factory=dict)
+    last_key: dict[str, str | None] = field(default_factory=dict)
+    position: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"folders": {n: {p: list(e) for p, e in f.items()} for n, f in self.folders.items()},
+                "skills": {n: [[s.commit, s.time, s.position, [list(e) for e in s.entries]] for s in snaps]
+                           for n, snaps in self.skills.items()},
+                "last_key": self.last_key, "position": self.position}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> _Walk:
+        return cls({n: {p: (e[0], e[1]) for p, e in f.items()} for n, f in data["folders"].items()},
+                   {n: [Snapshot(c, t, int(pos), tuple((e[0], e[1], e[2]) for e in ents))
+                        for c, t, pos, ents in snaps] for n, snaps in data["skills"].items()},
+                   dict(data["last_key"]), int(data["position"]))
+
+    def read(self, log: bytes, depth: int) -> None:
+        """Apply ``git log --first-parent --reverse --raw -z`` output, oldest commit first."""
+        for record in log.split(b"\x1e"):
+            if not record:
+                continue
+            header, _, raw = record.partition(b"\0")
+            commit, ctime = header.decode("ascii").split("\x1f")
+            when = iso_time(int(ctime))
+            tokens = raw.lstrip(b"\n").split(b"\0")
+            touched: set[str] = set()
+            for i in range(0, len(tokens) - 1, 2):
+                status, path = tokens[i].decode("ascii"), tokens[i + 1].decode("utf-8", "surrogateescape")
+                if not status.startswith(":"):
+                    continue
+                _, new_mode, _, new_oid, change = status[1:].split(" ")
+                parts = path.split("/")
+                if len(parts) < depth + 2 or not _PUBLISHABLE.fullmatch(parts[depth]):
+                    continue  # a file directly in skills/, or a folder no build could have published
+                name, rel = parts[depth], "/".join(parts[depth + 1:])
+                files = self.folders.setdefault(name, {})
+                if change == "D" or new_oid == _EMPTY_OID:
+                    files.pop(rel, None)
+                else:
+                    files[rel] = (new_mode, new_oid)
+                touched.add(name)
+            for name in sorted(touched):
+                entries = tuple(sorted((p, m, o) for p, (m, o) in self.folders[name].items()))
+                snap = Snapshot(commit, when, self.position, entries) if entries else None
+                key = snap.key if snap else None
+                if key == self.last_key.get(name):
+                    continue
+                self.last_key[name] = key
+                if snap is not None:
+                    self.skills.setdefault(name, []).append(snap)
+            self.position += 1
+
+
+WALK_FORMAT = 1
+
+
+def _log_chain(top: Path, prefix: str, since: str | None) -> bytes:
+    revs = [f"{since}..HEAD"] if since else ["HEAD"]
+    log = _git(["-c", "core.quotepath=off", "log", "--first-parent", "--reverse", "--raw", "-r", "-z",
+                "--no-renames", "--no-abbrev", "--format=%x1e%H%x1f%ct", *revs, "--", prefix or "."], top)
+    if log is None:
+        raise BuildError(f"{top}: `git log` failed; cannot read the skills' history")
+    return log
+
+
+def _extends(top: Path, old: str) -> bool:
+    """Whether HEAD's first-parent chain passes through ``old``: then only the commits after it are new."""
+    chain = _git(["log", "--first-parent", "--format=%P", f"{old}..HEAD"], top)
+    if not chain:
+        return False
+    oldest = chain.decode("ascii").strip().splitlines()[-1].split()
+    return bool(oldest) and oldest[0] == old
+
+
+def read_git_history(top: Path | None, prefix: str, state: Path | None = None) -> GitHistory:
     """One ``git log`` over the first-parent chain of HEAD below ``prefix`` (the skills folder, relative to ``top``).
 
-    Outside git, or in a repository without commits, the history is empty (``kind`` "none").
+    With ``state`` (a file in the builder's own state folder, never in the checkout) the walk is kept there, and
+    a rebuild whose HEAD extends the chain it saw reads only the new commits. Outside git, or in a repository
+    without commits, the history is empty (``kind`` "none").
     """
     if top is None:
         return GitHistory()
-    head = _git(["rev-parse", "--verify", "-q", "HEAD"], top)
-    if not head:
+    head_text = _git(["rev-parse", "--verify", "-q", "HEAD"], top)
+    if not head_text:
         return GitHistory(top=top)
+    head = head_text.decode("ascii").strip()
     shallow = (_git(["rev-parse", "--is-shallow-repository"], top) or b"").strip() == b"true"
-    log = _git(["-c", "core.quotepath=off", "log", "--first-parent", "--reverse", "--raw", "-r", "-z",
-                "--no-renames", "--no-abbrev", "--format=%x1e%H%x1f%ct", "--", prefix or "."], top)
-    if log is None:
-        raise BuildError(f"{top}: `git log` failed; cannot read the skills' history")
     depth = len(prefix.split("/")) if prefix else 0
-    folders: dict[str, dict[str, tuple[str, str]]] = {}
-    skills: dict[str, list[Snapshot]] = {}
-    last_key: dict[str, str | None] = {}
-    position = 0
-    for record in log.split(b"\x1e"):
-        if not record:
-            continue
-        header, _, raw = record.partition(b"\0")
-        commit, ctime = header.decode("ascii").split("\x1f")
-        when = iso_time(int(ctime))
-        tokens = raw.lstrip(b"\n").split(b"\0")
-        touched: set[str] = set()
-        for i in range(0, len(tokens) - 1, 2):
-            status, path = tokens[i].decode("ascii"), tokens[i + 1].decode("utf-8", "surrogateescape")
-            if not status.startswith(":"):
-                continue
-            _, new_mode, _, new_oid, change = status[1:].split(" ")
-            parts = path.split("/")
-            if len(parts) < depth + 2 or parts[depth].startswith((".", "_")):
-                continue  # a file directly in skills/, or a folder the loader does not read
-            name, rel = parts[depth], "/".join(parts[depth + 1:])
-            files = folders.setdefault(name, {})
-            if change == "D" or new_oid == _EMPTY_OID:
-                files.pop(rel, None)
-            else:
-                files[rel] = (new_mode, new_oid)
-            touched.add(name)
-        for name in sorted(touched):
-            files = folders[name]
-            entries = tuple(sorted((p, m, o) for p, (m, o) in files.items()))
-            snap = Snapshot(commit, when, position, entries) if entries else None
-            key = snap.key if snap else None
-            if key == last_key.get(name):
-                continue
-            last_key[name] = key
-            if snap is not None:
-                skills.setdefault(name, []).append(snap)
-        position += 1
-    present = frozenset(name for name, files in folders.items() if files)
-    return GitHistory("shallow" if shallow else "complete", top, head.decode("ascii").strip(),
-                      {name: tuple(snaps) for name, snaps in skills.items()}, present)
+    ident = {"format": WALK_FORMAT, "top": str(top), "prefix": prefix}
+    walk: _Walk | None = None
+    unchanged = False
+    if state is not None and not shallow:
+        with suppress(OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            saved = json.loads(state.read_bytes())
+            if {k: saved.get(k) for k in ident} == ident:
+                old = saved["head"]
+                if old == head:
+                    walk, unchanged = _Walk.from_json(saved["walk"]), True
+                elif isinstance(old, str) and _extends(top, old):
+                    walk = _Walk.from_json(saved["walk"])
+                    walk.read(_log_chain(top, prefix, old), depth)
+    if walk is None:
+        walk = _Walk()
+        walk.read(_log_chain(top, prefix, None), depth)
+    if state is not None and not shallow and not unchanged:
+        with suppress(OSError):
+            write_atomic(state, json.dumps({**ident, "head": head, "walk": walk.to_json()},
+                                           separators=(",", ":")).encode())
+    return GitHistory("shallow" if shallow else "complete", top, head,
+                      {name: tuple(snaps) for name, snaps in walk.skills.items()})
 
 
 class GitObjects:
-    """Blob bytes by id through one ``git cat-file --batch-command`` process, started on first use."""
+    """Blob bytes by id through one ``git cat-file --batch-command`` process, started on first use.
+
+    ``fetch`` asks for many objects per write, so a skill's files cost two round trips, not two per file; what
+    it read is kept (up to ``MEMO_BYTES``), as consecutive versions of a skill share most of their files.
+    """
+
+    MEMO_BYTES = 64 * 1024 * 1024
+    CHUNK = 256  # commands per write: far below a pipe's buffer, so writing never waits for our own reading
 
     def __init__(self, top: Path) -> None:
         self.top = top
         self._proc: subprocess.Popen[bytes] | None = None
+        self._sizes: dict[str, int] = {}
+        self._data: dict[str, bytes] = {}
+        self._held = 0
+
+    def fetch(self, oids: Iterable[str], limit: int) -> None:
+        """Learn the size of every object, and read the bytes of those of at most ``limit`` bytes."""
+        wanted = sorted(set(oids))
+        for i in range(0, len(wanted), self.CHUNK):
+            chunk = [oid for oid in wanted[i:i + self.CHUNK] if oid not in self._sizes]
+            for oid, size in zip(chunk, self._run("info", chunk), strict=True):
+                self._sizes[oid] = size
+        small = [oid for oid in wanted if self._sizes[oid] <= limit and oid not in self._data]
+        if self._held + sum(self._sizes[oid] for oid in small) > self.MEMO_BYTES:
+            self._data.clear()
+            self._held = 0
+            small = [oid for oid in wanted if self._sizes[oid] <= limit]
+        for i in range(0, len(small), self.CHUNK):
+            self._run("contents", small[i:i + self.CHUNK])
+
+    def _run(self, command: str, oids: list[str]) -> list[int]:
+        stdin, stdout = self._pipe()
+        stdin.write("".join(f"{command} {oid}\n" for oid in oids).encode("ascii"))
+        stdin.flush()
+        sizes = []
+        for oid in oids:
+            header = stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise BuildError(f"{self.top}: git object {oid} is missing or not a file; is the clone complete?")
+            size = int(header[2])
+            sizes.append(size)
+            if command == "contents":
+                data = stdout.read(size + 1)  # the bytes and a newline
+                if len(data) != size + 1:
+                    raise BuildError(f"{self.top}: `git cat-file` stopped while reading object {oid}")
+                self._data[oid] = data[:-1]
+                self._sizes[oid] = size
+                self._held += size
+        return sizes
 
     def _pipe(self) -> tuple[IO[bytes], IO[bytes]]:
         if self._proc is None:
@@ -162,25 +271,21 @@ class GitObjects:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         return self._proc.stdin, self._proc.stdout
 
-    def _header(self, command: str, oid: str) -> int:
-        stdin, stdout = self._pipe()
-        stdin.write(f"{command} {oid}\n".encode("ascii"))
-        stdin.flush()
-        header = stdout.readline().split()
-        if len(header) != 3 or header[1] != b"blob":
-            raise BuildError(f"{self.top}: git object {oid} is missing or not a file; is the clone complete?")
-        return int(header[2])
+    def forget(self) -> None:
+        """Drop the bytes read so far (another skill shares none of them)."""
+        self._data.clear()
+        self._sizes.clear()
+        self._held = 0
 
     def size(self, oid: str) -> int:
-        return self._header("info", oid)
+        if oid not in self._sizes:
+            self._sizes[oid] = self._run("info", [oid])[0]
+        return self._sizes[oid]
 
     def read(self, oid: str) -> bytes:
-        size = self._header("contents", oid)
-        _, stdout = self._pipe()
-        data = stdout.read(size + 1)  # the bytes and a newline
-        if len(data) != size + 1:
-            raise BuildError(f"{self.top}: `git cat-file` stopped while reading object {oid}")
-        return data[:-1]
+        if oid not in self._data:
+            self._run("contents", [oid])
+        return self._data[oid]
 
     def close(self) -> None:
         if self._proc is not None:
@@ -232,6 +337,7 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
     limits = config.limits
     folder = config.skills_path / name
     found: list[tuple[str, str]] = []
+    objects.fetch((oid for _, mode, oid in entries if mode != _GITLINK), limits.max_file_bytes)
 
     def report(code: str, rel: str, message: str, line: int = 0, **_kw: object) -> None:
         found.append((code, message))
@@ -319,10 +425,11 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
 class BundleCache:
     """Content-addressed records that make old versions free to publish again, in a folder that may be stale.
 
-    ``states/<key>.json`` holds what a snapshot is (digest, version, rules), keyed by everything that decides it
-    (the file list with blob ids, the limits, the builder's version). ``zips/<sha256>.zip`` holds a version's zip,
-    named by its own SHA-256 and checked against that name before every reuse: a wrong or damaged file only costs
-    the time to pack it again.
+    ``states/<skill key>.json`` holds, for each snapshot of one skill, what it is (digest, version, rules) and its
+    zip's SHA-256, keyed by everything that decides them (the file list with blob ids, the limits, the builder's
+    version), so a stale record is never found. ``zips/<sha256>.zip`` holds a version's zip, named by its own
+    SHA-256 and checked against that name before every reuse: a wrong or damaged file only costs the time to
+    pack it again.
     """
 
     def __init__(self, root: Path | None, config: RegistryConfig, profile: str) -> None:
@@ -340,29 +447,44 @@ class BundleCache:
             return None
 
     def _write(self, path: Path, data: bytes) -> None:
+        """Atomic (a reader sees the old file or the new one) but not flushed to the disk: a file a crash leaves
+        short fails its check and is made again, so the cache never costs an fsync."""
         with suppress(OSError):  # the cache only saves time
-            write_atomic(path, data)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+            try:
+                partial.write_bytes(data)
+                os.replace(partial, path)
+            finally:
+                partial.unlink(missing_ok=True)
 
-    def state(self, key: str) -> tuple[StateRecord, dict[str, Any] | None] | None:
+    def _states_file(self, name: str) -> Path | None:
         if self.root is None:
             return None
-        raw = self._read(self.root / "states" / f"{key}.json")
-        try:
-            data = json.loads(raw) if raw is not None else None
-        except ValueError:
-            return None
-        if not isinstance(data, dict):
-            return None
-        record = StateRecord.from_json(data.get("record"))
-        if record is None:
-            return None
-        zip_info = data.get("zip")
-        return record, zip_info if isinstance(zip_info, dict) else None
+        tag = hashlib.sha256(f"{self._salt}\0{name}".encode()).hexdigest()[:32]
+        return self.root / "states" / f"{tag}.json"
 
-    def put_state(self, key: str, record: StateRecord, zip_info: dict[str, Any] | None) -> None:
-        if self.root is not None:
-            self._write(self.root / "states" / f"{key}.json",
-                        json.dumps({"record": record.to_json(), "zip": zip_info}, sort_keys=True).encode())
+    def states(self, name: str) -> dict[str, tuple[StateRecord, dict[str, Any] | None]]:
+        """The cached records of ``name``'s snapshots, by state key; anything unreadable is simply not there."""
+        path = self._states_file(name)
+        raw = self._read(path) if path is not None else None
+        try:
+            data = json.loads(raw) if raw is not None else {}
+        except ValueError:
+            return {}
+        found: dict[str, tuple[StateRecord, dict[str, Any] | None]] = {}
+        for key, entry in (data.items() if isinstance(data, dict) else ()):
+            record = StateRecord.from_json(entry.get("record") if isinstance(entry, dict) else None)
+            if record is not None:
+                zip_info = entry.get("zip")
+                found[key] = (record, zip_info if isinstance(zip_info, dict) else None)
+        return found
+
+    def put_states(self, name: str, states: dict[str, tuple[StateRecord, dict[str, Any] | None]]) -> None:
+        path = self._states_file(name)
+        if path is not None:
+            data = {key: {"record": record.to_json(), "zip": zip_info} for key, (record, zip_info) in states.items()}
+            self._write(path, json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
 
     def zip(self, sha256: str) -> bytes | None:
         if self.root is None or len(sha256) != 64:
@@ -470,7 +592,7 @@ def versions_document(name: str, kind: str, latest: str | None, versions: Sequen
             "versions": [v.to_dict() for v in versions]}
 
 
-def read_skills_history(skills_path: Path) -> GitHistory:
+def read_skills_history(skills_path: Path, state: Path | None = None) -> GitHistory:
     """The history of the registry's skills folder, wherever it sits in its repository."""
     skills_path = skills_path.resolve()
     top_text = _git(["rev-parse", "--show-toplevel"], skills_path if skills_path.is_dir() else skills_path.parent)
@@ -478,7 +600,7 @@ def read_skills_history(skills_path: Path) -> GitHistory:
         return GitHistory()
     top = Path(os.fsdecode(top_text.strip())).resolve()
     prefix = skills_path.relative_to(top).as_posix() if skills_path != top else ""
-    return read_git_history(top, prefix)
+    return read_git_history(top, prefix, state)
 
 
 @dataclass
@@ -500,12 +622,17 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
     A snapshot already in ``cache`` is not read again, and a zip found there (checked by its SHA-256) is not
     packed again: only new digests cost git reads and compression.
     """
+    if objects is not None:
+        objects.forget()
     groups: dict[str, _Group] = {}
     loaded: dict[str, tuple[SkillFile, ...]] = {}
     zips: dict[str, dict[str, Any] | None] = {}
+    records: dict[str, StateRecord] = {}
+    new: set[str] = set()  # state keys whose record the cache lacks (new, or with a new zip)
+    known = cache.states(name)
     for snap in snapshots:
         key = cache.state_key(name, snap)
-        cached = cache.state(key)
+        cached = known.get(key)
         if cached is not None:
             record, zips[key] = cached
         else:
@@ -514,7 +641,8 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
             record, files = load_state(name, snap.entries, objects, config, profile)
             loaded[key] = files
             zips[key] = None
-            cache.put_state(key, record, None)
+            new.add(key)
+        records[key] = record
         if record.digest is None:
             continue
         group = groups.get(record.digest)
@@ -544,8 +672,12 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
             group = groups[v.digest]
             assert group.source is not None
             v, fresh = _with_zip(v, name, group, loaded, zips, cache, objects, config, profile, write_zip)
-            packed += fresh
+            if fresh:
+                packed += 1
+                new.add(group.source_key)
         out.append(v)
+    if new or set(known) != set(records):  # the records of this history, and only those
+        cache.put_states(name, {key: (records[key], zips.get(key)) for key in sorted(records)})
     return out, packed
 
 
@@ -565,7 +697,7 @@ def _with_zip(v: Version, name: str, group: _Group, loaded: dict[str, tuple[Skil
             _, files = load_state(name, group.source.entries, objects, config, profile)
         data = zip_bytes(files)
         cache.put_zip(data)
-        cache.put_state(key, group.record, {"sha256": sha256_hex(data), "size": len(data)})
+        zips[key] = {"sha256": sha256_hex(data), "size": len(data)}
     write_zip(path, data)
     return replace(v, zip=zip_record(config.base_url, path, sha256_hex(data), len(data))), fresh
 
