@@ -459,3 +459,22 @@ def test_a_digest_missing_from_a_shallow_history_says_so() -> None:
     with pytest.raises(ClientError, match=r"\(the registry was built from a shallow git clone, so older versions may "
                                           r"be missing\); `skillreg info demo --versions` lists them$"):
         choose(parse_history(doc, "demo", WHERE), "demo", digest(1))
+
+
+def test_a_build_from_a_shallow_clone_cannot_restore_what_it_did_not_see_and_says_why(
+        story: Story, project: Path, tmp_path: Path) -> None:
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", story.registry.as_uri(), str(shallow)], check=True)
+    site = build_site(shallow, tmp_path / "site")
+    assert json.loads((site / VERSIONS).read_text())["history"] == "shallow"
+    with RegistryServer(story.v1) as server:
+        assert run("install", CSV, "--registry", server.url).exit_code == 0
+        lock_before = (project / "skills-lock.json").read_bytes()
+        server.state.root = site
+        shutil.rmtree(project / ".claude")
+        result = run("install", "--frozen")
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: --frozen: cannot restore {CSV}: the registry has no record of the locked version "
+                             f"{story.old[:19]}… ({server.url}{VERSIONS}) (the registry was built from a shallow git "
+                             "clone, so older versions may be missing); nothing was changed\n")
+    assert not (project / ".claude").exists() and (project / "skills-lock.json").read_bytes() == lock_before
