@@ -471,6 +471,10 @@ def test_a_build_from_a_shallow_clone_cannot_restore_what_it_did_not_see_and_say
         assert run("install", CSV, "--registry", server.url).exit_code == 0
         lock_before = (project / "skills-lock.json").read_bytes()
         server.state.root = site
+        in_place = run("install", "--frozen")  # the folder matches the lock: it stays, with a warning
+        assert in_place.exit_code == 0, in_place.output
+        assert in_place.stderr.startswith(f"Warning: {CSV}: the registry has no record of the locked version ")
+        assert in_place.stderr.endswith("; the installed copy matches the lock and was left in place\n")
         shutil.rmtree(project / ".claude")
         result = run("install", "--frozen")
     assert result.exit_code == 1

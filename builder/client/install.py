@@ -82,14 +82,12 @@ def digest_matches(published: str, wanted: str) -> bool:
     return len(hex_wanted) >= 12 and published.removeprefix("sha256:").startswith(hex_wanted)
 
 
-def fetch_skill(registry: Registry, name: str, *, digest: str | None = None,
-                detail: Mapping[str, Any] | None = None, limits: UnpackLimits = DEFAULT_LIMITS) -> FetchedSkill:
-    """Detail document (unless given) and bundle: two requests at most, both verified."""
+def fetch_skill(registry: Registry, name: str, *, detail: Mapping[str, Any] | None = None,
+                limits: UnpackLimits = DEFAULT_LIMITS) -> FetchedSkill:
+    """The newest version through its detail document (unless given) and bundle: two requests at most, both
+    verified. Any other version comes through versions.json (``fetch_version``)."""
     detail = detail if detail is not None else registry.detail(name)
     published = str(detail["digest"])
-    if digest is not None and not digest_matches(published, digest):
-        raise ClientError(f"{name}: the registry publishes {short_digest(published)}…, not {digest}; "
-                          f"install {name} without @DIGEST to take the published version")
     bundle = detail["bundles"]["zip"]
     data = registry.artifact(bundle["path"], bundle["sha256"], bundle["size"])
     files = read_bundle(data, limits)

@@ -177,7 +177,10 @@ def _plan_restore(lock: Lock, entry: LockEntry, registry: Registry) -> tuple[_Re
         if version is None:
             problem = (f"{name}: the registry has no record of the locked version {locked} ({history.where})"
                        + (history.shallow or "; it was never published there"))
-            return _Restore(entry, registry, (), None), problem if todo else None
+            if todo:
+                return _Restore(entry, registry, (), None), problem
+            registry.warn(f"{problem}; the installed copy matches the lock and was left in place")
+            return _Restore(entry, registry, (), None), None
         if version.zip is None:
             if todo:
                 return _Restore(entry, registry, (), None), str(unavailable(name, version))
