@@ -125,12 +125,12 @@ def _measure(ctx: BenchContext, n: int, v: int, medians: dict[tuple[int, int], f
     repo = history_repo(ctx, n, v)
     work = ctx.out_dir / f"versions-n{n}-v{v}"
     cold: list[Finished] = []
-    out = work / "out"
-    cache = work / "cache"
     for run in range(ctx.repeat):
         ctx.log(f"  versions: {n:,} skills x {v}, cold run {run + 1} of {ctx.repeat}")
         ctx.discard(work)
         work.mkdir(parents=True)
+        # A new output path each time: the builder's state (its saved walk of the history) is kept per output.
+        out, cache = work / f"out-{run + 1}", work / "cache"
         settle()
         cold.append(_build(repo, out, cache))
     size = _size(out)

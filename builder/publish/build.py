@@ -687,7 +687,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
     git = read_skills_history(config.skills_path, place.state / "history.json")
     whole = any(root.resolve() == config.skills_path.resolve() for root in roots)
     present = {folder.name for folder in folders}
-    gone = sorted(name for name in git.skills if name not in present) if whole else []
+    gone = [name for name in git.names if name not in present] if whole else []
     warnings: list[str] = []
     if git.kind == "shallow":
         warnings.append(f"{display_path(git.top or config.root)} is a shallow clone: versions older than its first "

@@ -67,22 +67,61 @@ class Snapshot:
         return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+@dataclass
+class _SkillWalk:
+    """One skill folder's part of the walk: its files at the last commit read, and its snapshots so far."""
+
+    files: dict[str, tuple[str, str]] = field(default_factory=dict)
+    snapshots: list[Snapshot] = field(default_factory=list)
+    last_key: str | None = None
+
+    def fingerprint(self) -> str:
+        text = "\n".join(f"{s.key}\0{s.commit}\0{s.time}\0{s.position}" for s in self.snapshots)
+        return hashlib.sha1(text.encode()).hexdigest()
+
+    def encode(self, name: str) -> bytes:
+        """``<fingerprint> <name> <json>``: the first two are read without parsing the JSON."""
+        data = {"files": {p: list(e) for p, e in sorted(self.files.items())}, "last": self.last_key,
+                "snaps": [[s.commit, s.time, s.position, s.key, [list(e) for e in s.entries]] for s in self.snapshots]}
+        return f"{self.fingerprint()} {name} ".encode() + json.dumps(data, separators=(",", ":")).encode()
+
+    @classmethod
+    def decode(cls, line: bytes) -> _SkillWalk:
+        data = json.loads(line.split(b" ", 2)[2])
+        snaps = []
+        for commit, time, position, key, entries in data["snaps"]:
+            snap = Snapshot(commit, time, int(position), tuple((e[0], e[1], e[2]) for e in entries))
+            snap.__dict__["key"] = key  # the cached_property's value, as computed when it was saved
+            snaps.append(snap)
+        return cls({p: (e[0], e[1]) for p, e in data["files"].items()}, snaps, data["last"])
+
+
 @dataclass(frozen=True)
 class GitHistory:
-    """Each skill folder's snapshots on the built branch, oldest first; ``kind`` says how complete it is."""
+    """Each skill folder's snapshots on the built branch, oldest first; ``kind`` says how complete it is.
+
+    A skill's part is kept encoded (``_SkillWalk.encode``) and decoded only for the skills a build rebuilds, so a
+    rebuild after one commit costs the same however long the history is.
+    """
 
     kind: str = "none"  # "complete", "shallow", or "none" outside git
     top: Path | None = None
     head: str | None = None
-    skills: Mapping[str, tuple[Snapshot, ...]] = field(default_factory=dict)
+    lines: Mapping[str, bytes] = field(default_factory=dict)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(sorted(self.lines))
 
     def of(self, name: str) -> tuple[Snapshot, ...]:
-        return self.skills.get(name, ())
+        line = self.lines.get(name)
+        return tuple(_SkillWalk.decode(line).snapshots) if line is not None else ()
 
     def fingerprint(self, name: str) -> str:
         """Changes whenever the skill's history does: a rebuild reuses its versions only when this is equal."""
-        text = "\n".join(f"{s.key}\0{s.commit}\0{s.time}\0{s.position}" for s in self.of(name))
-        return hashlib.sha1(f"{self.kind}\n{text}".encode()).hexdigest()
+        line = self.lines.get(name)
+        own = line.split(b" ", 1)[0].decode("ascii") if line is not None else ""
+        return hashlib.sha1(f"{self.kind}\n{own}".encode()).hexdigest()
 
 
 def _git(args: list[str], cwd: Path) -> bytes | None:
@@ -95,25 +134,27 @@ def _git(args: list[str], cwd: Path) -> bytes | None:
 
 @dataclass
 class _Walk:
-    """The state of a walk down the first-parent chain, kept between builds so a rebuild reads only new commits."""
+    """The state of a walk down the first-parent chain, kept between builds so a rebuild reads only new commits:
+    the skills the new commits touch are decoded, the others stay as the lines they were saved as."""
 
-    folders: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # each folder's files now
-    skills: dict[str, list[Snapshot]] = field(default_factory=dict)
-    last_key: dict[str, str | None] = field(default_factory=dict)
+    lines: dict[str, bytes] = field(default_factory=dict)
+    open: dict[str, _SkillWalk] = field(default_factory=dict)
     position: int = 0
 
-    def to_json(self) -> dict[str, Any]:
-        return {"folders": {n: {p: list(e) for p, e in f.items()} for n, f in self.folders.items()},
-                "skills": {n: [[s.commit, s.time, s.position, [list(e) for e in s.entries]] for s in snaps]
-                           for n, snaps in self.skills.items()},
-                "last_key": self.last_key, "position": self.position}
+    def skill(self, name: str) -> _SkillWalk:
+        walk = self.open.get(name)
+        if walk is None:
+            line = self.lines.pop(name, None)
+            walk = self.open[name] = _SkillWalk.decode(line) if line is not None else _SkillWalk()
+        return walk
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> _Walk:
-        return cls({n: {p: (e[0], e[1]) for p, e in f.items()} for n, f in data["folders"].items()},
-                   {n: [Snapshot(c, t, int(pos), tuple((e[0], e[1], e[2]) for e in ents))
-                        for c, t, pos, ents in snaps] for n, snaps in data["skills"].items()},
-                   dict(data["last_key"]), int(data["position"]))
+    def finish(self) -> dict[str, bytes]:
+        """Every skill with a snapshot, encoded."""
+        for name, walk in self.open.items():
+            if walk.snapshots:
+                self.lines[name] = walk.encode(name)
+        self.open.clear()
+        return self.lines
 
     def read(self, log: bytes, depth: int) -> None:
         """Apply ``git log --first-parent --reverse --raw -z`` output, oldest commit first."""
@@ -134,21 +175,22 @@ class _Walk:
                 if len(parts) < depth + 2 or not _PUBLISHABLE.fullmatch(parts[depth]):
                     continue  # a file directly in skills/, or a folder no build could have published
                 name, rel = parts[depth], "/".join(parts[depth + 1:])
-                files = self.folders.setdefault(name, {})
+                files = self.skill(name).files
                 if change == "D" or new_oid == _EMPTY_OID:
                     files.pop(rel, None)
                 else:
                     files[rel] = (new_mode, new_oid)
                 touched.add(name)
             for name in sorted(touched):
-                entries = tuple(sorted((p, m, o) for p, (m, o) in self.folders[name].items()))
+                walk = self.skill(name)
+                entries = tuple(sorted((p, m, o) for p, (m, o) in walk.files.items()))
                 snap = Snapshot(commit, when, self.position, entries) if entries else None
                 key = snap.key if snap else None
-                if key == self.last_key.get(name):
+                if key == walk.last_key:
                     continue
-                self.last_key[name] = key
+                walk.last_key = key
                 if snap is not None:
-                    self.skills.setdefault(name, []).append(snap)
+                    walk.snapshots.append(snap)
             self.position += 1
 
 
@@ -188,28 +230,30 @@ def read_git_history(top: Path | None, prefix: str, state: Path | None = None) -
     head = head_text.decode("ascii").strip()
     shallow = (_git(["rev-parse", "--is-shallow-repository"], top) or b"").strip() == b"true"
     depth = len(prefix.split("/")) if prefix else 0
-    ident = {"format": WALK_FORMAT, "top": str(top), "prefix": prefix}
+    ident = json.dumps({"format": WALK_FORMAT, "top": str(top), "prefix": prefix}, sort_keys=True)
     walk: _Walk | None = None
     unchanged = False
     if state is not None and not shallow:
         with suppress(OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-            saved = json.loads(state.read_bytes())
-            if {k: saved.get(k) for k in ident} == ident:
+            header, *skill_lines = state.read_bytes().split(b"\n")
+            saved = json.loads(header)
+            if json.dumps({k: saved.get(k) for k in ("format", "top", "prefix")}, sort_keys=True) == ident:
                 old = saved["head"]
+                lines = {line.split(b" ", 2)[1].decode(): line for line in skill_lines if line}
                 if old == head:
-                    walk, unchanged = _Walk.from_json(saved["walk"]), True
+                    walk, unchanged = _Walk(lines, {}, int(saved["position"])), True
                 elif isinstance(old, str) and _extends(top, old):
-                    walk = _Walk.from_json(saved["walk"])
+                    walk = _Walk(lines, {}, int(saved["position"]))
                     walk.read(_log_chain(top, prefix, old), depth)
     if walk is None:
         walk = _Walk()
         walk.read(_log_chain(top, prefix, None), depth)
+    lines = walk.finish()
     if state is not None and not shallow and not unchanged:
+        first = json.dumps({**json.loads(ident), "head": head, "position": walk.position}, sort_keys=True)
         with suppress(OSError):
-            write_atomic(state, json.dumps({**ident, "head": head, "walk": walk.to_json()},
-                                           separators=(",", ":")).encode())
-    return GitHistory("shallow" if shallow else "complete", top, head,
-                      {name: tuple(snaps) for name, snaps in walk.skills.items()})
+            write_atomic(state, b"\n".join([first.encode(), *(lines[name] for name in sorted(lines))]) + b"\n")
+    return GitHistory("shallow" if shallow else "complete", top, head, dict(lines))
 
 
 class GitObjects:
@@ -304,7 +348,7 @@ class StateRecord:
 
     digest: str | None  # None: not a skill (no SKILL.md in the folder)
     version: str | None = None
-    rules: tuple[str, ...] = ()  # today's file safety rules it fails (then it is withdrawn)
+    rules: tuple[str, ...] = ()  # the codes of today's error rules it fails (then it is withdrawn)
     reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
