@@ -28,6 +28,8 @@ from client_helpers import (
     tree,
 )
 
+from builder.client.mcp_server import SkillCatalog
+from builder.client.registry import Registry
 from builder.client.versions import choose, parse_history
 from builder.core.errors import ClientError
 from builder.core.urls import detail_path
@@ -325,6 +327,7 @@ def test_a_yanked_head_is_listed_by_the_index_but_never_chosen(story: Story, pro
         assert chosen.exit_code == 0, chosen.output
         assert chosen.stdout.startswith(f"Installed {CSV} {OLD_VERSION} ({story.old[:19]}…)")
         assert run("update").stdout == f"{CSV} is up to date ({OLD_VERSION})\n"
+        assert SkillCatalog(Registry(server.url)).get(CSV)["digest"] == story.old  # MCP get_skill: the same choice
         by_version = run("install", f"{CSV}@{NEW_VERSION}", "--registry", server.url)
         assert by_version.exit_code == 1
         assert by_version.stderr == (f"{warning.replace('Warning', 'Error', 1)}; a yanked version is installed only "

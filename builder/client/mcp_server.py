@@ -83,16 +83,9 @@ class SkillCatalog:
         return {"query": query, "count": len(skills), "skills": skills}
 
     def get(self, id_or_slug: str, version: str | None = None) -> dict[str, Any]:
-        """The skill's newest files, or with ``version`` (a metadata.version or a digest) that version's."""
-        from .install import fetch_skill
-
-        name = id_or_slug.strip()
-        detail: Mapping[str, Any]
-        if version is None or not version.strip():
-            detail = self.registry.detail(name)
-            skill = fetch_skill(self.registry, name, detail=detail)
-        else:
-            skill, detail = self._version(name, version.strip())
+        """The files of the version ``install_skill`` would take (the newest that is not yanked), or with
+        ``version`` (a metadata.version or a digest) that version's."""
+        skill, detail = self._version(id_or_slug.strip(), (version or "").strip() or None)
         files = []
         for f in skill.files:
             if f.is_text:
@@ -108,7 +101,7 @@ class SkillCatalog:
                 "license": detail.get("license"), "updatedAt": (detail.get("provenance") or {}).get("updated"),
                 "files": files}
 
-    def _version(self, name: str, version: str) -> tuple[FetchedSkill, Mapping[str, Any]]:
+    def _version(self, name: str, version: str | None) -> tuple[FetchedSkill, Mapping[str, Any]]:
         """One published version and what describes it: the detail document, or, for a skill that left the
         registry, its own frontmatter."""
         from ..core.frontmatter import parse_skill_md

@@ -81,8 +81,8 @@ def _write(lock: Lock, entry: LockEntry) -> Lock:
     return lock
 
 
-def choose_version(registry: Registry, name: str, spec: str) -> Callable[[], FetchedSkill]:
-    """The download of NAME@SPEC (a metadata.version or a digest), once chosen as ``install`` chooses."""
+def choose_version(registry: Registry, name: str, spec: str | None) -> Callable[[], FetchedSkill]:
+    """The download of NAME or NAME@SPEC (a metadata.version or a digest), chosen as ``install`` chooses."""
     return _choose(registry, name, spec)[1]
 
 
