@@ -1,17 +1,20 @@
 """client: search latency over a 50,000-skill search index in process, and the HTTP requests the ``skillreg``
-client sends to install a skill and to check for updates, counted by a real server on 127.0.0.1."""
+client sends to install a skill, to check for updates and to restore a locked old version (``install --frozen``),
+counted by a real server on 127.0.0.1."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from builder.core.search import rank, search_index
-from builder.core.urls import INDEX_PATH
+from builder.core.urls import INDEX_PATH, versions_path
 
 from .build import QUICK_SIZES, api_output
 from .corpus import search_rows
@@ -28,7 +31,7 @@ QUERIES = ("lint", "deploy", "data", "review pull request", "security audit toke
 
 
 def client_bench(ctx: BenchContext) -> list[Row]:
-    return _search(ctx) + _requests(ctx)
+    return _search(ctx) + _requests(ctx) + _frozen(ctx)
 
 
 def _search(ctx: BenchContext) -> list[Row]:
@@ -115,4 +118,79 @@ def _requests(ctx: BenchContext) -> list[Row]:
             tuple(done.seconds for _, done in installs), "interpreter start-up included."),
         Row("client", "`skillreg update` wall clock, nothing changed", n, "s",
             tuple(done.seconds for _, _, done in checks), "interpreter start-up included."),
+    ]
+
+
+_GIT_ENV = {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com", "GIT_COMMITTER_NAME": "Bench",
+            "GIT_COMMITTER_EMAIL": "bench@example.com", "GIT_AUTHOR_DATE": "2026-01-02T03:04:05Z",
+            "GIT_COMMITTER_DATE": "2026-01-02T03:04:05Z"}
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, env={**os.environ, **_GIT_ENV}, capture_output=True)
+
+
+def _two_versions(ctx: BenchContext, n: int, tmp: Path) -> tuple[Path, str]:
+    """The corpus of ``n`` skills as a git repository in which one skill has two versions, built from scratch (the
+    old version's zip comes from git history): (output, that skill's name)."""
+    repo = tmp / "registry"
+    shutil.copytree(ctx.corpus(n), repo / "skills")
+    shutil.copy2(ctx.registry(n), repo / "registry.yaml")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "corpus")
+    name = sorted(p.name for p in (repo / "skills").iterdir() if p.is_dir())[0]
+    skill_md = repo / "skills" / name / "SKILL.md"
+    skill_md.write_text(skill_md.read_text(encoding="utf-8") + "\n## Changes\n\nA newer version.\n", encoding="utf-8")
+    _git(repo, "commit", "-q", "-am", f"{name}: a new version")
+    out = tmp / "site"
+    run_process(skillreg_command() + ["--config", str(repo / "registry.yaml"), "build", "--no-site", "--out",
+                                      str(out)])
+    return out, name
+
+
+def _frozen(ctx: BenchContext) -> list[Row]:
+    """``rm -rf .claude && skillreg install --frozen`` with an empty client cache, the lock at the old version and
+    at the newest: requests and bytes of the answers' bodies."""
+    n = QUICK_SIZES[0] if ctx.quick else SERVED_FULL
+    counts: dict[str, list[float]] = {"old": [], "newest": []}
+    sizes: dict[str, list[float]] = {"old": [], "newest": []}
+    with tempfile.TemporaryDirectory(prefix="skillreg-bench-frozen-") as tmp:
+        ctx.log(f"  client: a git history of {n:,} skills, one with two versions, built for `install --frozen`")
+        site, name = _two_versions(ctx, n, Path(tmp))
+        versions = json.loads((site / versions_path(name)).read_bytes())["versions"]
+        if len(versions) != 2:
+            raise BenchError(f"the build published {len(versions)} versions of {name}, not 2")
+        with CountingServer(site) as server:
+            for run in range(ctx.repeat):
+                for label, version in (("old", versions[1]), ("newest", versions[0])):
+                    project = Path(tmp) / f"project-{label}-{run}"
+                    project.mkdir()
+                    env = {**os.environ, "HOME": tmp, "XDG_CACHE_HOME": str(Path(tmp) / "xdg-cache"),
+                           "XDG_CONFIG_HOME": str(Path(tmp) / "xdg-config"),
+                           "SKILLREG_CACHE_DIR": str(Path(tmp) / f"cache-{label}-{run}-install")}
+                    env.pop("SKILLREG_REGISTRY", None)
+                    run_process(skillreg_command() + ["install", f"{name}@{version['digest']}",
+                                                      "--registry", server.url], cwd=project, env=env)
+                    shutil.rmtree(project / ".claude")
+                    env["SKILLREG_CACHE_DIR"] = str(Path(tmp) / f"cache-{label}-{run}-restore")
+                    mark = server.served.mark()
+                    run_process(skillreg_command() + ["install", "--frozen"], cwd=project, env=env)
+                    log = server.served.since(mark)
+                    if not (project / ".claude/skills" / name / "SKILL.md").is_file():
+                        raise BenchError(f"`install --frozen` restored nothing of {name} ({label})")
+                    counts[label].append(float(len(log)))
+                    sizes[label].append(float(sum((site / path).stat().st_size for path, status in log
+                                                  if status == 200)))
+    how = ("`rm -rf .claude && skillreg install --frozen` with an empty client cache, the lock at {}; a real server "
+           "on 127.0.0.1 serving a fresh build of a git repository in which one skill has two versions")
+    return [
+        Row("client", "HTTP requests for `install --frozen` of an old version", n, "requests", tuple(counts["old"]),
+            how.format("the older version (its zip rebuilt from git history)"), Target("<=", 2)),
+        Row("client", "HTTP requests for `install --frozen` of the newest version", n, "requests",
+            tuple(counts["newest"]), how.format("the newest version"), Target("<=", 2)),
+        Row("client", "bytes downloaded by `install --frozen`, old version", n, "bytes", tuple(sizes["old"]),
+            "response bodies: versions.json and the zip"),
+        Row("client", "bytes downloaded by `install --frozen`, newest version", n, "bytes", tuple(sizes["newest"]),
+            "response bodies: versions.json and the zip"),
     ]

@@ -34,10 +34,11 @@ from .harness import (
 from .site import site_bench
 from .sizes import sizes_bench
 from .validate import validate_bench
+from .versions import versions_bench
 
 Measurement = Callable[[BenchContext], list[Row]]
 
-MEASUREMENTS: list[Measurement] = [validate_bench, build_bench, sizes_bench, site_bench, client_bench]
+MEASUREMENTS: list[Measurement] = [validate_bench, build_bench, sizes_bench, site_bench, client_bench, versions_bench]
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
 

@@ -4,6 +4,7 @@ on 127.0.0.1 whose handler counts requests, honours If-None-Match and can be tol
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -284,6 +285,13 @@ def tree(folder: Path) -> dict[str, tuple[bytes, int]]:
     """Every file below ``folder`` with its bytes and permission bits: 'byte-identical' made checkable."""
     return {p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mode & 0o777)
             for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def source_files(site: Path, name: str) -> dict[str, tuple[bytes, int]]:
+    """What an install must produce: the published raw files, scripts 0755 and everything else 0644."""
+    detail = json.loads((site / f"api/v1/skills/{name}.json").read_text())
+    return {f["path"]: ((site / f["raw"]).read_bytes(), 0o755 if f["executable"] else 0o644)
+            for f in detail["files"]}
 
 
 _SITES: dict[str, Path] = {}

@@ -281,8 +281,11 @@ EXPECTED_SUBJECTS = {
              "size ratio, naive / ours", "ours, website size", "ours, one skill page"},
     "client": {"search, median query (`builder.core.search.rank`, in process)",
                "HTTP requests per install (empty client cache)", "HTTP requests per update check, nothing changed"},
+    "versions": {"cold build, 10 version(s) of each skill in git history",
+                 "rebuild after one committed change, 10 version(s) each",
+                 "rebuild time with 10 versions each / with 1", "output size, 1 version(s) each"},
 }
-QUICK_N = {"validate": {100}, "build": {200}, "sizes": {200}, "site": {100}, "client": {200, 2000}}
+QUICK_N = {"validate": {100}, "build": {200}, "sizes": {200}, "site": {100}, "client": {200, 2000}, "versions": {50}}
 
 
 def test_quick_run_of_the_whole_suite(tmp_path: Path) -> None:

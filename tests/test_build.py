@@ -156,9 +156,11 @@ def test_rebuild_after_one_change_rewrites_that_skill_only_and_drops_removed_one
     assert untouched.stat().st_ino == inode  # linked from the previous output, not written again
     new_detail = json.loads((out / "api/v1/skills/secret-scanner.json").read_text())
     assert new_detail["digest"] != old_detail["digest"]
-    assert not (out / old_detail["bundles"]["zip"]["path"]).exists()
+    assert (out / old_detail["bundles"]["zip"]["path"]).exists()  # the committed version stays published
+    assert not (out / old_detail["bundles"]["json"]["path"]).exists()  # only the newest has the other copies
     assert (out / new_detail["bundles"]["zip"]["path"]).exists()
     assert not (out / "api/v1/skills/changelog-from-git.json").exists()
+    assert (out / "api/v1/skills/changelog-from-git/versions.json").exists()  # it leaves the index, not history
     assert not (out / ".well-known/skills/changelog-from-git").exists()
     fresh = registry / "fresh"
     build(config, fresh, site=False)

@@ -219,7 +219,8 @@ def test_records_live_in_the_state_folder_and_nothing_is_left_beside_the_output(
     state = Path(os.environ["SKILLREG_STATE_DIR"])
     place = _place(repo / "site")
     assert place.state.is_relative_to(state)
-    assert sorted(p.name for p in place.state.iterdir()) == ["lock", "manifest.json", "trash"]  # records of ours
+    assert sorted(p.name for p in place.state.iterdir()) == ["bundles", "history.json", "lock", "manifest.json",
+                                                             "provenance.json", "trash"]  # ours
     deadline = time.monotonic() + 20  # replaced trees are deleted by a detached process
     while (leftovers(repo, "site") or any(place.trash_records.iterdir())) and time.monotonic() < deadline:
         time.sleep(0.05)

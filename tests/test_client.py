@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from client_helpers import NEW_VERSION, RegistryServer, run, tree
+from client_helpers import NEW_VERSION, RegistryServer, run, source_files, tree
 
 from builder.client.agents import agent_table
 from builder.client.lock import user_lock_path
@@ -29,13 +29,6 @@ def detail_of(site: Path, name: str) -> dict:
 
 def version(site: Path, name: str) -> str:
     return detail_of(site, name)["version"]
-
-
-def source_files(site: Path, name: str) -> dict[str, tuple[bytes, int]]:
-    """What an install must produce: the published raw files, scripts 0755 and everything else 0644."""
-    detail = json.loads((site / f"api/v1/skills/{name}.json").read_text())
-    return {f["path"]: ((site / f["raw"]).read_bytes(), 0o755 if f["executable"] else 0o644)
-            for f in detail["files"]}
 
 
 def test_search_ranks_exactly_as_the_site_does(server: RegistryServer, site: Path, project: Path) -> None:
@@ -120,8 +113,8 @@ def test_install_into_a_folder_and_at_a_digest(server: RegistryServer, site: Pat
     assert tree(project / "vendor/skills/log-summarizer") == source_files(site, "log-summarizer")
     wrong = run("install", "csv-profiler@0123456789ab", "--registry", server.url)
     assert wrong.exit_code == 1
-    assert wrong.stderr.startswith("Error: csv-profiler: the registry publishes sha256:")
-    assert "not 0123456789ab" in wrong.stderr
+    assert wrong.stderr == (f"Error: csv-profiler: the registry has no version '0123456789ab' (published: "
+                            f"{version(site, 'csv-profiler')})\n")
     assert not (project / ".claude").exists()
 
 
@@ -145,12 +138,11 @@ def test_requests_per_install_and_per_unchanged_update_check(server: RegistrySer
     run("search", "csv", "--registry", server.url)  # caches the search index
     server.state.log.clear()
     assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
-    assert server.state.paths() == [("api/v1/skills/csv-profiler.json", 200),
-                                    ("api/v1/bundles/csv-profiler/" + server.state.log[1].path.rsplit("/", 1)[1],
-                                     200)]
+    bundle = detail_of(site, "csv-profiler")["bundles"]["zip"]["path"]
+    assert server.state.paths() == [("api/v1/skills/csv-profiler/versions.json", 200), (bundle, 200)]
     server.state.log.clear()
     assert run("install", "csv-profiler", "--agent", "codex", "--registry", server.url).exit_code == 0
-    assert server.state.paths() == [("api/v1/skills/csv-profiler.json", 304)]  # the bundle comes from the cache
+    assert server.state.paths() == [("api/v1/skills/csv-profiler/versions.json", 304)]  # the zip: from the cache
     assert run("update").exit_code == 0  # first check: the index is fetched and cached
     server.state.log.clear()
     result = run("update")
@@ -171,17 +163,17 @@ def test_restore_from_the_lock_and_frozen(server: RegistryServer, site: Path, si
     assert f"Restored csv-profiler {version(site, 'csv-profiler')}" in result.stdout
     assert tree(project / ".claude/skills/csv-profiler") == source_files(site, "csv-profiler")
     assert (project / "skills-lock.json").read_bytes() == lock_before
-    # The registry moves on: --frozen refuses and changes nothing.
+    # The registry moves on: a restore, frozen or not, keeps the locked version (from the registry's history);
+    # only `update` moves the lock.
     server.state.root = site_v2
     installed = tree(project / ".claude/skills/csv-profiler")
-    frozen = run("install", "--frozen")
-    assert frozen.exit_code == 1
-    assert frozen.stderr.startswith("Error: --frozen: the lock and the registry disagree: csv-profiler (lock sha256:")
-    assert frozen.stderr.rstrip().endswith("nothing was changed")
-    assert tree(project / ".claude/skills/csv-profiler") == installed
-    assert (project / "skills-lock.json").read_bytes() == lock_before
-    # Without --frozen the restore takes the registry's version and records it.
-    moved = run("install")
+    for command in (["install", "--frozen"], ["install"]):
+        kept = run(*command)
+        assert kept.exit_code == 0, kept.output
+        assert f"csv-profiler {version(site, 'csv-profiler')} is already installed" in kept.stdout
+        assert tree(project / ".claude/skills/csv-profiler") == installed
+        assert (project / "skills-lock.json").read_bytes() == lock_before
+    moved = run("update")
     assert moved.exit_code == 0
     assert "Updated csv-profiler" in moved.stdout
     assert tree(project / ".claude/skills/csv-profiler") == source_files(site_v2, "csv-profiler")

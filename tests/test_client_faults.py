@@ -22,6 +22,7 @@ from builder.core.bundle import zip_bytes
 from builder.core.model import SkillFile, sha256_hex, skill_digest
 
 DETAIL = "api/v1/skills/csv-profiler.json"
+VERSIONS = "api/v1/skills/csv-profiler/versions.json"  # what install and update read
 
 
 @pytest.fixture
@@ -47,12 +48,18 @@ def bundle_path(site: Path) -> str:
 
 
 def serve_bundle(server: RegistryServer, site: Path, data: bytes, digest: str | None = None) -> None:
-    """Serve ``data`` as csv-profiler's bundle with a detail document that vouches for exactly these bytes."""
+    """Serve ``data`` as csv-profiler's newest bundle, with a detail document and a versions.json that vouch for
+    exactly these bytes."""
     detail = json.loads((site / DETAIL).read_text())
     detail["bundles"]["zip"].update(sha256=sha256_hex(data), size=len(data))
+    versions = json.loads((site / VERSIONS).read_text())
+    newest = versions["versions"][0]
+    assert newest["digest"] == versions["latest"] == detail["digest"]
+    newest["zip"].update(sha256=sha256_hex(data), size=len(data))
     if digest is not None:
-        detail["digest"] = digest
+        detail["digest"] = newest["digest"] = versions["latest"] = digest
     server.state.overrides[DETAIL] = json.dumps(detail).encode()
+    server.state.overrides[VERSIONS] = json.dumps(versions).encode()
     server.state.overrides[detail["bundles"]["zip"]["path"]] = data
 
 
@@ -65,10 +72,10 @@ def failed(result: Result, message: str) -> None:
 
 def test_server_error_then_success_is_retried(installed, project: Path, site_v2: Path) -> None:
     server, _ = installed
-    server.state.fault(DETAIL, Fault(status=500))
+    server.state.fault(VERSIONS, Fault(status=500))
     result = run("update")
     assert result.exit_code == 0, result.output
-    assert server.state.paths()[1:3] == [(DETAIL, 500), (DETAIL, 200)]
+    assert server.state.paths()[1:3] == [(VERSIONS, 500), (VERSIONS, 200)]
     assert tree(project / ".claude/skills/csv-profiler")["SKILL.md"][0].endswith(b"automatic.\n")
 
 
@@ -79,7 +86,7 @@ def test_server_errors_that_persist(installed, project: Path) -> None:
     failed(run("update"), f"cannot fetch {server.url}{index}: HTTP 503 Service Unavailable (tried 3 times)")
     assert server.state.paths() == [(index, 503)] * 3
     assert unchanged(project, before)
-    other = "api/v1/skills/log-summarizer.json"
+    other = "api/v1/skills/log-summarizer/versions.json"
     server.state.fault(other, *[Fault(status=500)] * 3)
     failed(run("install", "log-summarizer", "--registry", server.url),
            f"cannot fetch {server.url}{other}: HTTP 500 Internal Server Error (tried 3 times)")
@@ -90,6 +97,7 @@ def test_missing_skill_is_a_404(installed, project: Path) -> None:
     server, before = installed
     failed(run("install", "no-such-skill", "--registry", server.url),
            f"no skill named 'no-such-skill' in {server.url}")
+    server.state.fault(VERSIONS, Fault(status=404))  # a registry without csv-profiler at all
     server.state.fault(DETAIL, Fault(status=404))
     failed(run("update"), f"no skill named 'csv-profiler' in {server.url}")
     assert unchanged(project, before)
@@ -100,10 +108,10 @@ def test_redirects_stay_on_https_or_this_machine(installed, project: Path, site_
     index = "api/v1/index.json"
     server.state.fault(index, Fault(status=302, location=f"{server.url}mirror/{index}"))
     server.state.overrides[f"mirror/{index}"] = (site_v2 / index).read_bytes()
-    server.state.fault(DETAIL, Fault(status=301, location=f"http://example.invalid/{DETAIL}"))
-    failed(run("update"), f"{server.url}{DETAIL} redirects to http://example.invalid/{DETAIL}; "
+    server.state.fault(VERSIONS, Fault(status=301, location=f"http://example.invalid/{VERSIONS}"))
+    failed(run("update"), f"{server.url}{VERSIONS} redirects to http://example.invalid/{VERSIONS}; "
                           "refusing to follow it off https://")
-    assert server.state.paths()[:3] == [(index, 302), (f"mirror/{index}", 200), (DETAIL, 301)]
+    assert server.state.paths()[:3] == [(index, 302), (f"mirror/{index}", 200), (VERSIONS, 301)]
     assert unchanged(project, before)
 
 
@@ -127,7 +135,8 @@ def test_files_that_differ_from_the_published_digest(installed, project: Path, s
     server, before = installed
     files = [SkillFile(p, d) for p, d in (("SKILL.md", b"---\nname: csv-profiler\ndescription: x\n---\n"),)]
     serve_bundle(server, site_v2, zip_bytes(files))  # the sha256 is right, the digest is the real one
-    failed(run("update"), "the bundle's files do not match the published digest")
+    failed(run("update"), f"csv-profiler: the bundle {bundle_path(site_v2)} that {server.url}{VERSIONS} names does "
+                          "not hold the files of sha256:")
     assert unchanged(project, before)
 
 
@@ -229,22 +238,22 @@ def test_a_cached_index_is_used_offline_with_a_warning(site: Path, project: Path
     failed(nothing, f"cannot fetch {url}{DETAIL}: connection refused (tried 3 times)")
 
 
-@pytest.mark.parametrize("point", ["detail", "bundle-half", "bundle-done", "bundle-done+5ms", "bundle-done+30ms"])
+@pytest.mark.parametrize("point", ["versions", "bundle-half", "bundle-done", "bundle-done+5ms", "bundle-done+30ms"])
 def test_killed_in_the_middle_of_an_install(point: str, installed, project: Path, site: Path,
                                             site_v2: Path) -> None:
     """``skillreg update`` in a real process, killed with SIGKILL at one point: the folder holds the old version
     or the complete new one, never a mix; the next run cleans up and finishes."""
     server, before = installed
     bundle = bundle_path(site_v2)
-    if point == "detail":
-        server.state.fault(DETAIL, Fault(stall_at=0.3))
+    if point == "versions":
+        server.state.fault(VERSIONS, Fault(stall_at=0.3))
     elif point == "bundle-half":
         server.state.fault(bundle, Fault(stall_at=0.5))
     else:
         server.state.finished[bundle] = done = __import__("threading").Event()
     process = run_skillreg(["update", "csv-profiler"], project)
     try:
-        if point in ("detail", "bundle-half"):
+        if point in ("versions", "bundle-half"):
             wait_for(server.state.stalled.is_set)
         else:
             wait_for(done.is_set)
@@ -258,7 +267,7 @@ def test_killed_in_the_middle_of_an_install(point: str, installed, project: Path
     v2 = json.loads((site_v2 / DETAIL).read_text())
     new_files = {f["path"]: ((site_v2 / f["raw"]).read_bytes(), 0o755 if f["executable"] else 0o644)
                  for f in v2["files"]}
-    if point in ("detail", "bundle-half"):
+    if point in ("versions", "bundle-half"):
         assert tree(folder) == before[0] and (project / "skills-lock.json").read_bytes() == before[1]
     else:
         assert new in (before[0], new_files)

@@ -17,6 +17,7 @@ from builder.core.bundle import zip_bytes
 from builder.core.model import SkillFile, sha256_hex, skill_digest
 
 DETAIL = "api/v1/skills/csv-profiler.json"
+VERSIONS = "api/v1/skills/csv-profiler/versions.json"
 INDEX = "api/v1/index.json"
 SEARCH = "api/v1/search-index.json"
 SCRIPT = "scripts/profile_csv.py"
@@ -87,10 +88,14 @@ def test_update_dry_run_shows_an_erase_line_in_a_diff(site: Path, project: Path)
     detail["bundles"]["zip"].update(sha256=sha256_hex(data), size=len(data))
     index = json.loads((site / INDEX).read_text())
     next(s for s in index["skills"] if s["name"] == "csv-profiler")["digest"] = detail["digest"]
+    versions = json.loads((site / VERSIONS).read_text())
+    versions["versions"][0].update(digest=detail["digest"])
+    versions["versions"][0]["zip"].update(sha256=sha256_hex(data), size=len(data))
+    versions["latest"] = detail["digest"]
     with RegistryServer(site) as server:
         assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
         server.state.overrides.update({DETAIL: json.dumps(detail).encode(), INDEX: json.dumps(index).encode(),
-                                       detail["bundles"]["zip"]["path"]: data})
+                                       VERSIONS: json.dumps(versions).encode(), detail["bundles"]["zip"]["path"]: data})
         code, output = on_terminal(["update", "--dry-run"], project)
     assert code == 0, output
     shows_nothing_hidden(output)
@@ -129,3 +134,21 @@ def test_an_error_quoting_the_server_shows_its_escapes(site: Path, project: Path
     shows_nothing_hidden(output)
     assert output.decode() == (f"Error: {server.url}{DETAIL}: the server refused the request "
                                "(HTTP 403 Forbidden\\x1b[2K\\x1b[1GAll good)\r\n")
+
+
+def test_a_yank_reason_with_escapes_is_shown_as_text(site: Path, project: Path) -> None:
+    """versions.json's reasons reach the terminal in `info --versions` and in the warning of an install."""
+    versions = json.loads((site / VERSIONS).read_text())
+    newest = versions["versions"][0]
+    newest.update(status="yanked", reason="bad\x1b[2K\x1b[1Gfine \u202eevil\u202c", version="1.0\x1b]0;x\x07")
+    versions["latest"] = None
+    with RegistryServer(site) as server:
+        server.state.overrides[VERSIONS] = json.dumps(versions).encode()
+        code, listed = on_terminal(["info", "csv-profiler", "--versions", "--registry", server.url], project)
+        code_install, installed = on_terminal(["install", f"csv-profiler@{newest['digest']}", "--registry",
+                                               server.url], project)
+    assert code == 0 and code_install == 0, (listed, installed)
+    for output in (listed, installed):
+        shows_nothing_hidden(output)
+        assert b"bad\\x1b[2K\\x1b[1Gfine <U+202E>evil<U+202C>" in output
+    assert b"1.0\\x1b]0;x\\x07" in listed and b"was yanked by the registry" in installed

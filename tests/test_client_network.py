@@ -17,6 +17,7 @@ from builder.client.registry import Registry
 from builder.client.transport import address_problem, redirect_problem
 
 DETAIL = "api/v1/skills/log-summarizer.json"
+VERSIONS = "api/v1/skills/log-summarizer/versions.json"  # what an install reads first
 INDEX = "api/v1/index.json"
 SEARCH = "api/v1/search-index.json"
 
@@ -35,17 +36,17 @@ def test_a_server_dripping_its_body_is_given_up_at_the_deadline(site: Path, proj
     """The issue's reproduction: Content-Length, then one byte a second, SKILLREG_TIMEOUT=2."""
     monkeypatch.setenv("SKILLREG_TIMEOUT", "2")
     with RegistryServer(site) as server:
-        server.state.overrides[DETAIL] = b" " * 400
-        server.state.fault(DETAIL, Fault(drip=1.0))
+        server.state.overrides[VERSIONS] = b" " * 400
+        server.state.fault(VERSIONS, Fault(drip=1.0))
         started = time.monotonic()
         process = run_skillreg(["install", "log-summarizer", "--registry", server.url], project)
         out, err = process.communicate(timeout=60)
         took = time.monotonic() - started
     assert process.returncode == 1, (out, err)
     assert took < 10, took
-    assert err.startswith(f"Error: cannot fetch {server.url}{DETAIL}: ") and "Traceback" not in err
+    assert err.startswith(f"Error: cannot fetch {server.url}{VERSIONS}: ") and "Traceback" not in err
     assert "bytes arrived within the 2 s a request may take (SKILLREG_TIMEOUT); giving up" in err
-    assert [p for p, _ in server.state.paths()] == [DETAIL]  # answered, so not retried
+    assert [p for p, _ in server.state.paths()] == [VERSIONS]  # answered, so not retried
     assert not (project / ".claude").exists() and not (project / "skills-lock.json").exists()
 
 
@@ -53,11 +54,11 @@ def test_a_server_dripping_its_headers_is_given_up_at_the_deadline(site: Path, p
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SKILLREG_TIMEOUT", "1")
     with RegistryServer(site) as server:
-        server.state.fault(DETAIL, *[Fault(drip=0.2, drip_headers=True)] * 3)
+        server.state.fault(VERSIONS, *[Fault(drip=0.2, drip_headers=True)] * 3)
         started = time.monotonic()
         result = run("install", "log-summarizer", "--registry", server.url)
         took = time.monotonic() - started
-    failed(result, f"cannot fetch {server.url}{DETAIL}: no answer within 1 s (tried 3 times)")
+    failed(result, f"cannot fetch {server.url}{VERSIONS}: no answer within 1 s (tried 3 times)")
     assert took < 10, took
 
 

@@ -50,8 +50,9 @@ def test_update_records_the_lock_once(server: RegistryServer, site_v2: Path, pro
 # -- install with no names: restore what can be restored ------------------------------------------------------
 
 def _unpublish(server: RegistryServer, count: int = 8) -> None:
-    """The registry stops publishing csv-profiler: its detail document answers 404."""
+    """The registry stops publishing csv-profiler at all: its detail document and versions.json answer 404."""
     server.state.fault(DETAIL, *[Fault(status=404) for _ in range(count)])
+    server.state.fault("api/v1/skills/csv-profiler/versions.json", *[Fault(status=404) for _ in range(count)])
 
 
 def test_restore_skips_a_skill_no_longer_published_when_its_folder_matches(server: RegistryServer,
@@ -64,8 +65,8 @@ def test_restore_skips_a_skill_no_longer_published_when_its_folder_matches(serve
     result = run("install")
     assert result.exit_code == 0, result.output
     digest = lock_before["skills"]["csv-profiler"]["digest"]
-    assert (f"csv-profiler: the registry no longer publishes it (locked {digest[:19]}…: removed, pruned or "
-            "taken down); its folders match the lock, left as installed\n") in result.stdout
+    assert (f"csv-profiler: the registry no longer publishes it (locked {digest[:19]}…: it has neither the skill "
+            "nor a version history for it); its folders match the lock, left as installed\n") in result.stdout
     assert "Restored json-schema-check" in result.stdout
     assert (project / ".claude/skills/json-schema-check/SKILL.md").is_file()
     assert tree(project / ".claude/skills/csv-profiler") == kept
@@ -88,7 +89,8 @@ def test_restore_reports_the_folder_it_cannot_restore_and_fails_only_when_frozen
     result = run("install")
     assert result.exit_code == 0, result.output
     assert result.stderr == (f"Cannot restore csv-profiler into .claude/skills/csv-profiler: the registry no "
-                             f"longer publishes it (locked {digest[:19]}…: removed, pruned or taken down)\n")
+                             f"longer publishes it (locked {digest[:19]}…: it has neither the skill nor a version "
+                             "history for it)\n")
     assert "Restored json-schema-check" in result.stdout
     assert (project / ".claude/skills/json-schema-check/SKILL.md").is_file()
     assert not (project / ".claude/skills/csv-profiler").exists()

@@ -118,7 +118,7 @@ def test_every_action_is_pinned_to_a_commit_with_its_release_named() -> None:
                 assert re.search(r"# v\d+\.\d+\.\d+$", line), f"{name}: `{line.strip()}` names no release"
                 pins.setdefault(match["action"], set()).add(match["sha"])
     assert {action: len(shas) for action, shas in pins.items()} == dict.fromkeys(pins, 1), "one pin per action"
-    assert sorted(pins) == ["actions/checkout", "actions/configure-pages", "actions/deploy-pages",
+    assert sorted(pins) == ["actions/cache", "actions/checkout", "actions/configure-pages", "actions/deploy-pages",
                             "actions/setup-python", "actions/upload-artifact", "actions/upload-pages-artifact"]
 
 
@@ -442,7 +442,8 @@ def test_pages_flow_end_to_end(origin: Path, tmp_path: Path, serve) -> None:
         ctx["needs.deploy.outputs.page_url"] = ctx["steps.pages.outputs.base_url"] + "/"
 
     uses = {"actions/checkout": no_op, "actions/setup-python": no_op, "actions/configure-pages": configure_pages,
-            "actions/upload-pages-artifact": upload_pages_artifact, "actions/deploy-pages": deploy_pages}
+            "actions/upload-pages-artifact": upload_pages_artifact, "actions/deploy-pages": deploy_pages,
+            "actions/cache": no_op}
     for job in ("build", "deploy", "verify"):
         runs = run_job("pages.yml", job, origin, context, tmp_path / "summary.md", uses)
         assert all(r.ran and r.returncode == 0 for r in runs), [(r.name, r.stdout, r.stderr) for r in runs]
@@ -472,3 +473,65 @@ def test_contributing_commands_work_as_written(origin: Path, tmp_path: Path) -> 
         assert done.returncode == 0, (command, done.stdout, done.stderr)
     assert (work / "skills/my-skill/SKILL.md").is_file()
     assert '"./skills/my-skill"' in (work / ".claude-plugin/marketplace.json").read_text()
+
+
+# --- the bundle cache of the Pages build -----------------------------------------------------------------------
+
+class ActionsCache:
+    """actions/cache as the runner does it: restore the newest entry whose key starts with a restore key (when the
+    exact key is missing), and save the path under the key after the job if it was not an exact hit."""
+
+    def __init__(self, store: Path) -> None:
+        self.store = store
+        self.saved: list[str] = []
+        self.pending: tuple[Path, str] | None = None
+
+    def __call__(self, step: dict[str, Any], repo: Path, ctx: dict[str, str]) -> None:
+        key, prefix = render(step["with"]["key"], ctx), render(step["with"]["restore-keys"], ctx)
+        path = repo / step["with"]["path"]
+        hit = key if key in self.saved else next((k for k in reversed(self.saved) if k.startswith(prefix)), None)
+        if hit is not None:
+            shutil.copytree(self.store / hit, path)
+        self.pending = None if hit == key else (path, key)
+
+    def post_job(self) -> None:
+        if self.pending is not None and self.pending[0].is_dir():
+            shutil.copytree(self.pending[0], self.store / self.pending[1])
+            self.saved.append(self.pending[1])
+
+
+def test_pages_build_restores_the_bundle_cache_so_a_push_packs_only_new_versions(origin: Path, tmp_path: Path) -> None:
+    BASE = "http://127.0.0.1:9/registry"  # never requested: the build only writes it into the output
+    cache = ActionsCache(tmp_path / "actions-cache")
+    md = origin / "skills/csv-profiler/SKILL.md"
+
+    def push_and_build(run: int, line: str) -> str:
+        with open(md, "a", encoding="utf-8") as fh:
+            fh.write(f"\n{line}\n")
+        git(origin, "commit", "-qam", f"csv-profiler: {line}")
+        runner = tmp_path / f"runner-{run}"  # a clean runner: a fresh full clone and nothing else
+        git(tmp_path, "clone", "-q", str(origin), str(runner))
+        context = {"github.sha": git(runner, "rev-parse", "HEAD").strip(), "steps.pages.outputs.base_url": BASE}
+        runs = run_job("pages.yml", "build", runner, context, tmp_path / "summary.md",
+                       {"actions/checkout": no_op, "actions/setup-python": no_op, "actions/configure-pages": no_op,
+                        "actions/cache": cache, "actions/upload-pages-artifact": no_op})
+        assert all(r.returncode == 0 for r in runs), [(r.name, r.stdout, r.stderr) for r in runs]
+        cache.post_job()
+        build_step = next(r for r in runs if r.name == "Build the site with the Pages base URL")
+        return build_step.stdout
+
+    assert "Packed 1 old version(s) from git history" in push_and_build(1, "First change.")
+    # The second push: the version that was new last time is now old and packed once; the older one is reused.
+    assert "Packed 1 old version(s) from git history" in push_and_build(2, "Second change.")
+    assert len(cache.saved) == 2
+    # The cache never changes bytes: a build of the same commit without any cache is identical.
+    plain = tmp_path / "plain"
+    done = subprocess.run([VENV_BIN / "skillreg", "build", "--out", str(plain), "--base-url", BASE + "/", "--no-site",
+                           "--bundle-cache", str(tmp_path / "empty-cache")], cwd=tmp_path / "runner-2",
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Packed 2 old version(s)" in done.stdout
+    site = tmp_path / "runner-2/site"
+    for path in sorted(plain.rglob("*")):
+        if path.is_file() and path.relative_to(plain).parts[:2] == ("api", "v1"):
+            assert (site / path.relative_to(plain)).read_bytes() == path.read_bytes(), path

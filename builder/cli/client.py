@@ -148,10 +148,15 @@ def search(query: str, category: str | None, tag: str | None, limit: int, as_jso
 @click.command(short_help="Show one skill: files, permissions, digest.")
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print the registry's detail document as JSON.")
+@click.option("--versions", "versions", is_flag=True,
+              help="List every published version (newest first): version, date, digest, status and reason.")
 @registry_option
-def info(name: str, as_json: bool, location: str | None) -> None:
+def info(name: str, as_json: bool, versions: bool, location: str | None) -> None:
     """Show one skill: description, files, permissions summary, provenance and digest."""
     registry = open_registry(location)
+    if versions:
+        _print_versions(registry, name, as_json)
+        return
     detail = registry.detail(name)
     if as_json:
         click.echo(visible_json(json.dumps(detail, indent=2, sort_keys=True, ensure_ascii=False)))
@@ -187,6 +192,34 @@ def info(name: str, as_json: bool, location: str | None) -> None:
     click.echo(f"install with: skillreg install {visible(detail['name'])}")
 
 
+def _print_versions(registry: Registry, name: str, as_json: bool) -> None:
+    from ..client.versions import read_history
+    from ..core.errors import ClientError
+    from ..core.urls import versions_path
+
+    history = read_history(registry, name)
+    if history is None:
+        registry.detail(name)  # says so when the registry does not publish the skill at all
+        raise ClientError(f"{registry.url}{versions_path(name)}: the registry publishes no version history for "
+                          f"{name} (it was built before version history); `skillreg info {name}` shows its one version")
+    if as_json:
+        click.echo(visible_json(json.dumps(history.document, indent=2, sort_keys=True, ensure_ascii=False)))
+        return
+    rows = [(v.version or "-", (v.time or "-")[:10], f"{short_digest(v.digest)}…",
+             v.status + (" (install NAME takes this)" if v.digest == history.latest else ""),
+             v.reason or "") for v in history.versions]
+    if not rows:
+        click.echo(f"{name}: no published versions.")
+        return
+    header = ("VERSION", "DATE", "DIGEST", "STATUS", "REASON")
+    shown = [tuple(visible(cell) for cell in row) for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in shown) for i in range(4)]
+    for row in shown:
+        click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + f"  {row[4]}".rstrip())
+    if history.latest is None:
+        click.echo(f"{name} is no longer in the registry; install a version with {name}@DIGEST")
+
+
 # -- install, update, remove -----------------------------------------------------------------------------------
 
 def _split(spec: str) -> tuple[str, str | None]:
@@ -213,8 +246,8 @@ def _print_changes(changes: Sequence[Change], lock: Lock, record: bool = True) -
 def _print_unpublished(changes: Sequence[Change]) -> None:
     """Locked skills a restore could not fetch: the registry no longer publishes their locked digest."""
     for change in changes:
-        why = (f"the registry no longer publishes it (locked {_short(change.digest)}…: removed, pruned or "
-               "taken down)")
+        why = (f"the registry no longer publishes it (locked {_short(change.digest)}…: it has neither the skill "
+               "nor a version history for it)")
         if change.targets:
             click.echo(f"Cannot restore {change.name} into {', '.join(change.targets)}: {why}", err=True)
         else:
@@ -222,7 +255,7 @@ def _print_unpublished(changes: Sequence[Change]) -> None:
 
 
 @click.command(short_help="Download, verify and install skills.")
-@click.argument("specs", nargs=-1, metavar="[NAME[@DIGEST]]...")
+@click.argument("specs", nargs=-1, metavar="[NAME[@DIGEST|@VERSION]]...")
 @click.option("--agent", "agents", multiple=True, metavar="AGENT",
               help="Install into this agent's skill folder (repeatable): claude (default), codex, gemini, copilot, "
                    "cursor, opencode, agents.")
@@ -236,6 +269,10 @@ def _print_unpublished(changes: Sequence[Change]) -> None:
 def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None, global_: bool, force: bool,
             frozen: bool, location: str | None) -> None:
     """Download, verify and install skills; with no NAME, restore everything in skills-lock.json.
+
+    NAME takes the newest version that is not yanked; NAME@DIGEST (sha256:... or 12+ hex digits) and
+    NAME@VERSION (metadata.version) any published one. A restore writes exactly the locked digests, from the
+    registry's version history if need be, and never moves the lock.
 
     The bundle must match the published sha256 and the files the published digest before anything is
     written; the new folder is swapped in with one rename. Nothing from the skill is run.

@@ -143,9 +143,12 @@ def _say_waiting(out: Path, holder: int | None) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Say which skills were written and which reused.")
 @click.option("--no-wait", is_flag=True,
               help="If another build of --out is running, exit 1 at once instead of waiting.")
+@click.option("--bundle-cache", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder of old versions' zips to reuse, checked by SHA-256 (default: $SKILLREG_BUNDLE_CACHE, "
+                   "else one kept with the output's state).")
 @pass_context
 def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_going: bool, profile: str | None,
-          site: bool, verbose: bool, no_wait: bool) -> None:
+          site: bool, verbose: bool, no_wait: bool, bundle_cache: Path | None) -> None:
     """Validate every skill, then write the website, JSON API, bundles and discovery indexes to --out.
 
     Any validation error stops the build before anything is written (exit 1).
@@ -166,7 +169,7 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     try:
         result = run_build(obj.config, out, base_url=base_url, jobs=jobs, keep_going=keep_going, profile=profile,
                            site=site, on_progress=progress if _show_progress() else None, wait=not no_wait,
-                           on_wait=functools.partial(_say_waiting, out))
+                           on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache)
     except BuildFailed as failed:
         click.echo(format_text(failed.report), nl=False)
         raise
@@ -177,12 +180,16 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
         click.echo(format_text(result.report), nl=False)
     if result.skipped:
         click.echo(f"Left out {len(result.skipped)} invalid skill(s): {', '.join(result.skipped)}")
+    for warning in result.warnings:
+        click.echo(f"Warning: {warning}", err=True)
     if verbose:
         click.echo(f"Written: {', '.join(result.written) or '-'}")
         click.echo(f"Reused: {len(result.reused)} unchanged skill(s)")
     commit = f" at commit {result.commit[:12]}" if result.commit else " (not a git repository: no provenance)"
     click.echo(f"Built {len(result.published)} skills into {out}/{commit} "
                f"({len(result.written)} written, {len(result.reused)} unchanged)")
+    if result.packed:
+        click.echo(f"Packed {result.packed} old version(s) from git history; the others came from the bundle cache")
 
 
 @click.command(short_help="Build, serve on 127.0.0.1, rebuild on change.")

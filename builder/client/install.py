@@ -29,6 +29,7 @@ from ..core.model import SkillFile, sha256_hex, short_digest, skill_digest
 from .archive import DEFAULT_LIMITS, UnpackLimits, read_bundle
 from .lock import disk_problem
 from .registry import Registry
+from .versions import PublishedVersion
 
 TMP_PREFIX = ".skillreg-tmp-"
 OLD_PREFIX = ".skillreg-old-"
@@ -47,7 +48,7 @@ class FetchedSkill:
     digest: str
     skill_md: str
     files: tuple[SkillFile, ...]
-    detail: Mapping[str, Any]
+    detail: Mapping[str, Any] | None = None  # the detail document, when the files came through it
 
     @property
     def hashes(self) -> dict[str, str]:
@@ -81,14 +82,12 @@ def digest_matches(published: str, wanted: str) -> bool:
     return len(hex_wanted) >= 12 and published.removeprefix("sha256:").startswith(hex_wanted)
 
 
-def fetch_skill(registry: Registry, name: str, *, digest: str | None = None,
-                detail: Mapping[str, Any] | None = None, limits: UnpackLimits = DEFAULT_LIMITS) -> FetchedSkill:
-    """Detail document (unless given) and bundle: two requests at most, both verified."""
+def fetch_skill(registry: Registry, name: str, *, detail: Mapping[str, Any] | None = None,
+                limits: UnpackLimits = DEFAULT_LIMITS) -> FetchedSkill:
+    """The newest version through its detail document (unless given) and bundle: two requests at most, both
+    verified. Any other version comes through versions.json (``fetch_version``)."""
     detail = detail if detail is not None else registry.detail(name)
     published = str(detail["digest"])
-    if digest is not None and not digest_matches(published, digest):
-        raise ClientError(f"{name}: the registry publishes {short_digest(published)}…, not {digest}; "
-                          f"install {name} without @DIGEST to take the published version")
     bundle = detail["bundles"]["zip"]
     data = registry.artifact(bundle["path"], bundle["sha256"], bundle["size"])
     files = read_bundle(data, limits)
@@ -102,6 +101,24 @@ def fetch_skill(registry: Registry, name: str, *, digest: str | None = None,
     skill_md = detail.get("skill_md") if detail.get("skill_md") in ("SKILL.md", "skill.md") else "SKILL.md"
     return FetchedSkill(registry.url, name, detail.get("version") if isinstance(detail.get("version"), str) else None,
                         published, str(skill_md), tuple(files), detail)
+
+
+def fetch_version(registry: Registry, name: str, version: PublishedVersion, where: str,
+                  limits: UnpackLimits = DEFAULT_LIMITS) -> FetchedSkill:
+    """One version from the skill's ``versions.json`` (read already, at ``where``): its zip, one request, verified
+    against the entry's sha256 and size, then its files against the entry's digest."""
+    if version.zip is None:
+        raise ClientError(f"{name} {version.label}: the registry publishes no files for it")
+    data = registry.artifact(version.zip.path, version.zip.sha256, version.zip.size)
+    files = read_bundle(data, limits)
+    if skill_digest(files) != version.digest:
+        raise ClientError(f"{name}: the bundle {version.zip.path} that {where} names does not hold the files of "
+                          f"{short_digest(version.digest)}…; nothing was installed")
+    # Scripts keep their executable bit; nothing outside scripts/ becomes executable.
+    files = [SkillFile(f.path, f.data, f.executable and f.path.startswith("scripts/")) for f in files]
+    paths = {f.path for f in files}
+    skill_md = "SKILL.md" if "SKILL.md" in paths or "skill.md" not in paths else "skill.md"
+    return FetchedSkill(registry.url, name, version.version, version.digest, skill_md, tuple(files))
 
 
 # -- reading what is installed ---------------------------------------------------------------------------

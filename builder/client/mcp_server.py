@@ -1,7 +1,8 @@
 """``skillreg mcp``: the client library as MCP tools over stdio, with prompts.chat's tool and field names.
 
 Tools: ``search_skills`` (the registry's own ranking), ``get_skill`` (metadata and every file, from the
-verified bundle) and ``install_skill`` (the same verified, atomic, locked install as ``skillreg install``).
+verified bundle) and ``install_skill`` (the same verified, atomic, locked install as ``skillreg install``);
+both of the last two take an optional ``version``, a metadata.version or a digest, chosen as ``install`` does.
 stdout carries the protocol only; warnings go to stderr.
 """
 
@@ -25,6 +26,8 @@ from .registry import Registry
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+
+    from .install import FetchedSkill
 
 
 def _title(name: str, headings: str) -> str:
@@ -79,11 +82,10 @@ class SkillCatalog:
         skills = [self.summary(detail, str(hit.row.headings)) for hit, detail in zip(hits, details)]
         return {"query": query, "count": len(skills), "skills": skills}
 
-    def get(self, id_or_slug: str) -> dict[str, Any]:
-        from .install import fetch_skill
-
-        detail = self.registry.detail(id_or_slug.strip())
-        skill = fetch_skill(self.registry, id_or_slug.strip(), detail=detail)
+    def get(self, id_or_slug: str, version: str | None = None) -> dict[str, Any]:
+        """The files of the version ``install_skill`` would take (the newest that is not yanked), or with
+        ``version`` (a metadata.version or a digest) that version's."""
+        skill, detail = self._version(id_or_slug.strip(), (version or "").strip() or None)
         files = []
         for f in skill.files:
             if f.is_text:
@@ -95,11 +97,37 @@ class SkillCatalog:
                               "encoding": "base64"})
         skill_md = next((f["content"] for f in files if f["filename"] == skill.skill_md), "")
         headings = " · ".join(line.lstrip("#").strip() for line in skill_md.split("\n") if line.startswith("# "))
-        return {**self.summary(detail, headings), "license": detail.get("license"),
-                "updatedAt": (detail.get("provenance") or {}).get("updated"), "files": files}
+        return {**self.summary(detail, headings), "version": skill.version, "digest": skill.digest,
+                "license": detail.get("license"), "updatedAt": (detail.get("provenance") or {}).get("updated"),
+                "files": files}
 
-    def install(self, slug: str, target: str = "claude", force: bool = False) -> dict[str, Any]:
-        """``target``: an agent name from the agent table, or a skills folder (the skill goes into TARGET/SLUG)."""
+    def _version(self, name: str, version: str | None) -> tuple[FetchedSkill, Mapping[str, Any]]:
+        """One published version and what describes it: the detail document, or, for a skill that left the
+        registry, its own frontmatter."""
+        from ..core.frontmatter import parse_skill_md
+        from .install import MAX_FRONTMATTER_BYTES
+        from .project import choose_version
+        from .registry import NotFound
+
+        skill = choose_version(self.registry, name, version)()
+        try:
+            return skill, self.registry.detail(name)
+        except NotFound:
+            pass
+        skill_md = next(f for f in skill.files if f.path == skill.skill_md)
+        front = parse_skill_md(skill_md.data, f"{name}/{skill.skill_md}", max_frontmatter_bytes=MAX_FRONTMATTER_BYTES,
+                               skill=name).frontmatter
+        data: dict[str, Any] = dict(front.data) if front is not None else {}
+        meta: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
+        return skill, {"name": name, "description": data.get("description"), "frontmatter": data,
+                       "license": data.get("license"), "category": meta.get("category"),
+                       "tags": [t.strip() for t in str(meta.get("tags") or "").split(",") if t.strip()],
+                       "files": [{"path": f.path} for f in skill.files]}
+
+    def install(self, slug: str, target: str = "claude", force: bool = False,
+                version: str | None = None) -> dict[str, Any]:
+        """``target``: an agent name from the agent table, or a skills folder (the skill goes into TARGET/SLUG);
+        ``version``: a metadata.version or a digest (default: the newest version that is not yanked)."""
         from . import project as project_ops
         from .agents import agent_table
         from .lock import locked
@@ -112,7 +140,8 @@ class SkillCatalog:
             folder = Path(target).expanduser()
             folder = folder if folder.is_absolute() else root / folder
         with locked(root, waiting=self.warn) as lock:
-            lock, changes = project_ops.install(lock, self.registry, [(slug.strip(), None)], [folder], force=force)
+            lock, changes = project_ops.install(lock, self.registry, [(slug.strip(), (version or "").strip() or None)],
+                                                 [folder], force=force)
         change = changes[0]
         entry = lock.entries[change.name]
         return {"slug": change.name, "status": change.action, "version": change.version, "digest": change.digest,
@@ -161,18 +190,24 @@ def create_server(registry: Registry, project: Path | None = None) -> MCPServer:
                              "published digest). Save the files under .claude/skills/{slug}/ to use it, or call "
                              "install_skill.")
     def get_skill(id: Annotated[str | None, Field(description="The skill's id")] = None,
-                  slug: Annotated[str | None, Field(description="The skill's slug (the same as its id here)")] = None
+                  slug: Annotated[str | None, Field(description="The skill's slug (the same as its id here)")] = None,
+                  version: Annotated[str | None, Field(description="A published version (metadata.version) or "
+                                                                   "digest (sha256:... or 12+ hex digits); default: "
+                                                                   "the newest")] = None
                   ) -> dict[str, Any]:
-        return run(catalog.get, _one_name(id, slug))
+        return run(catalog.get, _one_name(id, slug), version)
 
     @server.tool(description="Install an Agent Skill into this project: verifies the bundle's sha256 and the "
                              "skill digest, swaps the folder in atomically and records it in skills-lock.json. "
                              "Never runs anything from the skill.")
     def install_skill(slug: Annotated[str, Field(description="The skill's slug")],
                       target: Annotated[str, Field(description="An agent (claude, codex, gemini, copilot, cursor, "
-                                                               "opencode, agents) or a skills folder")] = "claude"
+                                                               "opencode, agents) or a skills folder")] = "claude",
+                      version: Annotated[str | None, Field(description="A published version (metadata.version) or "
+                                                                       "digest; default: the newest that is not "
+                                                                       "yanked")] = None
                       ) -> dict[str, Any]:
-        return run(catalog.install, slug, target)
+        return run(catalog.install, slug, target, False, version)
 
     return server
 

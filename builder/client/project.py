@@ -18,6 +18,7 @@ from .install import (
     LocalState,
     digest_matches,
     fetch_skill,
+    fetch_version,
     local_state,
     read_installed,
     remove_folder,
@@ -26,6 +27,7 @@ from .install import (
 )
 from .lock import Lock, LockEntry, recorded, write_lock
 from .registry import NotFound, Registry, check_name
+from .versions import History, choose, is_digest, read_history, unavailable, yanked_warning
 
 RegistryFor = Callable[[str], Registry]
 
@@ -57,11 +59,6 @@ def _entry(skill: FetchedSkill, targets: Sequence[str]) -> LockEntry:
                      skill.hashes)
 
 
-def _published_files(detail: Mapping[str, Any]) -> dict[str, str]:
-    return {f["path"]: f["sha256"] for f in detail.get("files", [])
-            if isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("sha256"), str)}
-
-
 def _modified(folder: Path, recorded: Mapping[str, str], new: Mapping[str, str]) -> LocalState | None:
     """The local edits in ``folder``, if any. A folder that already holds the new files is not edited:
     an install killed after its swap but before the lock was written leaves exactly that."""
@@ -84,29 +81,56 @@ def _write(lock: Lock, entry: LockEntry) -> Lock:
     return lock
 
 
+def choose_version(registry: Registry, name: str, spec: str | None) -> Callable[[], FetchedSkill]:
+    """The download of NAME or NAME@SPEC (a metadata.version or a digest), chosen as ``install`` chooses."""
+    return _choose(registry, name, spec)[1]
+
+
+def _choose(registry: Registry, name: str, spec: str | None) -> tuple[str, Callable[[], FetchedSkill]]:
+    """(digest, download) for NAME, NAME@DIGEST or NAME@VERSION: from the skill's versions.json, or from its
+    detail document on a registry that publishes no version history. Nothing is downloaded yet."""
+    history = read_history(registry, name)
+    if history is not None:
+        chosen, warnings = choose(history, name, spec)
+        for warning in warnings:
+            registry.warn(warning)
+        return chosen.digest, lambda: fetch_version(registry, name, chosen, history.where)
+    detail = registry.detail(name)
+    published = str(detail["digest"])
+    if spec is not None and not (digest_matches(published, spec) if is_digest(spec) else detail.get("version") == spec):
+        raise ClientError(f"{name}: the registry publishes {short_digest(published)}…, not {spec}, and keeps no "
+                          f"older versions (no versions.json); install {name} without @ to take the published one")
+    return published, lambda: fetch_skill(registry, name, detail=detail)
+
+
 def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | None]], folders: Sequence[Path], *,
             force: bool = False, frozen: bool = False) -> tuple[Lock, list[Change]]:
-    """Install each NAME[@DIGEST] into ``folders`` (agent skill folders; the skill goes into folder/NAME).
+    """Install each NAME[@DIGEST|@VERSION] into ``folders`` (agent skill folders; the skill goes into folder/NAME).
 
     A skill already in the lock at another digest is brought to the new one in every folder it is in.
     """
     changes = []
-    for name, digest in wanted:
+    for name, spec in wanted:
         check_name(name)
-        detail = registry.detail(name)
-        published = str(detail["digest"])
-        if digest is not None and not digest_matches(published, digest):
-            raise ClientError(f"{name}: the registry publishes {short_digest(published)}…, not {digest}; "
-                              f"install {name} without @DIGEST to take the published version")
+        published, download = _choose(registry, name, spec)
         entry = lock.entries.get(name)
         requested = [lock.target(folder / name) for folder in folders]
         same = entry is not None and entry.digest == published
         targets = sorted(set(requested) | set(entry.targets if entry else ()))
         if frozen and (entry is None or entry.digest != published or set(requested) - set(entry.targets)):
             held = "not in the lock" if entry is None else f"the lock has {short_digest(entry.digest)}…"
+            asked = "the registry publishes" if spec is None else f"{name}@{spec} is"
             raise ClientError(f"{name}: --frozen: installing it would change skills-lock.json "
-                              f"({held}, the registry publishes {short_digest(published)}…); nothing was changed")
-        new_files = _published_files(detail)
+                              f"({held}, {asked} {short_digest(published)}…); nothing was changed")
+        if entry is not None and same and all(t in entry.targets and local_state(lock.folder(t), entry.files).clean
+                                              for t in requested):
+            if entry.registry != registry.url:  # the same files, now from another registry
+                lock = _write(lock, LockEntry(name, registry.url, entry.version, entry.digest, entry.targets,
+                                              entry.files))
+            changes.append(Change(name, "unchanged", entry.version, published, None, tuple(targets)))
+            continue
+        skill = download()
+        new_files = skill.hashes
         todo, modified = [], []
         for target in targets:
             folder = lock.folder(target)
@@ -122,14 +146,6 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
             todo.append(target)
         if not force:
             _refuse_modified(name, modified, "installing")
-        if not todo:
-            assert entry is not None
-            if entry.registry != registry.url:  # the same files, now from another registry
-                lock = _write(lock, LockEntry(name, registry.url, entry.version, entry.digest, entry.targets,
-                                              entry.files))
-            changes.append(Change(name, "unchanged", entry.version, published, None, tuple(targets)))
-            continue
-        skill = fetch_skill(registry, name, digest=digest, detail=detail)
         with recorded(lock.with_entry(_entry(skill, targets))) as lock:
             for target in todo:
                 write_skill(skill, lock.folder(target))
@@ -139,52 +155,97 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
     return lock, changes
 
 
+@dataclass(frozen=True)
+class _Restore:
+    entry: LockEntry
+    registry: Registry
+    todo: tuple[str, ...]  # the folders to write again
+    download: Callable[[], FetchedSkill] | None  # None: nothing to fetch (left in place, or gone)
+    gone: bool = False  # the registry publishes nothing of the skill: no versions.json, no detail document
+
+
+def _plan_restore(lock: Lock, entry: LockEntry, registry: Registry) -> tuple[_Restore, str | None]:
+    """What restoring ``entry`` takes, and why it cannot be done if it cannot (checked before anything is written).
+
+    The locked digest is looked up in the skill's versions.json (one request, 304 when unchanged), so an old
+    version restores like the newest; a yanked one with a warning; one without files fails, saying why."""
+    todo = tuple(t for t in entry.targets if not local_state(lock.folder(t), entry.files).clean)
+    name, locked = entry.name, f"{short_digest(entry.digest)}…"
+    history = read_history(registry, name)
+    if history is not None:
+        version = history.by_digest(entry.digest)
+        if version is None:
+            problem = (f"{name}: the registry has no record of the locked version {locked} ({history.where})"
+                       + (history.shallow or "; it was never published there"))
+            if todo:
+                return _Restore(entry, registry, (), None), problem
+            registry.warn(f"{problem}; the installed copy matches the lock and was left in place")
+            return _Restore(entry, registry, (), None), None
+        if version.zip is None:
+            if todo:
+                return _Restore(entry, registry, (), None), str(unavailable(name, version))
+            registry.warn(f"{unavailable(name, version)}; the installed copy matches the lock and was left in place")
+            return _Restore(entry, registry, (), None), None
+        if version.status == "yanked":
+            registry.warn(yanked_warning(name, version) + ("; restoring it as the lock asks" if todo else
+                                                           "; it stays installed as the lock asks"))
+        return _Restore(entry, registry, todo, lambda: fetch_version(registry, name, version, history.where)), None
+    detail = _published_detail(registry, name)
+    if detail is None:
+        return _Restore(entry, registry, todo, None, gone=True), None
+    if detail["digest"] != entry.digest:
+        return _Restore(entry, registry, (), None), (
+            f"{name} (lock {locked}, registry {short_digest(detail['digest'])}…, which keeps no older versions: "
+            f"no versions.json; `skillreg update {name}` takes its version)")
+    return _Restore(entry, registry, todo, lambda: fetch_skill(registry, name, detail=detail)), None
+
+
 def restore(lock: Lock, registry_for: RegistryFor, *, force: bool = False,
             frozen: bool = False) -> tuple[Lock, list[Change]]:
-    """Make every folder in the lock hold its skill again; with ``frozen``, only ever the locked digest.
+    """Make every folder in the lock hold its locked digest again, from the registry's history if need be.
 
-    A skill the registry no longer publishes is left as it is and reported ("not published", with the folders
-    that could not be restored); under ``frozen`` it fails the whole restore before anything changes."""
-    plans, gone = [], []
+    The lock never moves: a restore writes the files it records. A locked version that cannot be restored
+    (taken down, withdrawn, pruned, never published) fails the whole restore before anything changes. A skill
+    the registry does not publish at all any more (no versions.json, no detail) is left as it is and reported
+    ("not published", with the folders that could not be restored); under ``frozen`` that fails too."""
+    plans, problems = [], []
     for entry in sorted(lock.entries.values(), key=lambda e: e.name):
-        registry = registry_for(entry.registry)
-        detail = _published_detail(registry, entry.name)
-        if detail is None:
-            gone.append(entry)
-        else:
-            plans.append((entry, registry, detail))
-    drift = [(e, d) for e, _, d in plans if d["digest"] != e.digest]
-    if frozen and (drift or gone):
-        listed = ", ".join([f"{e.name} (lock {short_digest(e.digest)}…, registry {short_digest(d['digest'])}…)"
-                            for e, d in drift] +
-                           [f"{e.name} (lock {short_digest(e.digest)}…, not published)" for e in gone])
+        plan, problem = _plan_restore(lock, entry, registry_for(entry.registry))
+        plans.append(plan)
+        if problem:
+            problems.append(problem)
+    if problems:
+        raise ClientError(f"{'--frozen: ' if frozen else ''}cannot restore {'; '.join(problems)}; nothing was changed")
+    gone = [p.entry for p in plans if p.gone]
+    if frozen and gone:
+        listed = ", ".join(f"{e.name} (lock {short_digest(e.digest)}…, not published)" for e in gone)
         raise ClientError(f"--frozen: the lock and the registry disagree: {listed}; nothing was changed")
-    work = []
-    for entry, registry, detail in plans:
-        states = {t: local_state(lock.folder(t), entry.files) for t in entry.targets}
-        new_files = _published_files(detail)
-        modified = [(t, s) for t in entry.targets
-                    if (s := _modified(lock.folder(t), entry.files, new_files)) is not None]
-        if not force:
-            _refuse_modified(entry.name, modified, "restoring")
-        moved = detail["digest"] != entry.digest
-        todo = [t for t, s in states.items() if moved or not s.clean]
-        work.append((entry, registry, detail, todo))
+    for plan in plans:
+        if plan.todo and not force:
+            # Only missing files lose nothing when written again; changed or added ones would be lost.
+            _refuse_modified(plan.entry.name, [(t, s) for t in plan.todo if
+                                               (s := local_state(lock.folder(t), plan.entry.files)).changed
+                                               or s.added], "restoring")
     changes = []
-    for entry, registry, detail, todo in work:
-        if not todo:
+    for plan in plans:
+        entry = plan.entry
+        if plan.gone:
+            changes.append(Change(entry.name, "not published", entry.version, entry.digest, None, plan.todo))
+            continue
+        if plan.download is None or not plan.todo:
             changes.append(Change(entry.name, "unchanged", entry.version, entry.digest, None, entry.targets))
             continue
-        skill = fetch_skill(registry, entry.name, detail=detail)
-        with recorded(lock.with_entry(_entry(skill, entry.targets))) as lock:
-            for target in todo:
+        skill = plan.download()
+        new = entry if frozen else LockEntry(entry.name, plan.registry.url, entry.version, entry.digest,
+                                              entry.targets, entry.files)
+        if new == entry:  # the lock stays byte for byte as it is
+            for target in plan.todo:
                 write_skill(skill, lock.folder(target))
-        moved = skill.digest != entry.digest
-        changes.append(Change(entry.name, "updated" if moved else "restored", skill.version, skill.digest,
-                              entry.digest if moved else None, tuple(todo)))
-    for entry in gone:
-        lost = tuple(t for t in entry.targets if not local_state(lock.folder(t), entry.files).clean)
-        changes.append(Change(entry.name, "not published", entry.version, entry.digest, None, lost))
+        else:
+            with recorded(lock.with_entry(new)) as lock:
+                for target in plan.todo:
+                    write_skill(skill, lock.folder(target))
+        changes.append(Change(entry.name, "restored", skill.version, skill.digest, None, plan.todo))
     return lock, sorted(changes, key=lambda c: c.name)
 
 
@@ -210,7 +271,10 @@ def _selected(lock: Lock, names: Sequence[str]) -> list[LockEntry]:
 
 def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, dry_run: bool = False,
            force: bool = False) -> tuple[Lock, list[Change]]:
-    """Compare the lock with each registry's index (one request, 304 when nothing changed) and take new digests."""
+    """Compare the lock with each registry's index (one request, 304 when nothing changed) and take new digests.
+
+    A skill whose digest moved is brought to its versions.json's ``latest``: the newest version that is not
+    yanked (two more requests: versions.json and the zip)."""
     entries = _selected(lock, names)
     for entry in entries:  # every folder is checked before anything is fetched or written
         for target in entry.targets:
@@ -228,7 +292,11 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, dry_r
         if listed.get("digest") == entry.digest:
             changes.append(Change(entry.name, "unchanged", entry.version, entry.digest, None, entry.targets))
             continue
-        skill = fetch_skill(registry, entry.name)
+        history = read_history(registry, entry.name)
+        if history is not None and history.latest is None:  # it left the registry; its versions stay by digest
+            changes.append(Change(entry.name, "not published", entry.version, entry.digest, None, entry.targets))
+            continue
+        skill = _newest(registry, entry.name, history)
         if skill.digest == entry.digest:
             changes.append(Change(entry.name, "unchanged", entry.version, entry.digest, None, entry.targets))
             continue
@@ -247,6 +315,14 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, dry_r
                 write_skill(skill, lock.folder(target))
         changes.append(Change(entry.name, "updated", skill.version, skill.digest, entry.digest, entry.targets, diff))
     return lock, changes
+
+
+def _newest(registry: Registry, name: str, history: History | None) -> FetchedSkill:
+    """The version ``update`` moves to: the history's ``latest`` (never a yanked one), else the detail's digest."""
+    if history is None:
+        return fetch_skill(registry, name)
+    chosen, _ = choose(history, name, None)
+    return fetch_version(registry, name, chosen, history.where)
 
 
 def remove(lock: Lock, name: str, *, force: bool = False) -> tuple[Lock, Change]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,32 @@ class Policy:
 
 
 @dataclass(frozen=True)
+class VersionMark:
+    """One version named under ``history.yanked`` or ``history.taken_down``, with where registry.yaml names it."""
+
+    name: str
+    digest: str
+    reason: str
+    line: int  # line of the entry in registry.yaml
+
+    def where(self, path: Path | None, section: str) -> str:
+        return f"{path or CONFIG_NAME}:{self.line}: history.{section}"
+
+
+@dataclass(frozen=True)
+class HistoryPolicy:
+    """How much of each skill's git history the build publishes, and the versions a maintainer withdrew."""
+
+    keep: int | None = None  # the newest N versions per skill keep their bytes; None: all
+    since: datetime.date | None = None  # versions first published before this date lose their bytes
+    yanked: tuple[VersionMark, ...] = ()
+    taken_down: tuple[VersionMark, ...] = ()
+
+    def describe_keep(self) -> str:
+        return f"keep: {self.keep}" if self.keep is not None else f"keep: {self.since}" if self.since else "keep: all"
+
+
+@dataclass(frozen=True)
 class RegistryConfig:
     root: Path  # folder holding registry.yaml (or the current folder when there is none)
     path: Path | None  # the registry.yaml read, if any
@@ -59,6 +87,7 @@ class RegistryConfig:
     limits: Limits = field(default_factory=Limits)
     categories: tuple[Category, ...] = ()
     policy: Policy = field(default_factory=Policy)
+    history: HistoryPolicy = field(default_factory=HistoryPolicy)
 
     @property
     def skills_path(self) -> Path:
@@ -134,6 +163,7 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
         raise ConfigError(f"{path}: `profile` must be one of {', '.join(PROFILES)}, got {profile!r}")
 
     policy = _load_policy(raw.get("policy"), bool(categories), path, text)
+    history = _load_history(raw.get("history"), text, path)
 
     return RegistryConfig(
         root=path.parent.resolve(),
@@ -147,6 +177,7 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
         limits=limits,
         categories=tuple(categories),
         policy=policy,
+        history=history,
     )
 
 
@@ -188,3 +219,76 @@ def _load_policy(raw: Any, has_categories: bool, path: Path, text: str) -> Polic
         raise ConfigError(f"{path}:{_line_of(text, 'policy', 'categories')}: `policy.categories` is on but "
                           f"`categories` lists none; add the categories or switch the policy off")
     return policy
+
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_HISTORY_KEYS = ("keep", "yanked", "taken_down")
+
+
+def _entry_lines(text: str, section: str) -> list[int]:
+    """The registry.yaml line of each item of ``history.<section>`` (safe_load drops positions; compose keeps them)."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return []
+    if not isinstance(root, yaml.MappingNode):
+        return []
+    for key, value in root.value:
+        if key.value == "history" and isinstance(value, yaml.MappingNode):
+            for sub_key, sub in value.value:
+                if sub_key.value == section and isinstance(sub, yaml.SequenceNode):
+                    return [item.start_mark.line + 1 for item in sub.value]
+    return []
+
+
+def _load_history(raw: Any, text: str, path: Path) -> HistoryPolicy:
+    """The ``history:`` section: ``keep`` (all, N or a date), ``yanked`` and ``taken_down`` lists."""
+    if raw is None:
+        return HistoryPolicy()
+    raw = _expect(raw, dict, "history", path)
+    unknown = set(raw) - set(_HISTORY_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) under `history`: {', '.join(sorted(map(str, unknown)))}; "
+                          f"expected {', '.join(_HISTORY_KEYS)}")
+    keep_raw = raw.get("keep", "all")
+    keep: int | None = None
+    since: datetime.date | None = None
+    if isinstance(keep_raw, str) and keep_raw != "all":
+        try:  # a quoted date is still a date
+            keep_raw = datetime.date.fromisoformat(keep_raw)
+        except ValueError:
+            pass
+    if isinstance(keep_raw, bool) or not (keep_raw == "all" or isinstance(keep_raw, (int, datetime.date))):
+        raise ConfigError(f"{path}: `history.keep` must be `all`, a number of versions or a date like 2026-01-01, "
+                          f"got {keep_raw!r}")
+    if isinstance(keep_raw, int):
+        if keep_raw < 1:
+            raise ConfigError(f"{path}: `history.keep` must be at least 1, got {keep_raw}")
+        keep = keep_raw
+    elif isinstance(keep_raw, datetime.date):
+        since = keep_raw.date() if isinstance(keep_raw, datetime.datetime) else keep_raw
+    marks: dict[str, tuple[VersionMark, ...]] = {}
+    for section in ("yanked", "taken_down"):
+        items = _expect(raw.get(section) or [], list, f"history.{section}", path)
+        lines = _entry_lines(text, section)
+        found: list[VersionMark] = []
+        for i, item in enumerate(items):
+            line = lines[i] if i < len(lines) else 0
+            where = f"{path}:{line}: history.{section}[{i}]"
+            if not isinstance(item, dict) or set(item) - {"name", "digest", "reason"}:
+                raise ConfigError(f"{where} must be a mapping of name, digest and reason, got {item!r}")
+            name, digest, reason = item.get("name"), item.get("digest"), item.get("reason")
+            if not isinstance(name, str) or not name:
+                raise ConfigError(f"{where}: `name` must be a skill name, got {name!r}")
+            if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
+                raise ConfigError(f"{where}: `digest` must be a full `sha256:` and 64 lower-case hex digits, "
+                                  f"got {digest!r}")
+            if not isinstance(reason, str) or not reason.strip():
+                raise ConfigError(f"{where}: `reason` must say why, in a few words")
+            found.append(VersionMark(name, digest, reason.strip(), line))
+        marks[section] = tuple(found)
+    both = {(m.name, m.digest) for m in marks["yanked"]} & {(m.name, m.digest) for m in marks["taken_down"]}
+    if both:
+        name, digest = sorted(both)[0]
+        raise ConfigError(f"{path}: {name} {digest} is both yanked and taken down; keep one")
+    return HistoryPolicy(keep=keep, since=since, yanked=marks["yanked"], taken_down=marks["taken_down"])

@@ -19,6 +19,16 @@ def detail_path(name: str) -> str:
     return f"{API_ROOT}/skills/{name}.json"
 
 
+def versions_path(name: str) -> str:
+    """Every version the registry published of ``name``, newest first (see versions.schema.json)."""
+    return f"{API_ROOT}/skills/{name}/versions.json"
+
+
+def version_bundle_path(name: str, digest: str) -> str:
+    """The zip of one version: named by its digest, so it never changes meaning and caches forever."""
+    return f"{API_ROOT}/bundles/{name}/{name}-{digest.removeprefix('sha256:')[:12]}.zip"
+
+
 def raw_path(name: str, path: str) -> str:
     return f"{API_ROOT}/skills/{name}/files/{path}"
 

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from ..core.config import RegistryConfig
 from ..core.model import Skill
-from ..core.urls import API_ROOT, API_VERSION, INDEX_PATH, detail_path, page_path, raw_path
+from ..core.urls import API_ROOT, API_VERSION, INDEX_PATH, detail_path, page_path, raw_path, versions_path
 from .permissions import permissions
 from .provenance import Provenance, Source
 
@@ -162,6 +162,7 @@ def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: 
             "page": url_of(config, page_path(skill.name)),
             "detail": url_of(config, detail_path(skill.name)),
             "index": url_of(config, INDEX_PATH),
+            "versions": url_of(config, versions_path(skill.name)),
         },
     }
 

@@ -39,7 +39,7 @@ from ..core.fs import LockHeld, exchange, exclusive_lock, state_dir, write_atomi
 from ..core.loader import display_path, find_skill_folders
 from ..core.model import Frontmatter, Skill, sha256_hex
 from ..core.search import SEARCH_INDEX_PATH, SearchRow, search_entry, search_index
-from ..core.urls import API_ROOT, INDEX_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2, detail_path, raw_path
+from ..core.urls import API_ROOT, INDEX_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2, detail_path, raw_path, versions_path
 from ..core.workers import run_parallel
 from ..validate.checks import ValidationReport, check_registry, validate_folder
 from .api import (
@@ -53,10 +53,23 @@ from .api import (
     index_document,
     index_entry,
 )
+from .history import (
+    BundleCache,
+    GitHistory,
+    GitObjects,
+    Head,
+    check_marks,
+    latest_of,
+    read_skills_history,
+    skill_versions,
+    version_of,
+    versions_document,
+)
 from .provenance import History, read_history
 from .schemas import SCHEMA_DIR, write_schemas
 
-MANIFEST_VERSION = 2
+MANIFEST_VERSION = 3
+BUNDLE_CACHE_ENV = "SKILLREG_BUNDLE_CACHE"
 GLOBAL_UNITS = (INDEX_PATH, SEARCH_INDEX_PATH, SCHEMA_DIR, f"{WELL_KNOWN_V1}/index.json",
                 f"{WELL_KNOWN_V2}/index.json", ".nojekyll")
 
@@ -79,6 +92,9 @@ class BuildResult:
     skipped: tuple[str, ...]  # invalid skills left out under --keep-going
     removed: tuple[str, ...]  # skills the previous output had and this one has not
     commit: str | None
+    retired: tuple[str, ...] = ()  # skills gone from skills/ whose versions stay published
+    packed: int = 0  # old versions' zips packed from git objects (the others came from the bundle cache)
+    warnings: tuple[str, ...] = ()  # what the user should know about the output, e.g. a shallow history
 
 
 def skill_units(name: str) -> tuple[str, ...]:
@@ -94,6 +110,8 @@ class _Job:
     profile: str
     history: History
     tmp: Path
+    git: GitHistory
+    cache: Path | None  # the bundle cache folder
 
 
 @dataclass(frozen=True)
@@ -114,6 +132,10 @@ class _Outcome:
     v2: dict[str, Any] | None = None
     search: SearchRow | None = None
     fresh: bool = True  # built in this run (False: taken from the manifest)
+    history: str | None = None  # fingerprint of the skill's git history its versions were published from
+    digests: tuple[str, ...] = ()  # every version it has published (registry.yaml may name only these)
+    retired: bool = False  # gone from skills/: only its versions are published
+    packed: int = 0  # old versions' zips packed from git in this run (not kept in the manifest)
 
     def head(self) -> Skill:
         data = {"name": self.declared} if self.declared is not None else {}
@@ -123,7 +145,7 @@ class _Outcome:
     def to_json(self) -> dict[str, Any]:
         """The manifest keeps each row once: the discovery and search rows repeat the index row's fields."""
         data = {name: getattr(self, name) for name in self.__dataclass_fields__
-                if name not in ("fresh", "v1", "v2", "search")}
+                if name not in ("fresh", "v1", "v2", "search", "packed")}
         data["diagnostics"] = [d.to_dict() for d in self.diagnostics]
         if self.v1 is not None and self.v2 is not None and self.search is not None:
             data["extra"] = {"files": self.v1["files"], "url": self.v2["url"], "archive": self.v2["digest"],
@@ -141,16 +163,57 @@ class _Outcome:
                     "v2": {"name": name, "type": "archive", "description": description, "url": extra["url"],
                            "digest": extra["archive"]},
                     "search": SearchRow(name, description, index["category"] or "", index["tags"], extra["headings"])}
-        return cls(**{**data, **rows, "diagnostics": diagnostics, "fresh": False})
+        return cls(**{**data, **rows, "diagnostics": diagnostics, "digests": tuple(data.get("digests", ())),
+                      "fresh": False})
 
 
 _JOB: _Job | None = None
+_OBJECTS: GitObjects | None = None  # this process's reader of git objects, started when first needed
 
 
 def _init_worker(job: _Job) -> None:
     global _JOB
     _JOB = job
     _MADE.clear()
+
+
+def _objects(job: _Job) -> GitObjects | None:
+    global _OBJECTS
+    if _OBJECTS is None and job.git.top is not None:
+        _OBJECTS = GitObjects(job.git.top)
+    return _OBJECTS
+
+
+def _close_objects() -> None:
+    global _OBJECTS
+    if _OBJECTS is not None:
+        _OBJECTS.close()
+        _OBJECTS = None
+
+
+def _publish_versions(job: _Job, name: str, head: Head | None) -> tuple[tuple[str, ...], int]:
+    """Write ``versions.json`` and the zip of every old version that keeps its bytes; returns the digests and the
+    number of zips packed from git (the others came from the bundle cache)."""
+    cache = BundleCache(job.cache, job.config, job.profile)
+    versions, packed = skill_versions(name, job.git.of(name), head, _objects(job), cache, job.config, job.profile,
+                              lambda path, data: _write(job.tmp, path, data))
+    latest = latest_of(versions, head.digest if head else None)
+    _write(job.tmp, versions_path(name), dumps(versions_document(name, job.git.kind, latest, versions)))
+    return tuple(v.digest for v in versions), packed
+
+
+def _build_retired(name: str) -> _Outcome:
+    """A skill gone from skills/: its history stays published (versions.json and the zips), nothing else."""
+    job = _JOB
+    assert job is not None
+    digests, packed = _publish_versions(job, name, None)
+    return _Outcome(name=name, folder="", skill_md="", declared=None, name_line=0, diagnostics=(), signature="",
+                    history=job.git.fingerprint(name), digests=digests, retired=True, packed=packed)
+
+
+def _build_task(task: tuple[str, Path | None]) -> _Outcome:
+    name, folder = task
+    return _build_one(folder) if folder is not None else _build_retired(name)
 
 
 def signature(folder: Path) -> str:
@@ -232,8 +295,11 @@ def _build_one(folder: Path) -> _Outcome:
         _mkdirs(copy.parent)
         os.link(raw, copy)  # the same bytes under the discovery path, without writing them twice
     key = _skill_key(job.config, job.history, skill.name, skill.digest, str(folder), skill.skill_md)
+    digests, packed = _publish_versions(job, skill.name, Head(skill.digest, version_of(skill),
+                                                              zip_art.to_dict(job.config)))
     return replace(checked, digest=skill.digest, key=key, index=index_entry(skill, prov),
-                   v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill))
+                   v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill),
+                   history=job.git.fingerprint(skill.name), digests=digests, packed=packed)
 
 
 # ------------------------------------------------------------------------------------ the builder's own records
@@ -587,12 +653,16 @@ def _check_out(out: Path, config: RegistryConfig) -> None:
 def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = None, base_url: str | None = None,
           jobs: int | None = None, keep_going: bool = False, profile: str | None = None, site: bool = True,
           on_progress: Callable[[int, int], None] | None = None, wait: bool = True,
-          on_wait: Callable[[int | None], None] | None = None) -> BuildResult:
+          on_wait: Callable[[int | None], None] | None = None, bundle_cache: Path | None = None) -> BuildResult:
     """Validate, then write the output; see the module docstring for how it is put in place.
 
     The whole build, recovery included, holds the output's lock: another build of the same output waits
     (``on_wait`` is told once it has waited a moment) or, with ``wait=False``, stops with ``OutputBusy``.
+    ``bundle_cache`` (else ``SKILLREG_BUNDLE_CACHE``, else a folder in the output's state) keeps old versions'
+    zips and records so that a rebuild packs only new digests.
     """
+    if bundle_cache is None and os.environ.get(BUNDLE_CACHE_ENV):
+        bundle_cache = Path(os.environ[BUNDLE_CACHE_ENV])
     if base_url is not None:
         config = replace(config, base_url=base_url)
     profile = profile or config.profile
@@ -602,31 +672,48 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
             raise UsageError(f"{display_path(root)}: no such folder")
     with output_lock(out, wait=wait, on_wait=on_wait) as place:
         return _build_locked(config, place, roots, jobs=jobs, keep_going=keep_going, profile=profile, site=site,
-                             on_progress=on_progress)
+                             on_progress=on_progress, bundle_cache=bundle_cache or place.state / "bundles")
 
 
 def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, jobs: int | None, keep_going: bool,
-                  profile: str, site: bool, on_progress: Callable[[int, int], None] | None) -> BuildResult:
+                  profile: str, site: bool, on_progress: Callable[[int, int], None] | None,
+                  bundle_cache: Path) -> BuildResult:
     out = place.base
     _recover(place)
     _empty_trash(place)
     _check_out(place.out, config)
     folders = sorted({f for root in roots for f in find_skill_folders(root)}, key=lambda p: (p.name, str(p)))
-    history = read_history(roots[0])
+    history = read_history(roots[0], place.state / "provenance.json")
+    git = read_skills_history(config.skills_path, place.state / "history.json")
+    whole = any(root.resolve() == config.skills_path.resolve() for root in roots)
+    present = {folder.name for folder in folders}
+    gone = [name for name in git.names if name not in present] if whole else []
+    warnings: list[str] = []
+    if git.kind == "shallow":
+        warnings.append(f"{display_path(git.top or config.root)} is a shallow clone: versions older than its first "
+                        "commit are missing from versions.json (marked \"history\": \"shallow\"); fetch the whole "
+                        "history (git fetch --unshallow, or actions/checkout with fetch-depth: 0) to publish them")
     settings = _settings(config, profile, site)
     index_before = (out / INDEX_PATH).read_bytes() if (out / INDEX_PATH).is_file() else None
     previous = _read_manifest(place.manifest, settings, out) if index_before is not None else None
 
     reused: list[_Outcome] = []
-    to_build: list[Path] = []
+    to_build: list[tuple[str, Path | None]] = []
     for folder in folders:
         old = previous.get(folder.name) if previous is not None else None
         if (old is not None and old.folder == str(folder) and old.signature == signature(folder)
+                and old.history == git.fingerprint(folder.name)
                 and (old.digest is None or old.key == _skill_key(config, history, old.name, old.digest, old.folder,
                                                                    old.skill_md))):
             reused.append(old)
         else:
-            to_build.append(folder)
+            to_build.append((folder.name, folder))
+    for name in gone:
+        old = previous.get(name) if previous is not None else None
+        if old is not None and old.retired and old.history == git.fingerprint(name):
+            reused.append(old)
+        else:
+            to_build.append((name, None))
 
     tmp = place.fresh("tmp")
     record = place.trash_records / tmp.name  # if this process is killed, the next build removes ``tmp``
@@ -636,9 +723,14 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
         tmp.parent.mkdir(parents=True, exist_ok=True)
         tmp.mkdir()
         try:
-            built = run_parallel(_build_one, to_build, initializer=_init_worker,
-                                 initargs=(_Job(config, profile, history, tmp),), jobs=jobs, on_progress=on_progress)
-            outcomes = sorted(reused + built, key=lambda o: (o.name, o.folder))
+            try:
+                built = run_parallel(_build_task, to_build, initializer=_init_worker,
+                                     initargs=(_Job(config, profile, history, tmp, git, bundle_cache),), jobs=jobs,
+                                     on_progress=on_progress)
+            finally:
+                _close_objects()  # the one this process started when it built the skills itself
+            retired = sorted((o for o in reused + built if o.retired), key=lambda o: o.name)
+            outcomes = sorted((o for o in reused + built if not o.retired), key=lambda o: (o.name, o.folder))
             heads = tuple(o.head() for o in outcomes)
             diagnostics = [d for o in outcomes for d in o.diagnostics]
             diagnostics += check_registry(heads)
@@ -652,6 +744,17 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
                 if o.name in invalid:
                     for unit in skill_units(o.name):
                         _remove(tmp / unit)
+            # Left out under --keep-going, an invalid skill still keeps what it published before.
+            still = [(name, None) for name in sorted(invalid) if git.of(name) and name not in gone]
+            if still:
+                try:
+                    retired += run_parallel(_build_task, still, initializer=_init_worker,
+                                            initargs=(_Job(config, profile, history, tmp, git, bundle_cache),), jobs=1)
+                finally:
+                    _close_objects()
+            known = {o.name: set(o.digests) for o in [*kept, *retired] if o.digests}
+            check_marks(config.history, config.path, known.get, {o.name: o.digest for o in kept if o.digest})
+            retired_names = {o.name for o in retired}
             source = history.source
             _write(tmp, INDEX_PATH, dumps(index_document(config, source, [o.index for o in kept if o.index])))
             _write(tmp, SEARCH_INDEX_PATH, dumps(search_index([o.search for o in kept if o.search])))
@@ -668,8 +771,9 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
                 _swap(tmp, place)
             else:
                 kept_names = {o.name for o in kept}
-                removed = sorted(set(previous) - kept_names)
-                changed = [o.name for o in built if o.name in kept_names] + removed
+                removed = sorted(set(previous) - kept_names - retired_names)
+                changed = sorted({o.name for o in built if o.name in kept_names} | retired_names - {
+                    o.name for o in reused if o.retired}) + removed
                 site_units = sorted(p.name for p in tmp.iterdir() if p.name not in ("api", ".well-known", ".nojekyll"))
                 _commit_units(tmp, place, [u for name in changed for u in skill_units(name)] + list(GLOBAL_UNITS)
                               + site_units)
@@ -682,7 +786,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
             raise
         raise mapped from None
     if previous is None or built or removed or (out / INDEX_PATH).read_bytes() != index_before:
-        _write_manifest(place.manifest, settings, out, kept)
+        _write_manifest(place.manifest, settings, out, kept + retired)
     fresh = {o.name for o in built}
     return BuildResult(
         out=place.out, report=report,
@@ -692,4 +796,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
         skipped=tuple(sorted(invalid)),
         removed=tuple(removed),
         commit=source.commit,
+        retired=tuple(sorted(o.name for o in retired)),
+        warnings=tuple(warnings),
+        packed=sum(o.packed for o in built),
     )

@@ -6,11 +6,15 @@ repository every field is empty rather than invented.
 
 from __future__ import annotations
 
+import json
 import subprocess
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from ..core.fs import write_atomic
 
 
 @dataclass(frozen=True)
@@ -54,8 +58,73 @@ def _git(args: list[str], cwd: Path) -> str | None:
     return done.stdout.decode("utf-8", "surrogateescape")
 
 
-def read_history(skills_path: Path) -> History:
-    """One ``git log`` for every skill folder below ``skills_path``; empty outside a repository."""
+PROVENANCE_FORMAT = 1
+
+
+def _log(top: Path, prefix: str, revs: list[str]) -> str:
+    log = _git(["-c", "core.quotepath=off", "log", "--full-history", "-z", "--name-only", "--no-renames",
+                "--format=%x1e%H%x1f%ct%x1f%an", *revs, "--", prefix or "."], top)
+    return log or ""
+
+
+def _fold_new(log: str, depth: int, skills: dict[str, dict[str, Any]]) -> None:
+    """Lay ``git log`` output (newest commit first) over ``skills``: a skill's newest commit here is its last
+    update; its oldest is its creation, unless ``skills`` knew it already; every author is a contributor."""
+    known = set(skills)
+    seen: set[str] = set()
+    for record in log.split("\x1e"):
+        if not record:
+            continue
+        header, _, names = record.partition("\0")
+        sha, ctime, author = header.split("\x1f")
+        when = iso_time(int(ctime))
+        touched = {p.split("/")[depth] for p in names.lstrip("\n").split("\0") if p.count("/") > depth}
+        for name in touched:
+            entry = skills.get(name)
+            if entry is None:
+                entry = skills[name] = {"updated": when, "commit": sha, "authors": [], "created": when}
+            elif name not in seen and name in known:
+                entry["updated"], entry["commit"] = when, sha
+            seen.add(name)
+            if name not in known:
+                entry["created"] = when
+            if author not in entry["authors"]:
+                entry["authors"].append(author)
+
+
+def _incremental_safe(top: Path, old: str, saved: dict[str, Any]) -> bool:
+    """Whether the commits after ``old`` can simply be laid over the saved result: ``old`` is an ancestor, and
+    every new commit is strictly newer than its parents and than every saved update, at distinct times. Then
+    ``git log`` (newest first by commit time) lists all new commits before any old one that touched a skill, in
+    the same order as a full read, so the merged result equals what reading the whole history gives."""
+    try:
+        ancestor = subprocess.run(["git", "merge-base", "--is-ancestor", old, "HEAD"], cwd=top,
+                                  capture_output=True, check=False).returncode == 0
+    except OSError:
+        return False
+    if not ancestor:
+        return False
+    lines = (_git(["log", "--full-history", "--format=%H %ct %P", f"{old}..HEAD"], top) or "").split("\n")
+    commits = {parts[0]: (int(parts[1]), parts[2:]) for parts in (line.split() for line in lines) if parts}
+    if not commits:
+        return False
+    outside = sorted({p for _, parents in commits.values() for p in parents if p not in commits})
+    times = (_git(["show", "-s", "--format=%H %ct", *outside], top) or "").split() if outside else []
+    parent_time = {**{times[i]: int(times[i + 1]) for i in range(0, len(times) - 1, 2)},
+                   **{sha: t for sha, (t, _) in commits.items()}}
+    newest_saved = max((e["updated"] for e in saved.values()), default="")
+    new_times = [t for t, _ in commits.values()]
+    return (len(set(new_times)) == len(new_times)
+            and all(p in parent_time and t > parent_time[p] for t, parents in commits.values() for p in parents)
+            and iso_time(min(new_times)) > newest_saved)
+
+
+def read_history(skills_path: Path, state: Path | None = None) -> History:
+    """One ``git log`` for every skill folder below ``skills_path``; empty outside a repository.
+
+    With ``state`` (a file in the builder's own state folder) the result is kept, and a rebuild reads only the
+    commits made since, when laying them over the kept result is sure to give the same answer as a full read.
+    """
     skills_path = skills_path.resolve()
     cwd = skills_path if skills_path.is_dir() else skills_path.parent
     top_text = _git(["rev-parse", "--show-toplevel"], cwd)
@@ -68,24 +137,27 @@ def read_history(skills_path: Path) -> History:
     commit, ctime = head.strip().split("\x1f")
     prefix = skills_path.relative_to(top).as_posix() if skills_path != top else ""
     source = Source(commit=commit, time=iso_time(int(ctime)), top=top, skills_prefix=prefix)
-    log = _git(["-c", "core.quotepath=off", "log", "-z", "--name-only", "--no-renames",
-                "--format=%x1e%H%x1f%ct%x1f%an", "--", prefix or "."], top)
-    skills: dict[str, dict[str, Any]] = {}
     depth = len(prefix.split("/")) if prefix else 0
-    for record in (log or "").split("\x1e"):
-        if not record:
-            continue
-        header, _, names = record.partition("\0")
-        sha, ctime, author = header.split("\x1f")
-        when = iso_time(int(ctime))
-        touched = {p.split("/")[depth] for p in names.lstrip("\n").split("\0") if p.count("/") > depth}
-        for name in touched:
-            entry = skills.get(name)
-            if entry is None:  # newest commit first: the first one seen is the last update
-                skills[name] = entry = {"updated": when, "commit": sha, "authors": []}
-            entry["created"] = when
-            if author not in entry["authors"]:
-                entry["authors"].append(author)
+    ident = {"format": PROVENANCE_FORMAT, "top": str(top), "prefix": prefix}
+    skills: dict[str, dict[str, Any]] | None = None
+    unchanged = False
+    if state is not None:
+        try:
+            saved = json.loads(state.read_bytes())
+            if {k: saved.get(k) for k in ident} == ident and isinstance(saved.get("skills"), dict):
+                if saved["head"] == commit:
+                    skills, unchanged = saved["skills"], True
+                elif _incremental_safe(top, saved["head"], saved["skills"]):
+                    skills = saved["skills"]
+                    _fold_new(_log(top, prefix, [f"{saved['head']}..HEAD"]), depth, skills)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            skills = None
+    if skills is None:
+        skills = {}
+        _fold_new(_log(top, prefix, ["HEAD"]), depth, skills)
+    if state is not None and not unchanged:
+        with suppress(OSError):
+            write_atomic(state, json.dumps({**ident, "head": commit, "skills": skills}, sort_keys=True).encode())
     return History(source, {
         name: Provenance(created=e["created"], updated=e["updated"], authors=tuple(sorted(e["authors"])),
                          commit=e["commit"])

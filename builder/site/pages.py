@@ -28,7 +28,7 @@ import jinja2
 import yaml
 from markupsafe import Markup
 
-from ..core.urls import API_ROOT, INDEX_PATH, declared_author, detail_path
+from ..core.urls import API_ROOT, INDEX_PATH, declared_author, detail_path, versions_path
 from ..core.config import RegistryConfig
 from ..core.errors import BuildError
 from ..core.frontmatter import parse_skill_md
@@ -50,6 +50,7 @@ TEMPLATES = _templates()
 PAGES = TEMPLATES / "pages"
 # Below this many skills a pool of processes costs more than it saves (as in build.py).
 RECENT = 10
+PAGE_VERSIONS = 5  # the newest versions listed on a skill page; versions.json has them all
 SHM = "/dev/shm"
 SHM_MARGIN = 256 * 1024 * 1024  # left free for everything else that uses shared memory
 LISTED_DESCRIPTION_CHARS = 200
@@ -214,7 +215,20 @@ def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, do
         files=_file_tree(detail["files"], raw_url), file_count=len(files),
         frontmatter=_frontmatter_rows(detail["frontmatter"]), raw_prefix=raw_prefix,
         source_url=_http_url(prov.get("source_url")), history_url=_http_url(prov.get("history_url")),
-        detail_path=detail_path(name), author=declared_author(detail["frontmatter"]))
+        detail_path=detail_path(name), author=declared_author(detail["frontmatter"]),
+        **_versions(plan, name))
+
+
+def _versions(plan: _Plan, name: str) -> dict[str, Any]:
+    """The newest few versions for the page (the page stays small however long the history is)."""
+    try:
+        doc = json.loads(_read_api(plan, versions_path(name)))
+    except BuildError:  # an output written before versions were published
+        return {"versions": [], "versions_total": 0, "versions_path": versions_path(name)}
+    repo = (plan.index["source"].get("repository") or "").rstrip("/")
+    shown = [{**v, "commit_url": _http_url(f"{repo}/commit/{v['commit']}") if repo and v["commit"] else None}
+             for v in doc["versions"][:PAGE_VERSIONS]]
+    return {"versions": shown, "versions_total": len(doc["versions"]), "versions_path": versions_path(name)}
 
 
 def _group_pages(plan: _Plan, env: jinja2.Environment, docs: Path) -> None:

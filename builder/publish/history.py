@@ -1,0 +1,750 @@
+"""Every version a skill had on the built branch, read from git history in one pass.
+
+``read_git_history`` walks the branch's first-parent chain once (``git log --first-parent --raw``), so the
+commits inside a merged pull request are not versions, only what the merge put on the branch. It follows each
+skill folder's file list (path, mode, blob id) from commit to commit and keeps every distinct state with the
+first commit that had it. ``GitObjects`` reads the blobs of a state through one ``git cat-file`` process, and
+``load_state`` turns a state into what the loader would have read from a checkout of that commit: the same
+ignore rules, the same limits, and today's rules on top (a version failing one is withdrawn, without bytes).
+A state's digest names the version; a revert to an earlier digest is that version again.
+
+Nothing here depends on the clock: times are committer times, so a build of one commit is reproducible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import subprocess
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
+from datetime import date
+from functools import cached_property
+from pathlib import Path
+from typing import IO, Any
+
+from .. import __version__
+from ..core.bundle import zip_bytes
+from ..core.config import HistoryPolicy, RegistryConfig
+from ..core.diagnostics import RULES, Severity
+from ..core.errors import BuildError, ConfigError
+from ..core.frontmatter import parse_skill_md
+from ..core.fs import write_atomic
+from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, _report_collisions, is_junk, path_problems, windows_problem
+from ..core.model import Skill, SkillFile, sha256_hex, short_digest, skill_digest
+from ..core.urls import API_VERSION, version_bundle_path
+from ..validate.checks import check_skill
+from .api import url_of
+from .provenance import iso_time
+
+# Bump when what a cached state record or zip means changes (the loader's rules, the zip writer).
+CACHE_FORMAT = 1
+_EMPTY_OID = "0" * 40
+_SYMLINK, _GITLINK = "120000", "160000"
+# A folder name a build can publish (SK1xx's name rule): history under any other name was never published.
+_PUBLISHABLE = re.compile(r"(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*")
+
+Entry = tuple[str, str, str]  # (path inside the skill folder, git mode, blob id)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A state of one skill folder on the first-parent chain, at the first commit of a run that had it."""
+
+    commit: str
+    time: str
+    position: int  # index of the commit on the chain, oldest first
+    entries: tuple[Entry, ...]  # sorted by path
+
+    @cached_property
+    def key(self) -> str:
+        """The state's identity: its file list with modes and blob ids (the blob id names the bytes)."""
+        text = "\n".join(f"{p}\0{m}\0{o}" for p, m, o in self.entries)
+        return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+@dataclass
+class _SkillWalk:
+    """One skill folder's part of the walk: its files at the last commit read, and its snapshots so far."""
+
+    files: dict[str, tuple[str, str]] = field(default_factory=dict)
+    snapshots: list[Snapshot] = field(default_factory=list)
+    last_key: str | None = None
+
+    def fingerprint(self) -> str:
+        text = "\n".join(f"{s.key}\0{s.commit}\0{s.time}\0{s.position}" for s in self.snapshots)
+        return hashlib.sha1(text.encode()).hexdigest()
+
+    def encode(self, name: str) -> bytes:
+        """``<fingerprint> <name> <json>``: the first two are read without parsing the JSON."""
+        data = {"files": {p: list(e) for p, e in sorted(self.files.items())}, "last": self.last_key,
+                "snaps": [[s.commit, s.time, s.position, s.key, [list(e) for e in s.entries]] for s in self.snapshots]}
+        return f"{self.fingerprint()} {name} ".encode() + json.dumps(data, separators=(",", ":")).encode()
+
+    @classmethod
+    def decode(cls, line: bytes) -> _SkillWalk:
+        data = json.loads(line.split(b" ", 2)[2])
+        snaps = []
+        for commit, time, position, key, entries in data["snaps"]:
+            snap = Snapshot(commit, time, int(position), tuple((e[0], e[1], e[2]) for e in entries))
+            snap.__dict__["key"] = key  # the cached_property's value, as computed when it was saved
+            snaps.append(snap)
+        return cls({p: (e[0], e[1]) for p, e in data["files"].items()}, snaps, data["last"])
+
+
+@dataclass(frozen=True)
+class GitHistory:
+    """Each skill folder's snapshots on the built branch, oldest first; ``kind`` says how complete it is.
+
+    A skill's part is kept encoded (``_SkillWalk.encode``) and decoded only for the skills a build rebuilds, so a
+    rebuild after one commit costs the same however long the history is.
+    """
+
+    kind: str = "none"  # "complete", "shallow", or "none" outside git
+    top: Path | None = None
+    head: str | None = None
+    lines: Mapping[str, bytes] = field(default_factory=dict)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(sorted(self.lines))
+
+    def of(self, name: str) -> tuple[Snapshot, ...]:
+        line = self.lines.get(name)
+        return tuple(_SkillWalk.decode(line).snapshots) if line is not None else ()
+
+    def fingerprint(self, name: str) -> str:
+        """Changes whenever the skill's history does: a rebuild reuses its versions only when this is equal."""
+        line = self.lines.get(name)
+        own = line.split(b" ", 1)[0].decode("ascii") if line is not None else ""
+        return hashlib.sha1(f"{self.kind}\n{own}".encode()).hexdigest()
+
+
+def _git(args: list[str], cwd: Path) -> bytes | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+@dataclass
+class _Walk:
+    """The state of a walk down the first-parent chain, kept between builds so a rebuild reads only new commits:
+    the skills the new commits touch are decoded, the others stay as the lines they were saved as."""
+
+    lines: dict[str, bytes] = field(default_factory=dict)
+    open: dict[str, _SkillWalk] = field(default_factory=dict)
+    position: int = 0
+
+    def skill(self, name: str) -> _SkillWalk:
+        walk = self.open.get(name)
+        if walk is None:
+            line = self.lines.pop(name, None)
+            walk = self.open[name] = _SkillWalk.decode(line) if line is not None else _SkillWalk()
+        return walk
+
+    def finish(self) -> dict[str, bytes]:
+        """Every skill with a snapshot, encoded."""
+        for name, walk in self.open.items():
+            if walk.snapshots:
+                self.lines[name] = walk.encode(name)
+        self.open.clear()
+        return self.lines
+
+    def read(self, log: bytes, depth: int) -> None:
+        """Apply ``git log --first-parent --reverse --raw -z`` output, oldest commit first."""
+        for record in log.split(b"\x1e"):
+            if not record:
+                continue
+            header, _, raw = record.partition(b"\0")
+            commit, ctime = header.decode("ascii").split("\x1f")
+            when = iso_time(int(ctime))
+            tokens = raw.lstrip(b"\n").split(b"\0")
+            touched: set[str] = set()
+            for i in range(0, len(tokens) - 1, 2):
+                status, path = tokens[i].decode("ascii"), tokens[i + 1].decode("utf-8", "surrogateescape")
+                if not status.startswith(":"):
+                    continue
+                _, new_mode, _, new_oid, change = status[1:].split(" ")
+                parts = path.split("/")
+                if len(parts) < depth + 2 or not _PUBLISHABLE.fullmatch(parts[depth]):
+                    continue  # a file directly in skills/, or a folder no build could have published
+                name, rel = parts[depth], "/".join(parts[depth + 1:])
+                files = self.skill(name).files
+                if change == "D" or new_oid == _EMPTY_OID:
+                    files.pop(rel, None)
+                else:
+                    files[rel] = (new_mode, new_oid)
+                touched.add(name)
+            for name in sorted(touched):
+                walk = self.skill(name)
+                entries = tuple(sorted((p, m, o) for p, (m, o) in walk.files.items()))
+                snap = Snapshot(commit, when, self.position, entries) if entries else None
+                key = snap.key if snap else None
+                if key == walk.last_key:
+                    continue
+                walk.last_key = key
+                if snap is not None:
+                    walk.snapshots.append(snap)
+            self.position += 1
+
+
+WALK_FORMAT = 1
+
+
+def _log_chain(top: Path, prefix: str, since: str | None) -> bytes:
+    revs = [f"{since}..HEAD"] if since else ["HEAD"]
+    log = _git(["-c", "core.quotepath=off", "log", "--first-parent", "--reverse", "--raw", "-r", "-z",
+                "--no-renames", "--no-abbrev", "--format=%x1e%H%x1f%ct", *revs, "--", prefix or "."], top)
+    if log is None:
+        raise BuildError(f"{top}: `git log` failed; cannot read the skills' history")
+    return log
+
+
+def _extends(top: Path, old: str) -> bool:
+    """Whether HEAD's first-parent chain passes through ``old``: then only the commits after it are new."""
+    chain = _git(["log", "--first-parent", "--format=%P", f"{old}..HEAD"], top)
+    if not chain:
+        return False
+    oldest = chain.decode("ascii").strip().splitlines()[-1].split()
+    return bool(oldest) and oldest[0] == old
+
+
+def read_git_history(top: Path | None, prefix: str, state: Path | None = None) -> GitHistory:
+    """One ``git log`` over the first-parent chain of HEAD below ``prefix`` (the skills folder, relative to ``top``).
+
+    With ``state`` (a file in the builder's own state folder, never in the checkout) the walk is kept there, and
+    a rebuild whose HEAD extends the chain it saw reads only the new commits. Outside git, or in a repository
+    without commits, the history is empty (``kind`` "none").
+    """
+    if top is None:
+        return GitHistory()
+    head_text = _git(["rev-parse", "--verify", "-q", "HEAD"], top)
+    if not head_text:
+        return GitHistory(top=top)
+    head = head_text.decode("ascii").strip()
+    shallow = (_git(["rev-parse", "--is-shallow-repository"], top) or b"").strip() == b"true"
+    depth = len(prefix.split("/")) if prefix else 0
+    ident = json.dumps({"format": WALK_FORMAT, "top": str(top), "prefix": prefix}, sort_keys=True)
+    walk: _Walk | None = None
+    unchanged = False
+    if state is not None and not shallow:
+        with suppress(OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            header, *skill_lines = state.read_bytes().split(b"\n")
+            saved = json.loads(header)
+            if json.dumps({k: saved.get(k) for k in ("format", "top", "prefix")}, sort_keys=True) == ident:
+                old = saved["head"]
+                lines = {line.split(b" ", 2)[1].decode(): line for line in skill_lines if line}
+                if old == head:
+                    walk, unchanged = _Walk(lines, {}, int(saved["position"])), True
+                elif isinstance(old, str) and _extends(top, old):
+                    walk = _Walk(lines, {}, int(saved["position"]))
+                    walk.read(_log_chain(top, prefix, old), depth)
+    if walk is None:
+        walk = _Walk()
+        walk.read(_log_chain(top, prefix, None), depth)
+    lines = walk.finish()
+    if state is not None and not shallow and not unchanged:
+        first = json.dumps({**json.loads(ident), "head": head, "position": walk.position}, sort_keys=True)
+        with suppress(OSError):
+            write_atomic(state, b"\n".join([first.encode(), *(lines[name] for name in sorted(lines))]) + b"\n")
+    return GitHistory("shallow" if shallow else "complete", top, head, dict(lines))
+
+
+class GitObjects:
+    """Blob bytes by id through one ``git cat-file --batch-command`` process, started on first use.
+
+    ``fetch`` asks for many objects per write, so a skill's files cost two round trips, not two per file; what
+    it read is kept (up to ``MEMO_BYTES``), as consecutive versions of a skill share most of their files.
+    """
+
+    MEMO_BYTES = 64 * 1024 * 1024
+    CHUNK = 256  # commands per write: far below a pipe's buffer, so writing never waits for our own reading
+
+    def __init__(self, top: Path) -> None:
+        self.top = top
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._sizes: dict[str, int] = {}
+        self._data: dict[str, bytes] = {}
+        self._held = 0
+
+    def fetch(self, oids: Iterable[str], limit: int) -> None:
+        """Learn the size of every object, and read the bytes of those of at most ``limit`` bytes."""
+        wanted = sorted(set(oids))
+        for i in range(0, len(wanted), self.CHUNK):
+            chunk = [oid for oid in wanted[i:i + self.CHUNK] if oid not in self._sizes]
+            for oid, size in zip(chunk, self._run("info", chunk), strict=True):
+                self._sizes[oid] = size
+        small = [oid for oid in wanted if self._sizes[oid] <= limit and oid not in self._data]
+        if self._held + sum(self._sizes[oid] for oid in small) > self.MEMO_BYTES:
+            self._data.clear()
+            self._held = 0
+            small = [oid for oid in wanted if self._sizes[oid] <= limit]
+        for i in range(0, len(small), self.CHUNK):
+            self._run("contents", small[i:i + self.CHUNK])
+
+    def _run(self, command: str, oids: list[str]) -> list[int]:
+        stdin, stdout = self._pipe()
+        stdin.write("".join(f"{command} {oid}\n" for oid in oids).encode("ascii"))
+        stdin.flush()
+        sizes = []
+        for oid in oids:
+            header = stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise BuildError(f"{self.top}: git object {oid} is missing or not a file; is the clone complete?")
+            size = int(header[2])
+            sizes.append(size)
+            if command == "contents":
+                data = stdout.read(size + 1)  # the bytes and a newline
+                if len(data) != size + 1:
+                    raise BuildError(f"{self.top}: `git cat-file` stopped while reading object {oid}")
+                self._data[oid] = data[:-1]
+                self._sizes[oid] = size
+                self._held += size
+        return sizes
+
+    def _pipe(self) -> tuple[IO[bytes], IO[bytes]]:
+        if self._proc is None:
+            self._proc = subprocess.Popen(["git", "cat-file", "--batch-command"], cwd=self.top,
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        return self._proc.stdin, self._proc.stdout
+
+    def forget(self) -> None:
+        """Drop the bytes read so far (another skill shares none of them)."""
+        self._data.clear()
+        self._sizes.clear()
+        self._held = 0
+
+    def size(self, oid: str) -> int:
+        if oid not in self._sizes:
+            self._sizes[oid] = self._run("info", [oid])[0]
+        return self._sizes[oid]
+
+    def read(self, oid: str) -> bytes:
+        if oid not in self._data:
+            self._run("contents", [oid])
+        return self._data[oid]
+
+    def close(self) -> None:
+        if self._proc is not None:
+            with suppress(OSError):
+                assert self._proc.stdin is not None
+                self._proc.stdin.close()
+            self._proc.wait()
+            self._proc = None
+
+
+# -------------------------------------------------------------------------------------- one state, as loaded
+
+@dataclass(frozen=True)
+class StateRecord:
+    """What a snapshot of a skill folder is, once read and checked; cached by the snapshot's key."""
+
+    digest: str | None  # None: not a skill (no SKILL.md in the folder)
+    version: str | None = None
+    rules: tuple[str, ...] = ()  # the codes of today's error rules it fails (then it is withdrawn)
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"digest": self.digest, "version": self.version, "rules": list(self.rules), "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, data: Any) -> StateRecord | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(data["digest"], data["version"], tuple(data["rules"]), data["reason"])
+        except (KeyError, TypeError):
+            return None
+
+
+def version_of(skill: Skill) -> str | None:
+    """``metadata.version``, else a top-level ``version`` (Claude Code's field), when it is a string."""
+    version = skill.version or skill.field("version")
+    return version if isinstance(version, str) else None
+
+
+def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config: RegistryConfig,
+               profile: str) -> tuple[StateRecord, tuple[SkillFile, ...]]:
+    """The skill a checkout of this state would load, with the errors today's rules find in it (then it is withdrawn:
+    an unsafe file, SK5xx, or a SKILL.md today's build would refuse to publish).
+
+    Mirrors ``loader._read_files`` over git's file list: a symbolic link (mode 120000) is SK501, a junk file or
+    folder SK510, a file over the size limit SK507 and is not read, an unsafe name SK503-SK505/SK513-SK516.
+    """
+    limits = config.limits
+    folder = config.skills_path / name
+    found: list[tuple[str, str]] = []
+    objects.fetch((oid for _, mode, oid in entries if mode != _GITLINK), limits.max_file_bytes)
+
+    def report(code: str, rel: str, message: str, line: int = 0, **_kw: object) -> None:
+        found.append((code, message))
+
+    # Folders are implicit in git: list every folder and file under its parent, as a directory walk sees them.
+    children: dict[str, dict[str, Entry | None]] = {"": {}}
+    for path, mode, oid in entries:
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            parent, here = "/".join(parts[:i - 1]), "/".join(parts[:i])
+            children.setdefault(parent, {}).setdefault(parts[i - 1], None)
+            children.setdefault(here, {})
+        children.setdefault("/".join(parts[:-1]), {})[parts[-1]] = (path, mode, oid)
+    files: list[SkillFile] = []
+    total = 0
+    stack = [""]
+    while stack:
+        prefix = stack.pop()
+        for entry_name, entry in sorted(children.get(prefix, {}).items()):
+            rel = f"{prefix}/{entry_name}" if prefix else entry_name
+            try:
+                rel.encode("utf-8")
+            except UnicodeEncodeError:
+                report("SK513", "", "file name is not valid UTF-8")
+                continue
+            for code, message in path_problems(rel):
+                report(code, rel, message)
+            is_dir = entry is None or entry[1] == _GITLINK  # a submodule checks out as an empty folder
+            if windows_problem(entry_name) and not is_junk(entry_name, is_dir):
+                report("SK516", rel, windows_problem(entry_name) or "")
+            if entry is not None and entry[1] == _SYMLINK:
+                target = objects.read(entry[2]).decode("utf-8", "replace")
+                report("SK501", rel, f"`{rel}` is a symbolic link to {target!r}")
+                continue
+            if is_dir:
+                if is_junk(entry_name, True):
+                    report("SK510", rel, f"`{rel}/` is a generated folder that must not be committed")
+                elif entry is None:
+                    stack.append(rel)
+                continue
+            assert entry is not None
+            if is_junk(entry_name, False):
+                report("SK510", rel, f"`{rel}` is a generated or editor file that must not be committed")
+                continue
+            size = objects.size(entry[2])
+            if size > limits.max_file_bytes:
+                report("SK507", rel, f"`{rel}` is {size:,} bytes; the limit is {limits.max_file_bytes:,}")
+                total += size
+                continue
+            data = objects.read(entry[2])
+            total += len(data)
+            files.append(SkillFile(path=rel, data=data, executable=entry[1] == "100755"))
+    if total > limits.max_skill_bytes:
+        report("SK508", "", f"the skill holds {total:,} bytes; the limit is {limits.max_skill_bytes:,}")
+    files.sort(key=lambda f: f.path.encode("utf-8"))
+    _report_collisions([f.path for f in files], report)
+
+    by_path = {f.path: f for f in files}
+    skill_md = SKILL_MD if SKILL_MD in by_path else SKILL_MD_FALLBACK if SKILL_MD_FALLBACK in by_path else None
+    listed = {p for p, _, _ in entries}
+    if skill_md is None and not found:
+        return StateRecord(None), ()
+    if skill_md is None and not listed & {SKILL_MD, SKILL_MD_FALLBACK}:
+        return StateRecord(None), ()  # never a skill, whatever else is wrong with the folder
+    skill = Skill(name, folder, skill_md or SKILL_MD, None, "", 1, tuple(files))
+    if skill_md is not None:
+        parsed = parse_skill_md(by_path[skill_md].data, f"{folder}/{skill_md}",
+                                max_frontmatter_bytes=limits.max_frontmatter_bytes, skill=name)
+        skill = Skill(name, folder, skill_md, parsed.frontmatter, parsed.body, parsed.body_line, tuple(files))
+        found.extend((d.code, d.message) for d in parsed.diagnostics if d.severity is Severity.ERROR)
+    found.extend((d.code, d.message) for d in check_skill(skill, config, profile) if d.severity is Severity.ERROR)
+    failed: dict[str, str] = {}
+    for code, message in found:
+        if RULES[code].severity is Severity.ERROR:
+            failed.setdefault(code, message)
+    digest = skill_digest(files)
+    if failed:
+        reason = "fails " + "; ".join(f"{code}: {failed[code]}" for code in sorted(failed))
+        return StateRecord(digest, version_of(skill), tuple(sorted(failed)), reason), ()
+    return StateRecord(digest, version_of(skill)), tuple(files)
+
+
+# ------------------------------------------------------------------------------------------- the bundle cache
+
+class BundleCache:
+    """Content-addressed records that make old versions free to publish again, in a folder that may be stale.
+
+    ``states/<skill key>.json`` holds, for each snapshot of one skill, what it is (digest, version, rules) and its
+    zip's SHA-256, keyed by everything that decides them (the file list with blob ids, the limits, the builder's
+    version), so a stale record is never found. ``zips/<sha256>.zip`` holds a version's zip, named by its own
+    SHA-256 and checked against that name before every reuse: a wrong or damaged file only costs the time to
+    pack it again.
+    """
+
+    def __init__(self, root: Path | None, config: RegistryConfig, profile: str) -> None:
+        self.root = root
+        limits = json.dumps(config.limits.__dict__, sort_keys=True)
+        self._salt = f"{CACHE_FORMAT}\0{__version__}\0{limits}\0{profile}\0{config.skills_dir}"
+
+    def state_key(self, name: str, snap: Snapshot) -> str:
+        return hashlib.sha256(f"{self._salt}\0{name}\0{snap.key}".encode()).hexdigest()
+
+    def _read(self, path: Path) -> bytes | None:
+        try:
+            return path.read_bytes()
+        except OSError:
+            return None
+
+    def _write(self, path: Path, data: bytes) -> None:
+        """Atomic (a reader sees the old file or the new one) but not flushed to the disk: a file a crash leaves
+        short fails its check and is made again, so the cache never costs an fsync."""
+        with suppress(OSError):  # the cache only saves time
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+            try:
+                partial.write_bytes(data)
+                os.replace(partial, path)
+            finally:
+                partial.unlink(missing_ok=True)
+
+    def _states_file(self, name: str) -> Path | None:
+        if self.root is None:
+            return None
+        tag = hashlib.sha256(f"{self._salt}\0{name}".encode()).hexdigest()[:32]
+        return self.root / "states" / f"{tag}.json"
+
+    def states(self, name: str) -> dict[str, tuple[StateRecord, dict[str, Any] | None]]:
+        """The cached records of ``name``'s snapshots, by state key; anything unreadable is simply not there."""
+        path = self._states_file(name)
+        raw = self._read(path) if path is not None else None
+        try:
+            data = json.loads(raw) if raw is not None else {}
+        except ValueError:
+            return {}
+        found: dict[str, tuple[StateRecord, dict[str, Any] | None]] = {}
+        for key, entry in (data.items() if isinstance(data, dict) else ()):
+            record = StateRecord.from_json(entry.get("record") if isinstance(entry, dict) else None)
+            if record is not None:
+                zip_info = entry.get("zip")
+                found[key] = (record, zip_info if isinstance(zip_info, dict) else None)
+        return found
+
+    def put_states(self, name: str, states: dict[str, tuple[StateRecord, dict[str, Any] | None]]) -> None:
+        path = self._states_file(name)
+        if path is not None:
+            data = {key: {"record": record.to_json(), "zip": zip_info} for key, (record, zip_info) in states.items()}
+            self._write(path, json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
+
+    def zip(self, sha256: str) -> bytes | None:
+        if self.root is None or len(sha256) != 64:
+            return None
+        data = self._read(self.root / "zips" / f"{sha256}.zip")
+        return data if data is not None and sha256_hex(data) == sha256 else None
+
+    def put_zip(self, data: bytes) -> str:
+        digest = sha256_hex(data)
+        if self.root is not None and self.zip(digest) is None:
+            self._write(self.root / "zips" / f"{digest}.zip", data)
+        return digest
+
+
+# ------------------------------------------------------------------------------------------------- versions
+
+@dataclass(frozen=True)
+class Version:
+    digest: str
+    version: str | None
+    commit: str | None
+    time: str | None
+    position: int  # on the first-parent chain; the work tree's uncommitted state comes after every commit
+    status: str = "available"
+    reason: str | None = None
+    rules: tuple[str, ...] = ()
+    zip: dict[str, Any] | None = None
+
+    @property
+    def has_bytes(self) -> bool:
+        return self.status in ("available", "yanked")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"digest": self.digest, "version": self.version, "commit": self.commit, "time": self.time,
+                "status": self.status, "reason": self.reason, "rules": list(self.rules), "zip": self.zip}
+
+
+@dataclass(frozen=True)
+class Head:
+    """The work tree's version of a skill, built as today (its zip is already written)."""
+
+    digest: str
+    version: str | None
+    zip: dict[str, Any]
+
+
+def order(versions: Iterable[Version]) -> list[Version]:
+    """Newest first: by the time of the first commit that published each digest, then by chain position."""
+    return sorted(versions, key=lambda v: (v.time or "9999", v.position), reverse=True)
+
+
+def apply_policy(name: str, versions: list[Version], policy: HistoryPolicy, head: str | None) -> list[Version]:
+    """Statuses from registry.yaml: taken down, yanked, and pruned beyond ``keep``; the head keeps its bytes."""
+    yanked = {m.digest: m.reason for m in policy.yanked if m.name == name}
+    taken = {m.digest: m.reason for m in policy.taken_down if m.name == name}
+    kept = 0
+    result: list[Version] = []
+    for v in versions:
+        if v.digest in taken:
+            v = Version(v.digest, v.version, v.commit, v.time, v.position, "taken-down", taken[v.digest])
+        elif v.status == "withdrawn":
+            pass
+        else:
+            too_old = (policy.keep is not None and kept >= policy.keep) or (
+                policy.since is not None and v.time is not None and date.fromisoformat(v.time[:10]) < policy.since)
+            if too_old and v.digest != head:
+                v = Version(v.digest, v.version, v.commit, v.time, v.position, "pruned",
+                            f"older than the history kept by registry.yaml ({policy.describe_keep()})")
+            else:
+                kept += 1
+                if v.digest in yanked:
+                    v = replace(v, status="yanked", reason=yanked[v.digest])
+        result.append(v)
+    return result
+
+
+def check_marks(policy: HistoryPolicy, config_path: Path | None,
+                digests: Callable[[str], set[str] | None], heads: Mapping[str, str]) -> None:
+    """Every yanked or taken-down entry names a skill and one of its versions; a takedown never names the head."""
+    for section, marks in (("yanked", policy.yanked), ("taken_down", policy.taken_down)):
+        for mark in marks:
+            known = digests(mark.name)
+            where = mark.where(config_path, section)
+            if known is None:
+                raise ConfigError(f"{where}: no skill `{mark.name}` in skills/ or its history")
+            if mark.digest not in known:
+                raise ConfigError(f"{where}: `{mark.name}` never had the version {short_digest(mark.digest)}… "
+                                  f"(its versions: {', '.join(sorted(short_digest(d) for d in known))})")
+            if section == "taken_down" and heads.get(mark.name) == mark.digest:
+                raise ConfigError(f"{where}: {mark.digest} is what skills/{mark.name}/ holds now; change or remove "
+                                  "the skill folder to take this version down")
+
+
+def latest_of(versions: Sequence[Version], head: str | None) -> str | None:
+    """What ``install NAME`` takes: the head, unless it is yanked; then the newest available one."""
+    if head is None:
+        return None
+    if any(v.digest == head and v.status == "available" for v in versions):
+        return head
+    return next((v.digest for v in versions if v.status == "available"), None)
+
+
+def versions_document(name: str, kind: str, latest: str | None, versions: Sequence[Version]) -> dict[str, Any]:
+    return {"api_version": API_VERSION, "name": name, "history": kind, "latest": latest,
+            "versions": [v.to_dict() for v in versions]}
+
+
+def read_skills_history(skills_path: Path, state: Path | None = None) -> GitHistory:
+    """The history of the registry's skills folder, wherever it sits in its repository."""
+    skills_path = skills_path.resolve()
+    top_text = _git(["rev-parse", "--show-toplevel"], skills_path if skills_path.is_dir() else skills_path.parent)
+    if not top_text:
+        return GitHistory()
+    top = Path(os.fsdecode(top_text.strip())).resolve()
+    prefix = skills_path.relative_to(top).as_posix() if skills_path != top else ""
+    return read_git_history(top, prefix, state)
+
+
+@dataclass
+class _Group:
+    """The snapshots of one digest: the first names the version, the first that passes gives its bytes."""
+
+    first: Snapshot
+    record: StateRecord
+    source: Snapshot | None = None
+    source_key: str = ""
+
+
+def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, objects: GitObjects | None,
+                   cache: BundleCache, config: RegistryConfig, profile: str,
+                   write_zip: Callable[[str, bytes], object]) -> tuple[list[Version], int]:
+    """Every version of ``name``, newest first, with registry.yaml's policy applied, and how many zips had to be
+    packed from git; writes each old zip.
+
+    A snapshot already in ``cache`` is not read again, and a zip found there (checked by its SHA-256) is not
+    packed again: only new digests cost git reads and compression.
+    """
+    if objects is not None:
+        objects.forget()
+    groups: dict[str, _Group] = {}
+    loaded: dict[str, tuple[SkillFile, ...]] = {}
+    zips: dict[str, dict[str, Any] | None] = {}
+    records: dict[str, StateRecord] = {}
+    new: set[str] = set()  # state keys whose record the cache lacks (new, or with a new zip)
+    known = cache.states(name)
+    for snap in snapshots:
+        key = cache.state_key(name, snap)
+        cached = known.get(key)
+        if cached is not None:
+            record, zips[key] = cached
+        else:
+            if objects is None:
+                raise BuildError(f"cannot read the history of skills/{name}: no git repository")
+            record, files = load_state(name, snap.entries, objects, config, profile)
+            loaded[key] = files
+            zips[key] = None
+            new.add(key)
+        records[key] = record
+        if record.digest is None:
+            continue
+        group = groups.get(record.digest)
+        if group is None:
+            group = groups[record.digest] = _Group(snap, record)
+        if group.source is None and not record.rules:
+            group.source, group.source_key = snap, key
+    versions: list[Version] = []
+    for digest, group in groups.items():
+        if head is not None and digest == head.digest:
+            versions.append(Version(digest, head.version, group.first.commit, group.first.time, group.first.position,
+                                    zip=head.zip))
+        elif group.source is None:
+            versions.append(Version(digest, group.record.version, group.first.commit, group.first.time,
+                                    group.first.position, "withdrawn", group.record.reason, group.record.rules))
+        else:
+            versions.append(Version(digest, group.record.version, group.first.commit, group.first.time,
+                                    group.first.position))
+    if head is not None and head.digest not in groups:  # the work tree's uncommitted state
+        versions.append(Version(head.digest, head.version, None, None, snapshots[-1].position + 1 if snapshots else 0,
+                                zip=head.zip))
+    result = apply_policy(name, order(versions), config.history, head.digest if head else None)
+    out: list[Version] = []
+    packed = 0
+    for v in result:
+        if v.has_bytes and v.zip is None:
+            group = groups[v.digest]
+            assert group.source is not None
+            v, fresh = _with_zip(v, name, group, loaded, zips, cache, objects, config, profile, write_zip)
+            if fresh:
+                packed += 1
+                new.add(group.source_key)
+        out.append(v)
+    if new or set(known) != set(records):  # the records of this history, and only those
+        cache.put_states(name, {key: (records[key], zips.get(key)) for key in sorted(records)})
+    return out, packed
+
+
+def _with_zip(v: Version, name: str, group: _Group, loaded: dict[str, tuple[SkillFile, ...]],
+              zips: dict[str, dict[str, Any] | None], cache: BundleCache, objects: GitObjects | None,
+              config: RegistryConfig, profile: str, write_zip: Callable[[str, bytes], object]) -> tuple[Version, bool]:
+    key, path = group.source_key, version_bundle_path(name, v.digest)
+    known = zips.get(key)
+    data = cache.zip(str(known.get("sha256", ""))) if known else None
+    fresh = data is None
+    if data is None:
+        files = loaded.get(key)
+        if files is None:
+            if objects is None:
+                raise BuildError(f"cannot read the history of skills/{name}: no git repository")
+            assert group.source is not None
+            _, files = load_state(name, group.source.entries, objects, config, profile)
+        data = zip_bytes(files)
+        cache.put_zip(data)
+        zips[key] = {"sha256": sha256_hex(data), "size": len(data)}
+    write_zip(path, data)
+    return replace(v, zip=zip_record(config.base_url, path, sha256_hex(data), len(data))), fresh
+
+
+def zip_record(base_url: str, path: str, data_sha256: str, size: int) -> dict[str, Any]:
+    return {"path": path, "url": url_of(base_url, path), "sha256": data_sha256, "size": size}
