@@ -7,6 +7,9 @@ folder in (atomically exchanged where Linux allows). A rebuild stages only the s
 indexes and the website, then moves those units into place under a journal: if the process dies part way,
 the next build puts the previous output back before doing anything else.
 
+Every version a skill had on the built branch is published too (``history``): its ``versions.json`` is part of
+the skill's units, and the zips of old versions come from the bundle cache or are packed from git objects.
+
 The lock, the journal, the list of trash folders and the manifest live in the user's state folder, keyed by
 the output's real path, never beside the output or in the checkout: a repository can commit any file, and
 none of it is ever read as the builder's own record. Recovery and trash removal touch only folders named as
@@ -748,10 +751,13 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
             still = [(name, None) for name in sorted(invalid) if git.of(name) and name not in gone]
             if still:
                 try:
-                    retired += run_parallel(_build_task, still, initializer=_init_worker,
-                                            initargs=(_Job(config, profile, history, tmp, git, bundle_cache),), jobs=1)
+                    built_retired = run_parallel(_build_task, still, initializer=_init_worker,
+                                                 initargs=(_Job(config, profile, history, tmp, git, bundle_cache),),
+                                                 jobs=1)
                 finally:
                     _close_objects()
+                retired += built_retired
+                built += built_retired
             known = {o.name: set(o.digests) for o in [*kept, *retired] if o.digests}
             check_marks(config.history, config.path, known.get, {o.name: o.digest for o in kept if o.digest})
             retired_names = {o.name for o in retired}
