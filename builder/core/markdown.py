@@ -206,15 +206,13 @@ def links(body: str) -> list[Link]:
     for start, end in _stretches(body):
         line += body.count("\n", last, start)
         last = start
-        text = body[start:end]
-        if _LINK_HINT.search(text):
-            tokens: list[Token] = []
-            known = len(env.get("references", ()))
-            PARSER.block.parse(text, PARSER, env, tokens)
-            added = len(env.get("references", ())) - known
-            for ref in itertools.islice(reversed(env["references"].values()), added) if added else ():
-                ref["map"] = [line + ref["map"][0], line + ref["map"][1]]  # the new ones: dicts keep their order
-            blocks.append((line, tokens))
+        tokens: list[Token] = []
+        known = len(env.get("references", ()))
+        PARSER.block.parse(body[start:end], PARSER, env, tokens)
+        added = len(env.get("references", ())) - known
+        for ref in itertools.islice(reversed(env["references"].values()), added) if added else ():
+            ref["map"] = [line + ref["map"][0], line + ref["map"][1]]  # the new ones: dicts keep their order
+        blocks.append((line, tokens))
     with _inline_nesting(PARSER):
         for _, tokens in blocks:
             for token in tokens:
@@ -248,31 +246,62 @@ def _normalise(body: str) -> str:
 
 
 def _stretches(body: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of stretches of ``body`` that parse alone exactly as they do inside the whole text.
+    """(start, end) of stretches of ``body`` that hold every possible link and parse alone exactly as they do
+    inside the whole text.
 
     A cut goes before a line that starts in the first column after a blank line: there every paragraph, list,
     block quote, table, footnote and indented code block has ended. Only fenced code and HTML blocks of types
     1-5 outlive a blank line, so no cut goes inside one. Where the scan cannot tell at top level whether such a
     block starts (a fence or HTML line indented under a list item, or inside an HTML block), it stops cutting:
-    the rest of the body is one stretch. Every search only moves forwards, so the scan is linear.
+    the rest of the body is one stretch. The scan visits only block starts and link hints, and every search
+    moves forwards, so it is linear.
     """
     n = len(body)
-    start = pos = 0
-    cuts, blocks, containers = _Forward(_BLANK_THEN_TOP, body), _Forward(_BLOCK_START, body), _Forward(_CONTAINER, body)
-    while pos < n:
-        cut, block = cuts.find(pos), blocks.find(pos)
-        if block is not None and (cut is None or block.start() < cut.end()):
-            container = containers.find(start)
-            skip = _skip_block(body, block.start(), container is not None and container.start() < block.start())
-            if skip is None:
-                break
-            pos = skip
-            continue
-        if cut is None:
+    hints, blocks = _Forward(_LINK_HINT, body), _Forward(_BLOCK_START, body)
+    cuts, containers = _Forward(_BLANK_THEN_TOP, body), _Forward(_CONTAINER, body)
+    start = pos = 0  # ``start``: where the stretch holding ``pos`` begins
+
+    def advance(to: int) -> None:
+        """Move ``pos`` to ``to`` over text holding no block start; ``start`` follows the cuts passed."""
+        nonlocal start, pos
+        for cut in _BLANK_THEN_TOP.finditer(body, pos, min(n, to + 1)):
+            if cut.end() <= to:
+                start = cut.end()
+        pos = max(pos, to)
+
+    def skip(block: re.Match[str]) -> int | None:
+        container = containers.find(start)
+        return _skip_block(body, block.start(), container is not None and container.start() < block.start())
+
+    while True:
+        hint = hints.find(pos)
+        if hint is None:
+            return
+        block = blocks.find(pos)
+        if block is not None and block.start() <= hint.start():
+            advance(block.start())
+            end = skip(block)
+            if end is None:
+                yield start, n
+                return
+            pos = end
+            if hint.start() >= end:
+                continue
+        else:
+            advance(hint.start())
+        while True:  # to the first cut after the hint, over the blocks that start before it
+            cut, block = cuts.find(pos), blocks.find(pos)
+            if block is not None and (cut is None or block.start() < cut.end()):
+                end = skip(block)
+                if end is None:
+                    yield start, n
+                    return
+                pos = end
+                continue
+            end = n if cut is None else cut.end()
+            yield start, end
+            start = pos = end
             break
-        yield start, cut.end()
-        start = pos = cut.end()
-    yield start, n
 
 
 class _Forward:
