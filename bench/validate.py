@@ -35,7 +35,8 @@ import resource, subprocess, sys, time
 started = time.perf_counter()
 code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)
 seconds = time.perf_counter() - started
-print(f"measured {code} {seconds!r} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}")
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"measured {code} {seconds!r} {usage.ru_maxrss * 1024} {usage.ru_utime + usage.ru_stime!r}")
 """
 
 
@@ -44,14 +45,15 @@ class Measured:
     seconds: float
     max_rss: int  # bytes
     tree_rss: int  # bytes, sampled by run_process over the wrapper and the command's tree
+    cpu_seconds: float  # user + system time of the command and every process it waited for
 
 
 def measure(command: list[str]) -> Measured:
     done = run_process([sys.executable, "-c", _MEASURED, *command], cwd=REPO)
     last = done.output.strip().splitlines()[-1].split()
-    if len(last) != 4 or last[0] != "measured" or last[1] != "0":
+    if len(last) != 5 or last[0] != "measured" or last[1] != "0":
         raise BenchError(f"`{' '.join(command)}` failed:\n{done.output[-3000:]}")
-    return Measured(float(last[2]), int(last[3]), done.tree_rss)
+    return Measured(float(last[2]), int(last[3]), done.tree_rss, float(last[4]))
 
 
 def validate_bench(ctx: BenchContext) -> list[Row]:
@@ -125,6 +127,11 @@ def validate_bench(ctx: BenchContext) -> list[Row]:
             f"skills-ref {_version('skills-ref')} over every folder in one Python process; reads only SKILL.md."),
         Row("validate", "skills-ref `validate` (in-process)", n, "ms/skill", per_skill_ms(t_ref),
             "the same calls inside this process: no start-up."),
+        Row("validate", "CPU time, `skillreg validate` (CLI, text), all processes", n, "ms/skill",
+            per_skill_ms([f.cpu_seconds for f in finished["text"]]),
+            "user + system time of the CLI and its workers: what the run costs, however busy the machine"),
+        Row("validate", "CPU time, skills-ref (whole process)", n, "ms/skill",
+            per_skill_ms([f.cpu_seconds for f in finished["ref"]]), ""),
         Row("validate", "`skillreg validate` (CLI, text), skills per second", n, "skills/s",
             tuple(n / seconds for seconds in t_cli), ""),
         Row("validate", "speed-up, skills-ref in-process / `skillreg validate` CLI", n, "x",

@@ -218,7 +218,8 @@ def links(body: str) -> list[Link]:
             for token in tokens:
                 if token.type == "inline":
                     token.children = []
-                    PARSER.inline.parse(token.content, PARSER, env, token.children)
+                    if "[" in token.content or "<" in token.content:  # else it holds no link of any kind
+                        PARSER.inline.parse(token.content, PARSER, env, token.children)
     source = body.split("\n")
     found = [link for offset, tokens in blocks for link in _token_links(tokens, offset, source)]
     found += _reference_links(env, source)
