@@ -99,6 +99,7 @@ class BenchContext:
     repeat: int = 5
     seed: int = 0
     shape: str = "synthetic"
+    skills: int | None = None  # --skills: the corpus size of the measurements that take one (validate)
     log: Callable[[str], None] = field(default=lambda message: print(message, file=sys.stderr, flush=True))
     api_builds: dict[int, Path] = field(default_factory=dict)
     measured_shapes: dict[int, dict[str, float]] = field(default_factory=dict)

@@ -68,9 +68,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--shape", choices=SHAPES, default="synthetic",
                         help="generated corpus: synthetic (default; the corpus of earlier figures) or real "
                              "(sizes, files, links and code blocks of public skills, measured in issues 14 and 17)")
+    parser.add_argument("--skills", type=int, default=None, metavar="N",
+                        help="corpus size for validate (default: 1,000, quick: 100), e.g. 60000 for issue 14's "
+                             "whole-registry figure")
     args = parser.parse_args(argv)
     if args.repeat is not None and args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    if args.skills is not None and args.skills < 2:
+        parser.error("--skills must be at least 2")
     return args
 
 
@@ -78,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     repeat = args.repeat or (3 if args.quick else 5)
     ctx = BenchContext(cache_dir=args.cache_dir or default_cache_dir(), quick=args.quick, repeat=repeat,
-                       seed=args.seed, shape=args.shape)
+                       seed=args.seed, shape=args.shape, skills=args.skills)
     # The builder keeps a manifest per output folder in its state folder (23 MB at 10,000 skills): this run gets
     # one of its own, emptied first, so those of earlier runs' outputs pile up neither there nor in the user's.
     remove_tree(ctx.cache_dir / "build-state")

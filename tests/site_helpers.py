@@ -44,7 +44,7 @@ metadata:
 # Evil <script>window.__pwned=true</script>
 
 <script>window.__pwned = true;</script>
-<img src=x onerror="window.__pwned=true">
+<img src=#x onerror="window.__pwned=true">
 [click me](javascript:window.__pwned=true)
 <iframe src="javascript:window.__pwned=true"></iframe>
 <form action="javascript:window.__pwned=true"><input type="submit" value="go"></form>

@@ -136,23 +136,6 @@ def test_a_hostile_skill_md_at_the_size_cap_validates_in_linear_time(tmp_path: P
     assert elapsed < 2.0, f"{unit!r} x {len(body) // len(unit)} took {elapsed:.2f} s"
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    ("[a](b.md)", [("b.md", 0)]),
-    ("![a](b.png)", [("b.png", 0)]),
-    ("x ![a](<b c.png> 'title') y", [("<b c.png>", 2)]),
-    ("[a [b] c](d.md)", [("d.md", 0)]),
-    ("[x [a](b.md) y](c.md)", [("b.md", 3)]),
-    ("[a](b.md \"t\") and [c](d.md (t))", [("b.md", 0), ("d.md", 18)]),
-    ("[a](b.md 'unclosed", []),
-    ("[a](", []),
-    ("![a](" * 3 + "x.png)", [("![a](![a](x.png", 0)]),
-])
-def test_inline_links(line: str, expected: list[tuple[str, int]]) -> None:
-    from builder.validate.body import inline_links
-
-    assert list(inline_links(line)) == expected
-
-
 def test_the_most_html_tags_a_body_may_hold_build(registry: Path) -> None:
     """20,000 nested tags pass and build (the sanitiser takes about a second); one more is SK408."""
     body = "# Tags\n\n" + "<b>" * 20_000 + "x\n"

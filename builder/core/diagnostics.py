@@ -151,6 +151,9 @@ _RULES = [
     Rule("SK408", E, "The body holds more HTML tags than the limit",
          "Write the content in Markdown, or move it into a file under references/; deeply nested HTML takes "
          "the website's sanitiser minutes to render."),
+    Rule("SK409", E, "The body holds more square brackets than the limit",
+         "Move long lists of links into a file under references/; every bracket costs the Markdown parser time, "
+         "and a body of nothing else takes it many seconds to read."),
     # SK5xx: the files of the folder
     Rule("SK501", E, "Symbolic link in a skill folder", "Replace the link with the file itself; links are not published."),
     Rule("SK502", E, "Special file (device, FIFO or socket) in a skill folder", "Remove it."),

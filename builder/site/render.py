@@ -1,4 +1,5 @@
-"""Untrusted skill Markdown to safe HTML: render with python-markdown, then sanitise with nh3.
+"""Untrusted skill Markdown to safe HTML: render with the registry's CommonMark parser (``core.markdown``, the one
+the validator reads links with: GitHub's tables, strikethrough and footnotes), then sanitise with nh3.
 
 A skill's body comes from a pull request, so raw HTML in it is allowed through Markdown and then cut down to
 ordinary formatting by the sanitiser: no scripts, styles, frames, forms, event handlers or ``javascript:``
@@ -9,14 +10,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Collection
-from urllib.parse import quote, urlsplit
+from collections.abc import Collection
+from urllib.parse import quote, unquote, urlsplit
 
-import markdown
 import nh3
-from markdown.extensions import Extension
 from markdown.extensions.toc import slugify
-from markdown.treeprocessors import Treeprocessor
+from markdown_it.token import Token
+
+from ..core.markdown import PARSER
 
 TAGS = frozenset({
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em", "h1", "h2", "h3",
@@ -24,12 +25,13 @@ TAGS = frozenset({
     "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
 })
 ATTRIBUTES = {
-    "a": {"href", "title"},
+    "a": {"href", "title", "id"},  # ids: footnote references and their way back
     "img": {"src", "alt", "title", "width", "height"},
     "code": {"class"},
     "th": {"align", "colspan", "rowspan"},
     "td": {"align", "colspan", "rowspan"},
     "ol": {"start"},
+    "li": {"id"},  # footnotes
     "h1": {"id"}, "h2": {"id"}, "h3": {"id"}, "h4": {"id"}, "h5": {"id"}, "h6": {"id"},
 }
 URL_SCHEMES = frozenset({"http", "https", "mailto"})
@@ -40,37 +42,10 @@ _CODE_CLASS = re.compile(r"^language-[A-Za-z0-9_+-]+$")
 _BASE_DIR = re.compile(r"^\{baseDir\}/")
 
 
-_STASH = re.compile("\x02[^\x03]*\x03")
-_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-
-
-class _Headings(Treeprocessor):  # type: ignore[misc]  # Markdown ships no type hints
-    """Body headings one level down (the page's title is the h1) with ids to link to: what the toc
-    extension would do, without building a table of contents nobody reads."""
-
-    def run(self, root):  # type: ignore[no-untyped-def]
-        seen: set[str] = set()
-        for element in root.iter():
-            if element.tag in _HEADINGS:
-                element.tag = "h" + str(min(int(element.tag[1]) + 1, 6))
-                base = slugify(_STASH.sub("", "".join(element.itertext())), "-") or "section"
-                slug, n = base, 1
-                while slug in seen:
-                    slug, n = f"{base}_{n}", n + 1
-                seen.add(slug)
-                element.set("id", slug)
-
-
-class _HeadingsExtension(Extension):  # type: ignore[misc]
-    def extendMarkdown(self, md: markdown.Markdown) -> None:  # noqa: N802 - python-markdown's name
-        md.treeprocessors.register(_Headings(md), "skill_headings", 5)
-
-
 class BodyRenderer:
-    """Renders many skill bodies with one Markdown instance (creating one per page is the slow part)."""
+    """Renders many skill bodies with one sanitiser (building one per page is the slow part)."""
 
     def __init__(self) -> None:
-        self._md = markdown.Markdown(extensions=["fenced_code", "tables", _HeadingsExtension()], output_format="html")
         self._files: Collection[str] = ()
         self._raw_prefix = ""
         self._cleaner = nh3.Cleaner(tags=set(TAGS), attributes={k: set(v) for k, v in ATTRIBUTES.items()},
@@ -80,8 +55,10 @@ class BodyRenderer:
     def render(self, body: str, files: Collection[str], raw_prefix: str) -> str:
         """``raw_prefix`` is the URL (relative to the page) of the skill's raw files folder, ending in ``/``."""
         self._files, self._raw_prefix = files, raw_prefix
-        self._md.reset()
-        return self._cleaner.clean(self._md.convert(body))
+        env: dict[str, object] = {}
+        tokens = PARSER.parse(body, env)
+        _shape(tokens)
+        return self._cleaner.clean(PARSER.renderer.render(tokens, PARSER.options, env))
 
     def _filter(self, tag: str, attr: str, value: str) -> str | None:
         if attr == "id":
@@ -91,6 +68,40 @@ class BodyRenderer:
         if attr in ("href", "src"):
             return resolve_link(value, self._files, self._raw_prefix)
         return value
+
+
+_ALIGN = re.compile(r"^text-align:(left|center|right)$")
+
+
+def _shape(tokens: list[Token]) -> None:
+    """Body headings one level down (the page's title is the h1) with ids to link to, numbered apart when two
+    read alike; table cell alignment as an ``align`` attribute, which the sanitiser keeps (a style it would not)."""
+    seen: set[str] = set()
+    for i, token in enumerate(tokens):
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = "h" + str(min(int(token.tag[1]) + 1, 6))
+            if token.type == "heading_open":
+                base = slugify(_plain_text(tokens[i + 1]), "-") or "section"
+                slug, n = base, 1
+                while slug in seen:
+                    slug, n = f"{base}_{n}", n + 1
+                seen.add(slug)
+                token.attrSet("id", slug)
+        elif token.type in ("th_open", "td_open"):
+            align = _ALIGN.match(str(token.attrs.pop("style", "")))
+            if align:
+                token.attrSet("align", align.group(1))
+
+
+def _plain_text(inline: Token) -> str:
+    """The text a heading shows: its words and code, without raw HTML or image descriptions."""
+    parts = []
+    for child in inline.children or ():
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+    return "".join(parts)
 
 
 def resolve_link(value: str, files: Collection[str], raw_prefix: str) -> str | None:
@@ -103,7 +114,7 @@ def resolve_link(value: str, files: Collection[str], raw_prefix: str) -> str | N
         return url if parts.scheme.lower() in URL_SCHEMES else None
     if parts.netloc or url.startswith(("/", "\\")):
         return None
-    path = _BASE_DIR.sub("", parts.path)
+    path = _BASE_DIR.sub("", unquote(parts.path))
     path = posixpath.normpath(path) if path else ""
     if path not in files:
         return None

@@ -1,5 +1,6 @@
 """Rules about the Markdown body of SKILL.md: its size, how deeply it nests, absolute user paths and links that
-must land inside the skill. Each check reads the body once, as a line scan that cannot go quadratic."""
+must land inside the skill. Links are read by the CommonMark parser the website renders with (``core.markdown``);
+the other checks are line scans that cannot go quadratic."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import difflib
 import itertools
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from urllib.parse import unquote
 
 from ..core.diagnostics import RULES, Diagnostic
+from ..core.markdown import Link, links
 from ..core.model import Skill
 
 MAX_BODY_LINES = 500
@@ -20,13 +22,14 @@ MAX_BODY_WORDS = 5000
 MAX_MARKDOWN_NESTING = 64
 USER_PATH = re.compile(r"(?<![\w./~-])(?:/home/[\w.-]+|/Users/[\w.-]+|[A-Za-z]:\\[\w\\.-]*(?: [\w.-]+\\[\w\\.-]*)*)")
 USER_PATH_MARKERS = ("/home/", "/Users/", ":\\")
-CODE_SPAN = re.compile(r"`[^`]*`")
-MD_REFDEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 # The website's HTML sanitiser (an HTML5 tree builder) takes time quadratic in how deeply raw HTML nests: 170,000
 # nested tags in a 1 MiB body took it minutes. Past this many start tags a body is refused; no skill needs them.
 MAX_BODY_HTML_TAGS = 20_000
 _START_TAG = re.compile(r"<[A-Za-z]")
+# The CommonMark parser reads a link at every `[` and `]` it is given: linear, but at tens of microseconds each
+# in pure Python, so a 1 MiB body of nothing else would take it half a minute. No real skill nears this.
+MAX_BODY_BRACKETS = 20_000
 # A line can only nest MAX_MARKDOWN_NESTING levels with at least half as many characters of container prefix
 # (a tab is worth two levels): only such lines are measured exactly.
 _DEEP_PREFIX = rf"[ \t>*+\-0-9.)]{{{MAX_MARKDOWN_NESTING // 2}}}"
@@ -53,47 +56,29 @@ def check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
         if tags > MAX_BODY_HTML_TAGS:
             yield RULES["SK408"].at(file, skill.body_line, f"the body holds {tags:,} HTML tags; the limit is "
                                                            f"{MAX_BODY_HTML_TAGS:,}", skill=skill.name)
+    brackets = body.count("[") + body.count("]")
+    if brackets > MAX_BODY_BRACKETS:
+        yield RULES["SK409"].at(file, skill.body_line, f"the body holds {brackets:,} square brackets; the limit is "
+                                                       f"{MAX_BODY_BRACKETS:,}", skill=skill.name)
     deepest = _deepest_line(body)
     if deepest is not None:
         offset, depth = deepest
         yield RULES["SK407"].at(file, skill.body_line + offset,
                                 f"lists and block quotes nest {depth} levels deep here; "
                                 f"the limit is {MAX_MARKDOWN_NESTING}", skill=skill.name)
-    has_user_path = any(marker in body for marker in USER_PATH_MARKERS)
-    if not has_user_path and "](" not in body and "]:" not in body:
-        return
-    lines = body.split("\n")
-    if has_user_path:
-        for offset, line in enumerate(lines):
+    if any(marker in body for marker in USER_PATH_MARKERS):
+        for offset, line in enumerate(body.split("\n")):
             for match in USER_PATH.finditer(line):
                 yield RULES["SK403"].at(file, skill.body_line + offset, f"absolute user path `{match.group(0)}`",
                                         column=match.start() + 1, skill=skill.name)
-    if "](" not in body and "]:" not in body:
+    found = links(body) if brackets <= MAX_BODY_BRACKETS else []
+    if not found:
         return
     paths = {f.path for f in skill.files}
     folders = {posixpath.dirname(p) for p in paths}
     folders |= {"/".join(p.split("/")[:i]) for p in folders for i in range(1, p.count("/") + 1)}
-    in_fence = False
-    fence = ""
-    for offset, line in enumerate(lines):
-        if "`" in line or "~~~" in line:
-            stripped = line.lstrip()
-            if stripped.startswith(("```", "~~~")):
-                marker = stripped[:3]
-                if not in_fence:
-                    in_fence, fence = True, marker
-                elif marker == fence:
-                    in_fence = False
-                continue
-        if in_fence or ("](" not in line and "]:" not in line):
-            continue
-        text = CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line) if "`" in line else line
-        targets = list(inline_links(text))
-        ref = MD_REFDEF.match(text)
-        if ref:
-            targets.append((ref.group(1), ref.start(1)))
-        for target, column in targets:
-            yield from _check_link(target, paths, folders, file, skill.body_line + offset, column + 1, skill.name)
+    for link in found:
+        yield from _check_link(link, paths, folders, file, skill.body_line + link.line - 1, skill.name)
 
 
 def _deepest_line(body: str) -> tuple[int, int] | None:
@@ -149,105 +134,13 @@ def markdown_nesting(text: str, start: int = 0) -> int:
     return levels + spaces // 2
 
 
-class _NextMatch:
-    """The first match of a pattern at or after a position, for positions that never move backwards: each
-    character is searched at most once however often it is asked, which keeps a scan of many candidates linear."""
-
-    def __init__(self, pattern: re.Pattern[str], text: str) -> None:
-        self._pattern, self._text = pattern, text
-        self._found = -1  # the answer for every position from the last search up to it
-
-    def at(self, pos: int) -> int:
-        """Index of the first match at or after ``pos``, or ``len(text)`` when there is none."""
-        if self._found < pos:
-            match = self._pattern.search(self._text, pos)
-            self._found = match.start() if match else len(self._text)
-        return self._found
-
-
-_NOT_SPACE = re.compile(r"\S")
-_TARGET_END = re.compile(r"[)\s]")
-_CLOSE_PAREN = re.compile(r"\)")
-_CLOSE_ANGLE = re.compile(r">")
-
-
-def inline_links(text: str) -> Iterator[tuple[str, int]]:
-    """(target, start column) of every ``[text](target)`` and ``![alt](target)`` in one line, in linear time.
-
-    Brackets nest to any depth and a link never contains another, as in CommonMark; the target is ``<...>``
-    or runs to a space or ``)``, and an optional quoted title follows it. Each kind of lookup has its own
-    forward-only search (its positions only grow as the scan moves right), so hostile input such as
-    ``![a](`` repeated costs no more than reading the line a few times.
-    """
-    if "](" not in text:
-        return
-    destinations = _Destinations(text)
-    openers: list[int] = []
-    pos = 0
-    while True:
-        bracket = _BRACKET.search(text, pos)
-        if bracket is None:
-            return
-        i = pos = bracket.start() + 1
-        if text[i - 1] == "[":
-            openers.append(i - 1)
-            continue
-        if not openers:
-            continue
-        start = openers.pop()
-        if text.startswith("(", i):
-            found = destinations.at(i + 1)
-            if found is not None:
-                target, pos = found
-                yield target, start - 1 if start > 0 and text[start - 1] == "!" else start
-                openers.clear()
-
-
-_BRACKET = re.compile(r"[\[\]]")
-
-
-class _Destinations:
-    """Link destinations of one line, read with forward-only searches (see ``inline_links``)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.begin_at = _NextMatch(_NOT_SPACE, text)
-        self.bare_end, self.angle_end = _NextMatch(_TARGET_END, text), _NextMatch(_CLOSE_ANGLE, text)
-        # The two forms of target end at different places, so each gets its own title searches.
-        self.title_at = (_NextMatch(_NOT_SPACE, text), _NextMatch(_NOT_SPACE, text))
-        self.title_end = (_NextMatch(_CLOSE_PAREN, text), _NextMatch(_CLOSE_PAREN, text))
-
-    def at(self, pos: int) -> tuple[str, int] | None:
-        """(target, index after the closing ``)``) of the destination after the ``(`` ending at ``pos``."""
-        text, n = self.text, len(self.text)
-        begin = self.begin_at.at(pos)
-        if begin >= n:
-            return None
-        ends: list[tuple[int, int]] = []
-        if text[begin] == "<":
-            close = self.angle_end.at(begin + 1)
-            if close < n:
-                ends.append((1, close + 1))
-        stop = self.bare_end.at(begin)
-        if stop > begin:
-            ends.append((0, stop))
-        for form, stop in ends:
-            if stop < n and text[stop] == ")":
-                return text[begin:stop], stop + 1
-            title = self.title_at[form].at(stop)
-            if stop < title < n and text[title] in "\"'(":
-                close = self.title_end[form].at(title + 1)
-                if close < n:
-                    return text[begin:stop], close + 1
-        return None
-
-
-def _check_link(target: str, paths: set[str], folders: set[str], file: str, line: int, column: int,
+def _check_link(link: Link, paths: set[str], folders: set[str], file: str, line: int,
                 skill: str) -> Iterable[Diagnostic]:
-    target = target.strip("<>")
-    if not target or target.startswith(("#", "//", "{baseDir}")) or SCHEME.match(target):
+    """SK404/SK405 for a destination inside the skill; URLs, fragments and `{baseDir}` paths are not checked."""
+    href, target, column = link.href, link.text, link.column
+    if not href or href.startswith(("#", "//")) or target.startswith("{baseDir}") or SCHEME.match(href):
         return
-    path = unquote(target.split("#", 1)[0].split("?", 1)[0])
+    path = unquote(href.split("#", 1)[0].split("?", 1)[0])
     if not path:
         return
     if path.startswith("/"):
@@ -260,7 +153,10 @@ def _check_link(target: str, paths: set[str], folders: set[str], file: str, line
         return
     if normal in paths or normal in folders or normal == ".":
         return
-    close = difflib.get_close_matches(normal, sorted(paths), 1, 0.6)
-    yield RULES["SK404"].at(file, line, f"link target `{target}` does not exist in the skill",
-                            hint=f"Did you mean `{close[0]}`?" if close else "Add the file or fix the link.",
+    if "\\" in target:
+        hint = "Write `/` between folders: a backslash is not a path separator in a link."
+    else:
+        close = difflib.get_close_matches(normal, sorted(paths), 1, 0.6)
+        hint = f"Did you mean `{close[0]}`?" if close else "Add the file or fix the link."
+    yield RULES["SK404"].at(file, line, f"link target `{target}` does not exist in the skill", hint=hint,
                             column=column, skill=skill)

@@ -1,0 +1,462 @@
+"""The one Markdown parser of the registry: CommonMark with GitHub's tables, strikethrough and footnotes
+(markdown-it-py), shared by the body checks and the website so both read a SKILL.md the same way.
+
+``links`` finds every link destination of a body: inline links and images, reference definitions, autolinks and
+the ``href``/``src`` of raw HTML ``<a>`` and ``<img>`` tags, each with the line and column it starts at.
+A pure-Python full parse costs about 2 ms for a typical SKILL.md, so ``links`` parses only the top-level
+stretches of the body that can hold a link, cut where the parser provably has nothing open; ``links_full``
+parses everything and is the reference the fast path is tested against.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from types import SimpleNamespace
+from typing import Any
+
+from markdown_it import MarkdownIt, helpers
+from markdown_it.common.utils import unescapeAll
+from markdown_it.rules_core import StateCore
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+from mdit_py_plugins.footnote import footnote_plugin
+
+
+@dataclass(frozen=True, order=True)
+class Link:
+    """One destination as the parser reads it: ``href`` is normalised (percent-encoded, backslash escapes
+    resolved), ``text`` is how it reads to a person. ``line`` and ``column`` count from 1 within the body."""
+
+    line: int
+    column: int
+    href: str
+    text: str
+    kind: str  # link, image, reference, autolink, html
+
+
+_MARKED = ("link_open", "image", "html_inline")
+
+
+def _mark_start(rule: Callable[[StateInline, bool], bool]) -> Callable[[StateInline, bool], bool]:
+    """Wrap an inline rule so the token it opens remembers where in the inline text it started."""
+
+    def marked(state: StateInline, silent: bool) -> bool:
+        start, count = state.pos, len(state.tokens)
+        found = rule(state, silent)
+        if found and not silent:
+            # The first token is the text before this one when some was pending.
+            opened = next((t for t in state.tokens[count:] if t.type in _MARKED), None)
+            if opened is not None and "start" not in opened.meta:
+                opened.meta["start"] = start
+                if opened.type != "html_inline" and opened.markup != "autolink":
+                    opened.meta["raw"] = _written_destination(state, start, opened.type == "image")
+        return found
+
+    return marked
+
+
+def _written_destination(state: StateInline, start: int, image: bool) -> str | None:
+    """The destination of the inline link at ``start`` as written (escapes kept, ``<>`` dropped), or None for a
+    reference use (``[text][label]``, ``[label]``), whose destination is the definition's."""
+    end = state.md.helpers.parseLinkLabel(state, start + image, not image)
+    src = state.src
+    pos = end + 1
+    if end < 0 or pos >= state.posMax or src[pos] != "(":
+        return None
+    pos += 1
+    while pos < state.posMax and src[pos] in " \t\n":
+        pos += 1
+    found = state.md.helpers.parseLinkDestination(src, pos, state.posMax)
+    if not found.ok:
+        return None
+    written = src[pos:found.pos]
+    return written[1:-1] if written.startswith("<") and written.endswith(">") else written
+
+
+# The runs of a bare link destination that need no decision: not a space, control character, backslash or paren.
+_DESTINATION_RUN = re.compile(r"[^\x00-\x20\x7f\\()]+")
+
+
+def parse_link_destination(string: str, pos: int, maximum: int) -> Any:
+    """markdown-it's ``parseLinkDestination`` with the same result, jumping over ordinary characters with one
+    regular expression instead of a Python step per character: on hostile bodies (a destination may hold 32
+    levels of parentheses) the per-character loop made a 1 MiB body take tens of seconds."""
+    if pos >= maximum or string[pos] == "<":
+        return helpers.parseLinkDestination(string, pos, maximum)
+    result = helpers.parseLinkDestination(string, pos, pos)  # an empty result of the library's own type
+    start, level = pos, 0
+    while pos < maximum:
+        run = _DESTINATION_RUN.match(string, pos, maximum)
+        if run is not None:
+            pos = run.end()
+            continue
+        char = string[pos]
+        if char <= " " or char == "\x7f":
+            break
+        if char == "\\" and pos + 1 < maximum:
+            if string[pos + 1] == " ":
+                break
+            pos += 2
+            continue
+        if char == "(":
+            level += 1
+            if level > 32:
+                return result
+        elif char == ")":
+            if level == 0:
+                break
+            level -= 1
+        pos += 1
+    if start == pos or level != 0:
+        return result
+    result.str = unescapeAll(string[start:pos])
+    result.pos = pos
+    result.ok = True
+    return result
+
+
+def _new_parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).use(footnote_plugin, inline=False)
+    md.helpers = SimpleNamespace(parseLinkLabel=helpers.parseLinkLabel, parseLinkTitle=helpers.parseLinkTitle,
+                                 parseLinkDestination=parse_link_destination)  # type: ignore[assignment]
+    for name in ("link", "image", "autolink", "html_inline"):
+        for rule in md.inline.ruler.__rules__:
+            if rule.name == name:
+                rule.fn = _mark_start(rule.fn)
+    md.inline.ruler.__cache__ = None  # the wrapped functions replace the cached ones
+    md.options["maxNesting"] = BLOCK_NESTING
+    for step in md.core.ruler.__rules__:
+        if step.name == "inline":
+            step.fn = _with_inline_nesting(step.fn)
+    md.core.ruler.__cache__ = None
+    return md
+
+
+# markdown-it stops nesting blocks at ``maxNesting`` levels (20 by default), a list taking two: lists and block
+# quotes 64 deep (the validator's SK407 limit) need 128 or more. Inline text keeps the default: there each level
+# multiplies the work at every `[` of a hostile body.
+BLOCK_NESTING = 140
+INLINE_NESTING = 20
+
+
+def _with_inline_nesting(step: Callable[[StateCore], None]) -> Callable[[StateCore], None]:
+    def limited(state: StateCore) -> None:
+        with _inline_nesting(state.md):
+            step(state)
+
+    return limited
+
+
+@contextlib.contextmanager
+def _inline_nesting(md: MarkdownIt) -> Iterator[None]:
+    md.options["maxNesting"] = INLINE_NESTING
+    try:
+        yield
+    finally:
+        md.options["maxNesting"] = BLOCK_NESTING
+
+
+PARSER = _new_parser()
+
+
+def parse(body: str) -> list[Token]:
+    """The whole body's tokens, as the website renders them."""
+    return PARSER.parse(body, {})
+
+
+# --- link destinations --------------------------------------------------------------------------------------------
+
+# Text a link destination can come from: an inline link or image (`](`), a reference or footnote definition
+# (`]:`), or an autolink or raw HTML tag (`<` and a letter, digit or what an e-mail address starts with). A stretch
+# without these holds no link.
+_LINK_HINT = re.compile(r"\]\(|\]:|<[\w.!#$%&'*+/=?^`{|}~-]")
+_NEWLINES = re.compile(r"\r\n?")
+# Lines that change what the following lines are, whatever a blank line says: fenced code and the HTML blocks
+# that only an end marker closes (CommonMark types 1-5), or any other HTML block start (types 6 and 7, closed by
+# a blank line); and list items and footnotes, the containers that indentation continues.
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$", re.MULTILINE)
+_BLOCK_START = re.compile(r"^ {0,3}(?:`{3,}|~{3,}|<)", re.MULTILINE)
+_CONTAINER = re.compile(r"^[ \t>]*(?:[-+*]|\d{1,9}[.)]|\[\^)(?:[ \t]|$)", re.MULTILINE)
+_HTML_END = (
+    (re.compile(r"<(?:script|pre|style|textarea)(?:[\s>]|$)", re.IGNORECASE),
+     re.compile(r"</(?:script|pre|style|textarea)>", re.IGNORECASE)),
+    (re.compile(r"<!--"), re.compile(r"-->")),
+    (re.compile(r"<\?"), re.compile(r"\?>")),
+    (re.compile(r"<![A-Za-z]"), re.compile(r">")),
+    (re.compile(r"<!\[CDATA\["), re.compile(r"\]\]>")),
+)
+_BLANK_THEN_TOP = re.compile(r"\n[ \t]*\n(?=[^ \t\n])")
+_BLANK = re.compile(r"\n[ \t]*(?:\n|$)")
+
+
+def links(body: str) -> list[Link]:
+    """Every link destination of ``body``, sorted by position; the same list as ``links_full(body)``."""
+    body = _normalise(body)
+    if not _LINK_HINT.search(body):
+        return []
+    env: dict[str, Any] = {}
+    blocks: list[tuple[int, list[Token]]] = []
+    line = 0
+    last = 0
+    for start, end in _stretches(body):
+        line += body.count("\n", last, start)
+        last = start
+        tokens: list[Token] = []
+        known = len(env.get("references", ()))
+        PARSER.block.parse(body[start:end], PARSER, env, tokens)
+        added = len(env.get("references", ())) - known
+        for ref in itertools.islice(reversed(env["references"].values()), added) if added else ():
+            ref["map"] = [line + ref["map"][0], line + ref["map"][1]]  # the new ones: dicts keep their order
+        blocks.append((line, tokens))
+    with _inline_nesting(PARSER):
+        for _, tokens in blocks:
+            for token in tokens:
+                if token.type == "inline":
+                    token.children = []
+                    if "[" in token.content or "<" in token.content:  # else it holds no link of any kind
+                        PARSER.inline.parse(token.content, PARSER, env, token.children)
+    source = body.split("\n")
+    found = [link for offset, tokens in blocks for link in _token_links(tokens, offset, source)]
+    found += _reference_links(env, source)
+    return sorted(set(found))
+
+
+def links_full(body: str) -> list[Link]:
+    """Every link destination of ``body`` from a parse of the whole text: the reference for ``links``. Links in
+    footnotes nothing refers to count too (the website leaves such notes out; their links are still checked)."""
+    body = _normalise(body)
+    env: dict[str, Any] = {}
+    state = StateCore(body, PARSER, env)
+    # Every core step but the footnotes' tail, which leaves out notes nothing refers to: their links are checked.
+    for rule in PARSER.core.ruler.__rules__:
+        if rule.enabled and rule.name != "footnote_tail":
+            rule.fn(state)
+    tokens = state.tokens
+    source = body.split("\n")
+    return sorted(set(_token_links(tokens, 0, source)) | set(_reference_links(env, source)))
+
+
+def _normalise(body: str) -> str:
+    """What markdown-it's first step does to the text (line endings; NUL), done first so lines count alike."""
+    return _NEWLINES.sub("\n", body).replace("\0", "\ufffd")
+
+
+def _stretches(body: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of stretches of ``body`` that hold every possible link and parse alone exactly as they do
+    inside the whole text.
+
+    A cut goes before a line that starts in the first column after a blank line: there every paragraph, list,
+    block quote, table, footnote and indented code block has ended. Only fenced code and HTML blocks of types
+    1-5 outlive a blank line, so no cut goes inside one. Where the scan cannot tell at top level whether such a
+    block starts (a fence or HTML line indented under a list item, or inside an HTML block), it stops cutting:
+    the rest of the body is one stretch. The scan visits only block starts and link hints, and every search
+    moves forwards, so it is linear.
+    """
+    n = len(body)
+    hints, blocks = _Forward(_LINK_HINT, body), _Forward(_BLOCK_START, body)
+    cuts, containers = _Forward(_BLANK_THEN_TOP, body), _Forward(_CONTAINER, body)
+    start = pos = 0  # ``start``: where the stretch holding ``pos`` begins
+
+    def advance(to: int) -> None:
+        """Move ``pos`` to ``to`` over text holding no block start; ``start`` follows the cuts passed."""
+        nonlocal start, pos
+        for cut in _BLANK_THEN_TOP.finditer(body, pos, min(n, to + 1)):
+            if cut.end() <= to:
+                start = cut.end()
+        pos = max(pos, to)
+
+    def skip(block: re.Match[str]) -> int | None:
+        container = containers.find(start)
+        return _skip_block(body, block.start(), container is not None and container.start() < block.start())
+
+    while True:
+        hint = hints.find(pos)
+        if hint is None:
+            return
+        block = blocks.find(pos)
+        if block is not None and block.start() <= hint.start():
+            advance(block.start())
+            end = skip(block)
+            if end is None:
+                yield start, n
+                return
+            pos = end
+            if hint.start() >= end:
+                continue
+        else:
+            advance(hint.start())
+        while True:  # to the first cut after the hint, over the blocks that start before it
+            cut, block = cuts.find(pos), blocks.find(pos)
+            if block is not None and (cut is None or block.start() < cut.end()):
+                end = skip(block)
+                if end is None:
+                    yield start, n
+                    return
+                pos = end
+                continue
+            end = n if cut is None else cut.end()
+            yield start, end
+            start = pos = end
+            break
+
+
+class _Forward:
+    """The first match of a pattern at or after a position, for positions that never move backwards: each part
+    of the text is searched once however often it is asked."""
+
+    def __init__(self, pattern: re.Pattern[str], text: str) -> None:
+        self._pattern, self._text = pattern, text
+        self._match: re.Match[str] | None = None
+        self._searched = -1  # where the last search started: no match starts between there and its match
+
+    def find(self, pos: int) -> re.Match[str] | None:
+        found = self._match
+        if not 0 <= self._searched <= pos or (found is not None and found.start() < pos):
+            found = self._match = self._pattern.search(self._text, pos)
+            self._searched = pos
+        return found
+
+
+def _skip_block(body: str, begin: int, in_container: bool) -> int | None:
+    """Where the fenced code or HTML block whose first line starts at ``begin`` ends (or the line after it when
+    the line opens nothing that outlives a blank line); None when the scan cannot tell. ``in_container``: a list
+    item or footnote started earlier in this stretch, and may hold the line."""
+    line_end = body.find("\n", begin)
+    line_end = len(body) if line_end < 0 else line_end
+    line = body[begin:line_end]
+    if in_container and line.startswith(" "):
+        return None  # a list item or footnote that holds this line ends on its own terms
+    fence = _FENCE.match(line)
+    if fence is not None:
+        marker, info = fence.group(2), fence.group(3)
+        if marker[0] == "`" and "`" in info:
+            return line_end  # not a fence: an inline code span
+        close = re.compile(rf"^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$", re.MULTILINE)
+        found = close.search(body, line_end)
+        return len(body) if found is None else found.end()
+    text = line.lstrip(" ")
+    for opens, closes in _HTML_END:
+        if opens.match(text):
+            found = closes.search(body, begin)
+            if found is None:
+                return len(body)
+            after = body.find("\n", found.end())
+            return len(body) if after < 0 else after
+    # An HTML block of type 6 or 7 ends at a blank line, or this `<` line is only text. Either way nothing
+    # outlives the next blank line, but a fence or HTML start before it could belong to either reading.
+    blank = _BLANK.search(body, line_end)
+    end = len(body) if blank is None else blank.start()
+    if _BLOCK_START.search(body, line_end, end):
+        return None
+    return end
+
+
+def _token_links(tokens: Sequence[Token], offset: int, source: list[str]) -> Iterator[Link]:
+    for token in tokens:
+        if token.type == "inline" and token.map is not None:
+            yield from _inline_links(token, offset + token.map[0], source)
+        elif token.type == "html_block" and token.map is not None:
+            lines = token.content.split("\n")
+            for line, column, value, kind in _html_tags(token.content):
+                at = offset + token.map[0] + line
+                yield _link(at, _file_column(source, at, lines[line], column), PARSER.normalizeLink(value), kind, value)
+
+
+def _link(line: int, column: int, href: str, kind: str, written: str | None = None) -> Link:
+    return Link(line + 1, column + 1, href, PARSER.normalizeLinkText(href) if written is None else written, kind)
+
+
+def _inline_links(block: Token, first: int, source: list[str]) -> Iterator[Link]:
+    """Links of one block's inline text. Reference uses are left out: their destination is the definition's,
+    reported where it is written. Image descriptions are plain text, so links inside them are not walked."""
+    content = block.content
+    for token in block.children or ():
+        start = token.meta.get("start")
+        if start is None:
+            continue
+        written = token.meta.get("raw")
+        if written is None and token.type != "html_inline" and token.markup != "autolink":
+            continue
+        line_start = content.rfind("\n", 0, start) + 1
+        line_end = content.find("\n", start)
+        text = content[line_start:] if line_end < 0 else content[line_start:line_end]
+        line = first + content.count("\n", 0, start)
+        column = _file_column(source, line, text, start - line_start)
+        if token.type in ("link_open", "image"):
+            href = str(token.attrs.get("href" if token.type == "link_open" else "src", ""))
+            kind = "autolink" if token.markup == "autolink" else token.type.removesuffix("_open")
+            yield _link(line, column, href, kind, written)
+        elif token.type == "html_inline":
+            for tag_line, tag_column, value, kind in _html_tags(token.content):
+                at = line + tag_line
+                if tag_line == 0:
+                    tag_column += column
+                else:
+                    tag_column = _file_column(source, at, token.content.split("\n")[tag_line], tag_column)
+                yield _link(at, tag_column, PARSER.normalizeLink(value), kind, value)
+
+
+def _file_column(source: list[str], line: int, text: str, column: int) -> int:
+    """The 0-based file column of ``text[column]``, where ``text`` is the part of file line ``line`` the parser
+    kept: the inline text of a block is its lines less their indentation and container markers."""
+    whole = source[line] if 0 <= line < len(source) else ""
+    found = whole.rfind(text) if text else -1
+    return (found if found >= 0 else 0) + column
+
+
+def _reference_links(env: dict[str, Any], source: list[str]) -> Iterator[Link]:
+    for ref in env.get("references", {}).values():
+        href = str(ref["href"])
+        first = ref["map"][0] if ref.get("map") else 0
+        line, column = _definition_position(source, first)
+        text = source[line] if line < len(source) else ""
+        written = PARSER.helpers.parseLinkDestination(text, column, len(text))
+        shown = text[column:written.pos] if written.ok else None
+        if shown and shown.startswith("<") and shown.endswith(">"):
+            shown = shown[1:-1]
+        yield _link(line, column, href, "reference", shown)
+
+
+def _definition_position(source: list[str], first: int) -> tuple[int, int]:
+    """(line, column), 0-based, of the destination of the reference definition whose label starts on line
+    ``first``: after the label's `]:`, on that line or the next one."""
+    for line in range(first, len(source)):
+        colon = source[line].find("]:")
+        if colon < 0:
+            continue  # the label runs over several lines
+        rest = source[line][colon + 2:]
+        if rest.strip():
+            return line, colon + 2 + len(rest) - len(rest.lstrip())
+        following = source[line + 1] if line + 1 < len(source) else ""
+        return line + 1, len(following) - len(following.lstrip())
+    return first, 0
+
+
+class _HTMLTags(HTMLParser):
+    """The ``href`` of ``<a>`` and ``src`` of ``<img>`` tags in a piece of raw HTML, with their positions."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[int, int, str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        wanted = {"a": "href", "img": "src"}.get(tag)
+        for name, value in attrs:
+            if name == wanted and value is not None:
+                line, column = self.getpos()
+                self.found.append((line - 1, column, value.strip(), "image" if tag == "img" else "link"))
+
+
+def _html_tags(html: str) -> list[tuple[int, int, str, str]]:
+    """(line, column) within ``html`` (0-based, of the tag's ``<``), normalised URL and kind of each link."""
+    if "<" not in html:
+        return []
+    parser = _HTMLTags()
+    parser.feed(html)
+    parser.close()
+    return parser.found

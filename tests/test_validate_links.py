@@ -1,0 +1,235 @@
+"""Links in SKILL.md bodies are read by the CommonMark parser the website renders with (builder.core.markdown).
+
+The fast path (``links``, which parses only the stretches of a body that can hold a link) must give exactly the
+list a whole-body parse (``links_full``) gives: on every fixture, on a generated real-shaped corpus, on bodies
+made to trip the stretch cutter and on random line mixes. The website must see the same destinations.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from conftest import REPO, write_tree
+from selectolax.lexbor import LexborHTMLParser
+
+from builder.core.config import load_config
+from builder.core.frontmatter import parse_skill_md
+from builder.core.markdown import links, links_full
+from builder.site.render import BodyRenderer
+from builder.validate.body import MAX_BODY_BRACKETS
+from builder.validate.checks import validate_paths
+
+if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part of the installed package
+    sys.path.insert(0, str(REPO))
+
+from bench.corpus import generate  # noqa: E402
+
+FIXTURES = REPO / "tests" / "fixtures"
+FRONTMATTER = "---\nname: {name}\ndescription: Checks links. Use when testing skillreg validate.\n---\n"
+
+
+def findings(tmp_path: Path, body: str, files: dict[str, str] | None = None) -> list[str]:
+    """``validate_paths`` on one skill made of ``body`` and ``files``: its findings as `line:column code message`."""
+    tree = {"skills/links/SKILL.md": FRONTMATTER.format(name="links") + body}
+    tree.update({f"skills/links/{path}": text for path, text in (files or {}).items()})
+    write_tree(tmp_path, {"registry.yaml": "title: Links\n", **tree})
+    report = validate_paths([tmp_path / "skills"], load_config(tmp_path / "registry.yaml"), "spec", jobs=1)
+    return [f"{d.line}:{d.column} {d.code} {d.message}" for d in report.diagnostics]
+
+
+# --- the reproductions of issue 14, item 1, each with a neighbouring variant ---------------------------------------
+
+@pytest.mark.parametrize(("body", "files", "expected"), [
+    ("See [the notes](docs/notes(v2).md).\n", {"docs/notes(v2).md": "x\n"}, []),
+    ("See [the notes](docs/notes(v2).md).\n", {}, ["5:5 SK404 link target `docs/notes(v2).md` does not exist in the skill"]),
+    ("See [nested](docs/a(b(c)d)e.md).\n", {"docs/a(b(c)d)e.md": "x\n"}, []),
+    ("Themes[^1].\n\n[^1]: Switching themes is easy.\n", {}, []),
+    ("Themes[^note].\n\n[^note]: Switching [themes](themes.md) is easy.\n", {},
+     ["7:20 SK404 link target `themes.md` does not exist in the skill"]),
+    ("# Changelog\n\n```md\n## [1.0.0](changes/1.0.0.md)\n```\n\n```\n[x](y.md)\n```\n", {}, []),
+    ("```md\n[in](in.md)\n```\n[out](out.md)\n", {}, ["8:1 SK404 link target `out.md` does not exist in the skill"]),
+    ("~~~markdown\n[in](in.md)\n~~~\n````md\n```\n[in](in.md)\n````\n", {}, []),
+    ("Read [x](..\\..\\01-foundations\\x.md).\n", {},
+     ["5:6 SK404 link target `..\\..\\01-foundations\\x.md` does not exist in the skill"]),
+    ("Read [x](../01-foundations/x.md).\n", {}, ["5:6 SK405 link `../01-foundations/x.md` leaves the skill folder"]),
+    ("Read [x](<../a b.md>).\n", {}, ["5:6 SK405 link `../a b.md` leaves the skill folder"]),
+])
+def test_issue_14_link_reproductions(tmp_path: Path, body: str, files: dict[str, str], expected: list[str]) -> None:
+    assert findings(tmp_path, body, files) == expected
+
+
+def test_a_backslash_path_gets_a_hint_about_separators(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"registry.yaml": "title: Links\n",
+                          "skills/links/SKILL.md": FRONTMATTER.format(name="links") + "[x](refs\\a.md)\n",
+                          "skills/links/refs/a.md": "x\n"})
+    report = validate_paths([tmp_path / "skills"], load_config(tmp_path / "registry.yaml"), "spec", jobs=1)
+    (finding,) = report.diagnostics
+    assert (finding.code, finding.hint) == ("SK404", "Write `/` between folders: a backslash is not a path "
+                                                     "separator in a link.")
+
+
+def test_links_reads_every_form_with_its_file_position() -> None:
+    body = ("[a](b.md) ![i](<c d.png> 'title')\n"
+            "x [ref][r] and [r] and <https://e.org> and <a@b.org>\n"
+            "\n"
+            "> quoted [q](q.md)\n"
+            "> <a href=\"h.md\">h</a>\n"
+            "\n"
+            "| col |\n| --- |\n| [t](t.md) |\n"
+            "\n"
+            "[r]:\n  <r.md>\n")
+    got = [(link.line, link.column, link.text, link.kind) for link in links(body)]
+    assert got == [(1, 1, "b.md", "link"), (1, 11, "c d.png", "image"), (2, 24, "https://e.org", "autolink"),
+                   (2, 44, "mailto:a@b.org", "autolink"), (4, 10, "q.md", "link"), (5, 3, "h.md", "link"),
+                   (9, 3, "t.md", "link"), (12, 3, "r.md", "reference")]
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("[a](b.md)", [("b.md", 1)]),
+    ("x ![a](<b c.png> 'title') y", [("b c.png", 3)]),
+    ("[a [b] c](d.md)", [("d.md", 1)]),
+    ("[x [a](b.md) y](c.md)", [("b.md", 4)]),  # a link holds no link: the inner one wins
+    ("[a](b.md \"t\") and [c](d.md (t))", [("b.md", 1), ("d.md", 19)]),
+    ("[a](b.md 'unclosed", []),
+    ("[a](", []),
+    ("![a](" * 3 + "x.png)", [("x.png", 11)]),
+    ("`[a](b.md)` [c](d.md)", [("d.md", 13)]),
+    ("\\[a](b.md)", []),
+    ("[a](javascript:alert(1))", []),  # not a link to CommonMark's safe-URL check: plain text
+])
+def test_inline_links(line: str, expected: list[tuple[str, int]]) -> None:
+    assert [(link.text, link.column) for link in links(line)] == expected
+
+
+# --- the fast path gives what a whole parse gives ---------------------------------------------------------------
+
+TRICKY = [
+    # Fences indented under list items, closed or cut off by the end of the item.
+    "1. Step\n\n   ```bash\n   [in](a.md)\n   ```\n\n2. Next [b](b.md)\n",
+    "- item\n  ```\n  code\n\n[x](x.md)\n```\n[in](in.md)\n\ntext\n```\n[out](out.md)\n",
+    "- a\n\n  ```\n  code\n\nb\n\n```\n[x](missing.md)\n```\n",
+    "- a\n   ```\n   [x](x.md)\n\nafter [y](y.md)\n",
+    "> ```\n> [q](q.md)\n```\n[in](in.md)\n\nfoo\n```\n[out](out.md)\n",
+    # HTML blocks of every type, some around fences.
+    "<div>\n```\n</div>\n\n[x](x.md)\n```\n\n[in](in.md)\n",
+    "text\n<span>\n```\n[x](x.md)\n\nfoo\n```\n[y](y.md)\n",
+    "<!--\n[hidden](h.md)\n\n-->\n[shown](s.md)\n",
+    "<pre>\n\n[pre](p.md)\n\n</pre>\n\n[after](a.md)\n",
+    "<script>\n\n[s](s.md)\n</script>\n[t](t.md)\n",
+    "<?php\n\n[p](p.md) ?>\n\n[q](q.md)\n",
+    "<!DOCTYPE x\n\n[d](d.md)>\n\n[e](e.md)\n",
+    "<![CDATA[\n\n[c](c.md)\n]]>\n\n[e](e.md)\n",
+    "- a\n  <!--\n```\n-->\n\nfoo [x](y.md)\n```\n",
+    '<a href="x.md">\n\n<img src="y.png">\n',
+    # Fences that are not fences, unclosed fences, longer closers, tabs.
+    "```a`b\n[x](x.md)\n```\n\n[y](y.md)\n",
+    "````\n```\n\n[in](in.md)\n````\n\n[out](out.md)\n",
+    "```\n\n[never](closed.md)\n",
+    "\t```\n[x](x.md)\n\n[y](y.md)\n",
+    "   ```\n[in](in.md)\n   ```\n\n[out](out.md)\n",
+    "    ```\n[x](x.md)\n\n[y](y.md)\n",
+    # References and footnotes across stretches, in both orders.
+    "[a][r]\n\n[r]: r.md\n",
+    "[r]: r.md\n\n[a][r] and [b][missing](m.md)\n",
+    "[x][y](z.md)\n\n[y]: y.md\n",
+    "[^1](x.md)\n\n[^1]: note\n",
+    "[^1](x.md)\n",
+    "[r]: first.md\n\n[r]: second.md\n\n[r]\n",
+    "[multi\nline]: m.md\n\n[multi line]\n",
+    "[r]:\n\n[x](x.md)\n",
+    # Containers, tables, setext headings, CRLF and NUL.
+    "| a |\n| - |\n| [t](t.md) |\n```\n[c](c.md)\n```\n",
+    "Title [h](h.md)\n===\n\n* [b](b.md)\n    * [c](c.md)\n",
+    "> a\n>\n> [q](q.md)\n\n>  - [n](n.md)\n",
+    "line\r\n\r\n[x](x.md)\r\n```\r\n[y](y.md)\r\n```\r\n",
+    "a\0b [x](x\0.md)\n",
+    "[^1]: a\n\n    ```\n    [in](in.md)\n\n```\n[x](x.md)\n```\n",
+]
+
+
+def fixture_bodies() -> list[tuple[str, str]]:
+    bodies = []
+    for path in sorted(FIXTURES.rglob("*.md")):
+        data = path.read_bytes()
+        parsed = parse_skill_md(data, path.name, max_frontmatter_bytes=1 << 20) if path.name == "SKILL.md" else None
+        text = parsed.body if parsed is not None and parsed.frontmatter is not None else data.decode("utf-8", "replace")
+        bodies.append((str(path.relative_to(FIXTURES)), text))
+    return bodies
+
+
+@pytest.mark.parametrize("body", TRICKY)
+def test_the_fast_path_equals_a_full_parse_on_tricky_bodies(body: str) -> None:
+    assert links(body) == links_full(body)
+
+
+def test_the_fast_path_equals_a_full_parse_on_every_fixture() -> None:
+    bodies = fixture_bodies()
+    assert len(bodies) > 60
+    for name, body in bodies:
+        assert links(body) == links_full(body), name
+
+
+def test_the_fast_path_equals_a_full_parse_on_a_real_shaped_corpus(tmp_path: Path) -> None:
+    folders = generate(tmp_path / "skills", 300, seed=7, shape="real")
+    count = 0
+    for folder in folders:
+        body = (folder / "SKILL.md").read_text(encoding="utf-8").split("\n---\n", 1)[1]
+        full = links_full(body)
+        assert links(body) == full, folder.name
+        count += len(full)
+    assert count > 600  # the corpus really holds links (3.2 per file on average)
+
+
+LINES = ["", "", "", "text [a](a.md)", "- item", "  - sub [b](b.md)", "1. step", "   ```", "```", "```md", "~~~",
+         "    indented [c](c.md)", "> quote [q](q.md)", "> ```", "<div>", "</div>", "<!--", "-->", "<pre>", "</pre>",
+         "[r]: r.md", "[r]", "[^1]: note [n](n.md)", "[^1]", "| a | b |", "| - | - |", "===", "\t```", "<a href=\"h.md\">",
+         "  <img src=\"i.png\">", "* * *", "<span>", "`code [x](x.md)`", "[label]:", "  <dest.md>", "\\[no](no.md)"]
+
+
+def test_the_fast_path_equals_a_full_parse_on_random_line_mixes() -> None:
+    rng = random.Random(14)
+    for _ in range(3000):
+        body = "\n".join(rng.choice(LINES) for _ in range(rng.randint(1, 30))) + "\n"
+        assert links(body) == links_full(body), body
+
+
+# --- the website sees the links the validator sees ----------------------------------------------------------------
+
+def test_the_website_and_the_validator_see_the_same_links() -> None:
+    body = "".join(TRICKY[:3]) + (
+        "\n\nRead [notes](docs/notes(v2).md), [mine](<docs/my notes.md> \"t\"), ![logo](assets/logo.svg),\n"
+        "[the guide][guide], [guide], <https://example.com/x>, [web](https://example.org/a?b=c#d) and a note[^1].\n"
+        "\n[^1]: See [the run script](scripts/run.py).\n\n"
+        "| file |\n| --- |\n| [table](references/table.md) |\n\n"
+        "> [quoted](references/quoted.md) and <a href=\"references/html.md\">html</a>\n\n"
+        "<div>\n<img src=\"assets/block.png\">\n</div>\n\n"
+        "```md\n[code](code.md)\n```\n\n[guide]: references/guide.md\n")
+    seen = links(body)
+    relative = {link.text for link in seen if ":" not in link.text}
+    absolute = {link.text for link in seen if ":" in link.text}
+    assert {"b.md", "out.md", "scripts/run.py", "references/html.md", "assets/block.png"} <= relative
+    assert not {"a.md", "in.md", "code.md"} & relative  # in code
+    html = BodyRenderer().render(body, relative, "RAW/")
+    tree = LexborHTMLParser(html)
+    rendered = {node.attributes.get("href") or node.attributes.get("src") for node in tree.css("a[href], img[src]")}
+    rendered = {url for url in rendered if url and not url.startswith("#")}  # footnote anchors
+    assert rendered == {"RAW/" + quote(path) for path in relative} | absolute
+
+
+# --- hostile bodies ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("unit", ["![a](", "[a](", "[a](<b", "[a](b 'c", "[" * 50 + "a](", "](", "[a]: <"])
+@pytest.mark.parametrize("separator", ["", "\n", "\n\n"])
+def test_a_hostile_body_just_under_the_bracket_limit_is_read_in_seconds(unit: str, separator: str) -> None:
+    """The worst bodies the limit lets through: about a second each (the bound leaves room for a busy machine)."""
+    count = MAX_BODY_BRACKETS // (unit.count("[") + unit.count("]"))
+    body = "# Hostile\n\n" + (unit + separator) * count
+    started = time.perf_counter()
+    links(body)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 6.0, f"{unit!r} x {count} took {elapsed:.2f} s"
