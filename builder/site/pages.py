@@ -2,9 +2,9 @@
 
 The pages are generated from what the build has already written (``api/v1/index.json``, the per-skill detail
 documents and raw SKILL.md files), so the site shows exactly what clients download. Skill pages stay out of the
-navigation and mkdocs-material's full-text search is off: the site searches ``api/v1/search-index.json`` with
-``assets/search.js``, which ranks exactly like builder/core/search.py. That keeps each page small however many
-skills there are.
+navigation and mkdocs-material's full-text search is off: the site searches the sharded index under
+``api/v1/search/`` with ``assets/search.js``, which ranks exactly like builder/core/search.py and fetches only
+the files a query needs. That keeps each page, and each search, small however many skills there are.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from ..core.urls import API_ROOT, INDEX_PATH, declared_author, detail_path
 from ..core.config import RegistryConfig
 from ..core.errors import BuildError
 from ..core.frontmatter import parse_skill_md
-from ..core.search import SEARCH_INDEX_PATH
+from ..core.search import SHARDS_INDEX_PATH
 from .hooks import fragments_path
 from .render import BodyRenderer
 from ..core.workers import default_jobs
@@ -358,8 +358,8 @@ def _scratch_parent(index: dict[str, Any]) -> str | None:
 
 def _plan(config: RegistryConfig, root: Path, index: dict[str, Any], work: Path, scratch: Path, *, naive: bool,
           api_roots: Sequence[Path] | None = None) -> _Plan:
-    if not (root / SEARCH_INDEX_PATH).is_file():
-        raise BuildError(f"{SEARCH_INDEX_PATH} is missing; the website searches it")
+    if not (root / SHARDS_INDEX_PATH).is_file():
+        raise BuildError(f"{SHARDS_INDEX_PATH} is missing; the website searches it")
     site_url = index["registry"]["url"] or ""
     if site_url and not site_url.endswith("/"):
         site_url += "/"
