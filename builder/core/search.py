@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
+import operator
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -206,13 +207,9 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:HASH_CHARS]
 
 
-def _gaps(rows: Iterable[int]) -> list[int]:
+def _gaps(rows: list[int]) -> list[int]:
     """Sorted row numbers as the first one and then the gaps between neighbours: small numbers compress well."""
-    out, last = [], 0
-    for row in rows:
-        out.append(row - last)
-        last = row
-    return out
+    return list(map(operator.sub, rows, itertools.chain((0,), rows)))
 
 
 def _rows_of(gaps: Sequence[Any]) -> list[int]:
@@ -231,10 +228,9 @@ def _best_of(levels: Iterable[tuple[int, Iterable[int]]]) -> dict[int, int]:
 
 def _score_lists(best: dict[int, int]) -> list[list[Any]]:
     """Row -> points as [[points, gaps of its rows], ...], most points first."""
-    by_points: dict[int, list[int]] = defaultdict(list)
-    for row in sorted(best):
-        by_points[best[row]].append(row)
-    return [[points, _gaps(by_points[points])] for points in sorted(by_points, reverse=True)]
+    ordered = sorted(best)
+    return [[points, _gaps([row for row in ordered if best[row] == points])]
+            for points in sorted(set(best.values()), reverse=True)]
 
 
 def term_path(key: str, digest: str) -> str:
@@ -266,18 +262,23 @@ def search_files(rows: Iterable[Sequence[Any]]) -> dict[str, bytes]:
                _normalise_column([r.category for r in table]), _normalise_column([r.description for r in table]),
                _normalise_column([r.headings for r in table])]
     assert _FIELDS == ["name", "tags", "category", "description", "headings"]
+    by_field: list[dict[str, list[int]]] = []
+    for column in columns:
+        postings: dict[str, list[int]] = defaultdict(list)
+        for row, text in enumerate(column):
+            for token in set(text.split()):
+                postings[token].append(row)
+        by_field.append(postings)
+    # Each row under the first (best) field that holds the token only.
     terms: dict[str, list[list[int]]] = {}
-    for row in range(len(table)):
-        seen: set[str] = set()
-        for field, column in enumerate(columns):
-            for token in column[row].split():
-                if token in seen:
-                    continue
-                seen.add(token)
-                lists = terms.get(token)
-                if lists is None:
-                    lists = terms[token] = [[], [], [], [], []]
-                lists[field].append(row)
+    for token in sorted(set().union(*by_field)):
+        lists: list[list[int]] = []
+        earlier: set[int] = set()
+        for postings in by_field:
+            found = postings.get(token, [])
+            lists.append([row for row in found if row not in earlier] if earlier else list(found))
+            earlier.update(found)
+        terms[token] = lists
     files: dict[str, bytes] = {}
 
     def put(path_of: Callable[[str], str], document: object) -> str:
