@@ -365,6 +365,31 @@ class ShardedSearch:
             self._documents[path] = self._fetch(path)
         return self._documents[path]
 
+    def _fetch_all(self, paths: Iterable[str]) -> None:
+        """Fetch the files not yet held side by side, as the browser does: a query's files in one round trip."""
+        missing = [path for path in dict.fromkeys(paths) if path not in self._documents]
+        if len(missing) == 1:
+            self._document(missing[0])
+        elif missing:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=min(8, len(missing))) as pool:
+                for path, document in zip(missing, pool.map(self._fetch, missing)):
+                    self._documents[path] = document
+
+    def _prefetch_tokens(self, query_tokens: Sequence[str]) -> None:
+        """The prefix files of every query token, then the term files of the long ones, each level at once."""
+        wanted = [q if len(q) < TERM_KEY else q[:2] for q in query_tokens if q not in self._scores]
+        self._fetch_all(prefix_path(k, self.prefixes[k]) for k in wanted if k in self.prefixes)
+        terms = []
+        for q in query_tokens:
+            if len(q) >= TERM_KEY and q not in self._scores and q[:2] in self.prefixes:
+                children = self._documents.get(prefix_path(q[:2], self.prefixes[q[:2]]), {}).get("terms")
+                digest = children.get(q[:TERM_KEY]) if isinstance(children, dict) else None
+                if isinstance(digest, str) and _HASH.match(digest):
+                    terms.append(term_path(q[:TERM_KEY], digest))
+        self._fetch_all(terms)
+
     def _broken(self, path: str) -> ClientError:
         return ClientError(f"{path} does not hold what {self.where} says; refusing the search index")
 
@@ -458,6 +483,7 @@ class ShardedSearch:
         """Every matching (points, row), in no order; ``rank`` orders them."""
         query_tokens = tokens(query)
         if query_tokens:
+            self._prefetch_tokens(query_tokens)
             totals: dict[int, int] | None = None
             for q in query_tokens:
                 found = self.token_scores(q)
@@ -488,8 +514,10 @@ class ShardedSearch:
              limit: int = 10) -> list[Hit]:
         """Skills matching every query token (and the filters), best first, ties by name: ``rank``'s contract."""
         found = self.matches(query, category=category, tag=tag)
+        best = heapq.nsmallest(limit, found, key=lambda item: (-item[0], item[1]))
+        self._fetch_all(rows_path(self.chunks[number // self.per_file][1]) for _, number in best)
         hits = []
-        for points, number in heapq.nsmallest(limit, found, key=lambda item: (-item[0], item[1])):
+        for points, number in best:
             row = self.row(number)
             hits.append(Hit(row.name, points, row))
         return hits
