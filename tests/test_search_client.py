@@ -131,3 +131,11 @@ def test_a_manifest_that_is_not_a_sharded_index_is_refused(manifest: dict, serve
     assert result.exit_code == 1
     assert result.output.startswith(f"Error: {server.url}{SHARDS_INDEX_PATH} is not a sharded search index")
     assert len(result.output.splitlines()) == 1
+
+
+def test_a_hostile_manifest_is_refused_before_it_is_parsed(server: RegistryServer, project: Path) -> None:
+    server.state.overrides[SHARDS_INDEX_PATH] = b'{"rows": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    result = run("search", "csv", "--registry", server.url)
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {server.url}{SHARDS_INDEX_PATH}: it nests JSON objects and arrays 100,001 "
+                             "deep; the limit is 64; refusing it\n")
