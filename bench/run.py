@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -65,13 +66,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="where generated corpora are kept between runs (default: $SKILLREG_BENCH_CACHE "
                              "or <tmp>/skillreg-bench)")
     parser.add_argument("--seed", type=int, default=0, help="corpus seed (default: 0)")
-    parser.add_argument("--shape", choices=SHAPES, default="synthetic",
+    parser.add_argument("--shape", choices=SHAPES, default=None,
                         help="generated corpus: synthetic (default; the corpus of earlier figures) or real "
                              "(sizes, files, links and code blocks of public skills, measured in issues 14 and 17)")
     parser.add_argument("--skills", type=int, default=None, metavar="N",
                         help="corpus size for validate (default: 1,000, quick: 100), e.g. 60000 for issue 14's "
                              "whole-registry figure")
+    parser.add_argument("--scale", type=int, default=None, metavar="N",
+                        help="instead of the suite: build N real-shaped skills cold with the website and print "
+                             "sizes, build time and RSS, rebuild time, search transfer and CLI search times "
+                             "(bench/scale.py; --shape defaults to real here)")
+    parser.add_argument("--baseline", default=None, metavar="SKILLREG",
+                        help="with --scale: also measure this older skillreg program on the same corpus")
     args = parser.parse_args(argv)
+    if args.baseline is not None and args.scale is None:
+        parser.error("--baseline needs --scale")
+    if args.baseline is not None and shutil.which(args.baseline) is None:
+        parser.error(f"{args.baseline}: not an executable")
+    if args.scale is not None and args.scale < 1:
+        parser.error("--scale must be at least 1")
     if args.repeat is not None and args.repeat < 1:
         parser.error("--repeat must be at least 1")
     if args.skills is not None and args.skills < 2:
@@ -81,6 +94,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.scale is not None:
+        from .scale import scale_main
+
+        sys.stdout.write(scale_main(args.scale, args.baseline, args.cache_dir or default_cache_dir(),
+                                    args.shape or "real", args.seed))
+        return 0
+    args.shape = args.shape or "synthetic"
     repeat = args.repeat or (3 if args.quick else 5)
     ctx = BenchContext(cache_dir=args.cache_dir or default_cache_dir(), quick=args.quick, repeat=repeat,
                        seed=args.seed, shape=args.shape, skills=args.skills)

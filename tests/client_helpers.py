@@ -59,6 +59,19 @@ def build_site(registry: Path, out: Path) -> Path:
     return out
 
 
+def search_overrides(site: Path, edit: Callable[[list[list[Any]]], None]) -> dict[str, bytes]:
+    """Server overrides publishing the site's search rows after ``edit``: the whole index, as clients before
+    the sharded one read it, and every file of the sharded index (new names included)."""
+    import json
+
+    from builder.core.bundle import dumps
+    from builder.core.search import SEARCH_INDEX_PATH, search_files, search_index
+
+    rows = json.loads((site / SEARCH_INDEX_PATH).read_text(encoding="utf-8"))["skills"]
+    edit(rows)
+    return {SEARCH_INDEX_PATH: dumps(search_index(rows)), **search_files(rows)}
+
+
 NEW_VERSION = "9.1.0"
 
 

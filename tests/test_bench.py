@@ -393,3 +393,55 @@ def test_races_reproduce_issue_12_with_nothing_lost(race: str, line: str) -> Non
     done = subprocess.run([sys.executable, "-m", "bench.races", race, "--rounds", "1", "--skillreg", skillreg],
                           cwd=REPO, capture_output=True, text=True, timeout=300)
     assert (done.returncode, done.stdout.splitlines()) == (0, [line]), done.stderr
+
+
+def test_scale_measures_two_programs_on_one_corpus(tmp_path: Path) -> None:
+    """``--scale N --baseline P``: both builds of one corpus, every figure of issue 17 in one table; here the same
+    program twice, whose outputs must then be equal in size and count."""
+    skillreg = str(Path(sys.executable).parent / "skillreg")
+    done = subprocess.run([sys.executable, "-m", "bench", "--scale", "8", "--baseline", skillreg, "--cache-dir",
+                           str(tmp_path / "cache")], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split(" | ")[0].lstrip("| "): line.strip(" |").split(" | ")[1:]
+            for line in done.stdout.splitlines() if line.startswith("| ") and not line.startswith("| figure")}
+    assert done.stdout.startswith("Scale benchmark: 8 skills")
+    for figure in ("build seconds", "build peak RSS MB", "one-skill rebuild seconds", "output MB", "files",
+                   "api raw files MB", ".well-known copies MB", "zips MB", "JSON bundles MB", "detail docs MB",
+                   "pages MB", "search MB", "sitemap files", "index.json MB", "index.json gzip MB",
+                   "search KB gz 'data'", "keystroke 1 'c' KB gz", "CLI prepare ms", "CLI query warm median ms"):
+        assert len(rows[figure]) == 2 and all(rows[figure]), figure
+    for figure in ("output MB", "files", "search MB", "pages MB", "sitemap files", "search KB gz 'data'"):
+        assert rows[figure][0] == rows[figure][1], figure
+    assert int(rows["files"][0].replace(",", "")) > 8 * 4 and rows["sitemap files"] == ["1", "1"]
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir() if not p.name.startswith("corpus-")) == []
+
+
+def test_scale_counts_every_path_and_the_search_page_transfer(tmp_path: Path) -> None:
+    import gzip
+    import shutil
+
+    from site_helpers import bundled_site
+
+    from bench.scale import output_sizes, part_of, search_transfer
+
+    assert [part_of(p) for p in ("api/v1/skills/a/files/SKILL.md", ".well-known/skills/a/SKILL.md",
+                                 "api/v1/bundles/a/a-1.zip", "api/v1/bundles/a/a-1.json", "api/v1/skills/a.json",
+                                 "skills/a/index.html", "api/v1/search/rows/x.json", "sitemap-2.xml",
+                                 "api/v1/index.json", "assets/site.css")] == [
+        "api raw files", ".well-known copies", "zips", "JSON bundles", "detail docs", "pages", "search", "sitemaps",
+        "index", "other"]
+    (tmp_path / "t" / "skills" / "a").mkdir(parents=True)
+    (tmp_path / "t" / "skills" / "a" / "index.html").write_bytes(b"x" * 100)
+    os.link(tmp_path / "t" / "skills" / "a" / "index.html", tmp_path / "t" / "404.html")
+    sizes, count = output_sizes(tmp_path / "t")
+    assert sizes["pages"] == 200 and count == 2  # a hard link is deployed as a copy
+
+    site = bundled_site(tmp_path / "b")
+    library = len(gzip.compress((site / "assets/search.js").read_bytes(), 6, mtime=0))
+    sharded = search_transfer(site, ["csv"])["csv"]
+    old = tmp_path / "old"
+    shutil.copytree(site, old)
+    shutil.rmtree(old / "api/v1/search")
+    whole = library + len(gzip.compress((site / "api/v1/search-index.json").read_bytes(), 6, mtime=0))
+    assert search_transfer(old, ["csv", "data"]) == {"csv": whole, "data": whole}
+    assert library < sharded

@@ -10,7 +10,7 @@ import select
 import subprocess
 from pathlib import Path
 
-from client_helpers import SKILLREG, Fault, RegistryServer, run
+from client_helpers import SKILLREG, Fault, RegistryServer, run, search_overrides
 
 from builder.client.archive import read_bundle
 from builder.core.bundle import zip_bytes
@@ -19,7 +19,6 @@ from builder.core.model import SkillFile, sha256_hex, skill_digest
 DETAIL = "api/v1/skills/csv-profiler.json"
 VERSIONS = "api/v1/skills/csv-profiler/versions.json"
 INDEX = "api/v1/index.json"
-SEARCH = "api/v1/search-index.json"
 SCRIPT = "scripts/profile_csv.py"
 
 
@@ -103,11 +102,12 @@ def test_update_dry_run_shows_an_erase_line_in_a_diff(site: Path, project: Path)
 
 
 def test_search_shows_a_bidi_override_and_zero_width_characters(site: Path, project: Path) -> None:
-    index = json.loads((site / SEARCH).read_text())
-    row = next(r for r in index["skills"] if r[0] == "csv-profiler")
-    row[1] = "Profiles CSV \u202etxt.exe\u202c and\u200b\ufeff more \u2066isolated\u2069"
+    def edit(rows: list) -> None:
+        row = next(r for r in rows if r[0] == "csv-profiler")
+        row[1] = "Profiles CSV \u202etxt.exe\u202c and\u200b\ufeff more \u2066isolated\u2069"
+
     with RegistryServer(site) as server:
-        server.state.overrides[SEARCH] = json.dumps(index).encode()
+        server.state.overrides.update(search_overrides(site, edit))
         code, output = on_terminal(["search", "csv", "--registry", server.url], project)
     assert code == 0, output
     shows_nothing_hidden(output)

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 from click.testing import Result
-from client_helpers import Fault, RegistryServer, run, run_skillreg
+from client_helpers import Fault, RegistryServer, run, run_skillreg, search_overrides
 
 from builder.client.documents import MAX_JSON_CONTAINERS, json_shape_problem
 from builder.client.registry import Registry
@@ -19,7 +19,8 @@ from builder.client.transport import address_problem, redirect_problem
 DETAIL = "api/v1/skills/log-summarizer.json"
 VERSIONS = "api/v1/skills/log-summarizer/versions.json"  # what an install reads first
 INDEX = "api/v1/index.json"
-SEARCH = "api/v1/search-index.json"
+SEARCH = "api/v1/search/index.json"  # the first file a search fetches: the sharded index's manifest
+WHOLE = "api/v1/search-index.json"  # the whole index, read when a registry has no sharded one
 
 
 def failed(result: Result, message: str) -> None:
@@ -132,11 +133,12 @@ def test_a_loopback_registry_may_redirect_to_another_loopback_name(alias: str, s
         result = run("search", "log", "--registry", server.url)
         assert result.exit_code == 0, result.output
         assert "log-summarizer" in result.stdout
-        assert server.state.paths() == [(SEARCH, 302)] and mirror.state.paths() == [(SEARCH, 200)]
+        # The manifest comes from the mirror; the files it names are fetched from the registry's own URL.
+        assert server.state.paths()[0] == (SEARCH, 302) and mirror.state.paths() == [(SEARCH, 200)]
 
 
-@pytest.mark.parametrize("location", ["file:///etc/passwd", "ftp://127.0.0.1/api/v1/search-index.json",
-                                      "http://example.invalid/api/v1/search-index.json"])
+@pytest.mark.parametrize("location", ["file:///etc/passwd", "ftp://127.0.0.1/api/v1/search/index.json",
+                                      "http://example.invalid/api/v1/search/index.json"])
 def test_a_redirect_to_another_scheme_or_off_this_machine_is_refused(location: str, site: Path,
                                                                      project: Path) -> None:
     with RegistryServer(site) as server:
@@ -167,17 +169,19 @@ def test_plain_http_registries_on_loopback_aliases_are_accepted(site: Path, proj
 def test_a_hostile_index_is_refused_before_it_is_parsed(body: bytes, message: str, site: Path,
                                                         project: Path) -> None:
     with RegistryServer(site) as server:
-        server.state.overrides[SEARCH] = body
-        failed(run("search", "log", "--registry", server.url), f"{server.url}{SEARCH}")
+        server.state.fault(SEARCH, *[Fault(status=404)] * 2)  # a registry published before the sharded index
+        server.state.overrides[WHOLE] = body
+        failed(run("search", "log", "--registry", server.url), f"{server.url}{WHOLE}")
         failed(run("search", "log", "--registry", server.url), message)
 
 
 def test_brackets_inside_strings_do_not_count(site: Path, project: Path) -> None:
-    index = json.loads((site / SEARCH).read_text())
-    row = next(r for r in index["skills"] if r[0] == "log-summarizer")
-    row[1] = "[{" * 500 + row[1] + '\\"]' * 500
+    def edit(rows: list) -> None:
+        row = next(r for r in rows if r[0] == "log-summarizer")
+        row[1] = "[{" * 500 + row[1] + '\\"]' * 500
+
     with RegistryServer(site) as server:
-        server.state.overrides[SEARCH] = json.dumps(index).encode()
+        server.state.overrides.update(search_overrides(site, edit))
         result = run("search", "log", "--registry", server.url)
     assert result.exit_code == 0, result.output
     assert "log-summarizer" in result.stdout

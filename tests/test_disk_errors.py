@@ -49,7 +49,9 @@ class Disk:
 def disk(tmp_path: Path) -> Iterator[Disk]:
     mount_point = tmp_path / "disk"
     mount_point.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount_point)],
+    # 2 MB: room for the API, whose sharded search index is a few hundred small files (a 4 KB page each on
+    # tmpfs), but not for the website, whose theme alone takes 3 MB.
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)],
                           capture_output=True, text=True)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.strip() or done.returncode}")

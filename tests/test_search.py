@@ -3,26 +3,67 @@
 from __future__ import annotations
 
 import json
+import os
+import random
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from conftest import REPO
 
-from builder.core.search import rank
+from builder.core.search import SHARDS_INDEX_PATH, ShardedSearch, rank, search_files
 
 VECTORS = json.loads((REPO / "tests" / "search_vectors.json").read_text(encoding="utf-8"))
 SEARCH_JS = REPO / "site_templates" / "assets" / "search.js"
 IDS = [f"{v['query']!r}" + "".join(f" {k}={v[k]}" for k in ("category", "tag", "limit") if k in v)
        for v in VECTORS["vectors"]]
 
+# Runs search.js over a sharded index written to a folder: one line of [[name, score], ...] and the count per query.
 HARNESS = """
 const search = require(process.argv[2]);
-const data = JSON.parse(require("fs").readFileSync(process.argv[3], "utf8"));
-const out = data.vectors.map((v) => search.rank(data.index, v.query,
-  {category: v.category, tag: v.tag, limit: v.limit}).map((hit) => [hit.name, hit.score]));
-process.stdout.write(JSON.stringify(out));
+const fs = require("fs"), path = require("path");
+const root = process.argv[3];
+const queries = JSON.parse(fs.readFileSync(process.argv[4], "utf8"));
+const fetchJson = (p) => Promise.resolve(JSON.parse(fs.readFileSync(path.join(root, p), "utf8")));
+search.open(fetchJson).then(async (index) => {
+  const out = [];
+  for (const v of queries) {
+    const result = await index.rank(v.query, {category: v.category, tag: v.tag, limit: v.limit});
+    out.push({hits: result.hits.map((hit) => [hit.name, hit.score]), count: result.count});
+  }
+  process.stdout.write(JSON.stringify(out));
+}).catch((error) => { console.error(error); process.exit(1); });
 """
+
+
+def node_program() -> str:
+    """node, which CI installs (.ci/run): there a missing node fails the test rather than skipping the JS half."""
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("node is not installed, and CI must run the JavaScript half of the search parity test")
+        pytest.skip("node is not installed; search.js cannot be run outside a browser")
+    return node
+
+
+def write_shards(rows: list, folder: Path) -> Path:
+    for rel, data in search_files(rows).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(data)
+    return folder
+
+
+def js_rank(rows: list, queries: list[dict], folder: Path) -> list[dict]:
+    """search.js's answers to ``queries`` over the sharded index of ``rows``, run under node."""
+    node = node_program()
+    write_shards(rows, folder / "site")
+    (folder / "harness.js").write_text(HARNESS, encoding="utf-8")
+    (folder / "queries.json").write_text(json.dumps(queries), encoding="utf-8")
+    done = subprocess.run([node, str(folder / "harness.js"), str(SEARCH_JS), str(folder / "site"),
+                           str(folder / "queries.json")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def _options(vector: dict) -> dict:
@@ -36,24 +77,28 @@ def test_python_rank_matches_the_vector(vector: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def js_results(tmp_path_factory: pytest.TempPathFactory) -> list[list[list]]:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed; search.js cannot be run outside a browser")
-    harness = tmp_path_factory.mktemp("node") / "harness.js"
-    harness.write_text(HARNESS, encoding="utf-8")
-    done = subprocess.run([node, str(harness), str(SEARCH_JS), str(REPO / "tests" / "search_vectors.json")],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+def js_results(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    return js_rank(VECTORS["index"]["skills"], [{"query": v["query"], **_options(v)} for v in VECTORS["vectors"]],
+                   tmp_path_factory.mktemp("node"))
 
 
 @pytest.mark.parametrize("i", range(len(VECTORS["vectors"])), ids=IDS)
-def test_javascript_rank_matches_python_names_order_and_scores(js_results: list[list[list]], i: int) -> None:
+def test_javascript_rank_matches_python_names_order_and_scores(js_results: list[dict], i: int) -> None:
     vector = VECTORS["vectors"][i]
     python = [[h.name, h.score] for h in rank(VECTORS["index"], vector["query"], **_options(vector))]
-    assert js_results[i] == python
-    assert [name for name, _ in js_results[i]] == vector["expected"]
+    assert js_results[i]["hits"] == python
+    assert [name for name, _ in js_results[i]["hits"]] == vector["expected"]
+
+
+@pytest.mark.parametrize("vector", VECTORS["vectors"], ids=IDS)
+def test_sharded_python_rank_matches_the_vector(vector: dict, tmp_path: Path) -> None:
+    sharded = _sharded(VECTORS["index"]["skills"])
+    assert [h.name for h in sharded.rank(vector["query"], **_options(vector))] == vector["expected"]
+
+
+def _sharded(rows: list) -> ShardedSearch:
+    files = {path: json.loads(data) for path, data in search_files(rows).items()}
+    return ShardedSearch(files[SHARDS_INDEX_PATH], files.__getitem__)
 
 
 def test_vectors_cover_filters_limits_ties_and_no_match() -> None:
@@ -95,23 +140,57 @@ def _reference_rank(index: dict, query: str, category: str | None = None, tag: s
     return sorted(hits, key=lambda h: (-h[1], h[0]))[:limit]
 
 
-def test_prepared_index_ranks_exactly_as_the_row_by_row_definition() -> None:
-    import random
-
+def _random_rows(count: int = 1500) -> list[list]:
     rng = random.Random(7)
     words = ["csv", "data", "git", "log", "test", "lint", "schema", "json", "review", "secret", "scan", "diff",
              "Ünïcode", "doc", "docs", "docker", "file", "files", "x", "a1", "release", "note"]
     rows = []
-    for i in range(1500):
+    for i in range(count):
         name = "-".join(rng.sample(words[:12], 2)).lower() + f"-{i}"
         description = " ".join(rng.choice(words) for _ in range(rng.randint(3, 25))) + rng.choice(["", ".", "\n", "–x"])
         tags = sorted({rng.choice(words).lower() for _ in range(rng.randint(0, 4))})
         rows.append([name, description, rng.choice(["data", "git", "testing", ""]), tags,
                      " · ".join(rng.choice(words) for _ in range(rng.randint(0, 4)))])
-    index = {"version": 1, "fields": [], "skills": rows}
+    # Exact names of one and two tokens, which also occur inside longer names and descriptions.
+    return rows + [["csv", "x", "", [], ""], ["git-diff", "the diff", "git", ["git"], ""]]
+
+
+def _random_queries(rows: list[list]) -> list[dict]:
     queries = ["", "csv", "cs", "c", "git diff", "doc", "docs", "x", "a1", "ünï", "review-scan", "secret scan json",
-               rows[5][0], rows[6][0].replace("-", " "), "nothing-matches", "te", "f", "1"]
-    for query in queries:
-        for options in ({}, {"category": "data"}, {"tag": "git"}, {"limit": 50}):
-            assert [(h.name, h.score) for h in rank(index, query, **options)] == \
-                _reference_rank(index, query, **options), (query, options)
+               rows[5][0], rows[6][0].replace("-", " "), "nothing-matches", "te", "f", "1", "git", "gi", "dif",
+               "zz", "csv csv"]
+    return [{"query": q, **o} for q in queries
+            for o in ({}, {"category": "data"}, {"tag": "git"}, {"limit": 50}, {"tag": "no-such-tag"})]
+
+
+def test_prepared_and_sharded_indexes_rank_exactly_as_the_row_by_row_definition() -> None:
+    rows = _random_rows()
+    index = {"version": 1, "fields": [], "skills": rows}
+    sharded = _sharded(rows)
+    for q in _random_queries(rows):
+        options = {k: v for k, v in q.items() if k != "query"}
+        expected = _reference_rank(index, q["query"], **options)
+        assert [(h.name, h.score) for h in rank(index, q["query"], **options)] == expected, q
+        assert [(h.name, h.score) for h in sharded.rank(q["query"], **options)] == expected, q
+
+
+def test_javascript_ranks_the_sharded_index_exactly_as_the_definition(tmp_path: Path) -> None:
+    rows = _random_rows()
+    index = {"version": 1, "fields": [], "skills": rows}
+    queries = _random_queries(rows)
+    answers = js_rank(rows, queries, tmp_path)
+    for q, answer in zip(queries, answers, strict=True):
+        options = {k: v for k, v in q.items() if k != "query"}
+        assert answer["hits"] == [list(hit) for hit in _reference_rank(index, q["query"], **options)], q
+        assert answer["count"] == len(_reference_rank(index, q["query"], **{**options, "limit": 10**6})), q
+
+
+def test_sharded_files_are_named_by_their_digest_and_built_byte_identically() -> None:
+    import hashlib
+
+    rows = _random_rows(300)
+    files = search_files(rows)
+    assert files == search_files(list(reversed(rows)))
+    for path, data in files.items():
+        if path != SHARDS_INDEX_PATH:
+            assert hashlib.sha256(data).hexdigest()[:12] in path.rpartition("/")[2], path

@@ -212,3 +212,46 @@ def test_naive_site_puts_every_skill_in_the_navigation_and_indexes_full_text(hos
     assert (root / "search" / "search_index.json").is_file()
     home = read_page(root / "index.html")
     assert "skills/evil-skill/" in home.links_to("skills/")
+
+
+def _locs(xml: str) -> list[str]:
+    import re
+
+    return re.findall(r"<loc>([^<]*)</loc>", xml)
+
+
+def test_past_the_protocol_limit_sitemap_xml_becomes_an_index_of_sitemaps(bundled: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from builder.core.config import load_config
+    from builder.publish.build import build
+    from builder.site import pages
+
+    single = (bundled / "sitemap.xml").read_text(encoding="utf-8")
+    assert "<urlset" in single and not list(bundled.glob("sitemap-*.xml"))
+    monkeypatch.setattr(pages, "SITEMAP_MAX_URLS", 5)  # the protocol's 50,000, scaled to the bundled registry
+    build(load_config(REPO / "registry.yaml"), tmp_path / "out", keep_going=True)
+    out = tmp_path / "out"
+    index = (out / "sitemap.xml").read_text(encoding="utf-8")
+    assert "<sitemapindex" in index
+    parts = sorted(out.glob("sitemap-*.xml"), key=lambda p: int(p.stem.split("-")[1]))
+    base = "https://skill-registry.github.io/skill-registry/"
+    assert _locs(index) == [base + p.name for p in parts]
+    listed = [loc for p in parts for loc in _locs(p.read_text(encoding="utf-8"))]
+    assert all(len(_locs(p.read_text(encoding="utf-8"))) <= 5 for p in parts)
+    assert listed == _locs(single)
+    assert not (out / "robots.txt").exists()  # a project site below a path: crawlers never read its robots.txt
+
+
+def test_sitemaps_stay_under_the_byte_limit_and_robots_txt_names_the_index() -> None:
+    from builder.site.pages import robots_txt, sitemap_files
+
+    urls = [f"skills/skill-{i:05d}-{'x' * (i % 40)}/" for i in range(400)]
+    files = sitemap_files("https://skills.example.org/", urls, max_bytes=4096)
+    assert len(files) > 2 and all(len(data) <= 4096 for data in files.values())
+    assert "<sitemapindex" in files["sitemap.xml"].decode()
+    listed = [loc for n in range(1, len(files)) for loc in _locs(files[f"sitemap-{n}.xml"].decode())]
+    assert listed == ["https://skills.example.org/" + u for u in urls]
+    assert files == sitemap_files("https://skills.example.org/", urls, max_bytes=4096)
+    assert robots_txt("https://skills.example.org/") == (b"User-agent: *\nAllow: /\n\n"
+                                                          b"Sitemap: https://skills.example.org/sitemap.xml\n")
+    assert robots_txt("https://someone.github.io/registry/") is None

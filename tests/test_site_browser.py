@@ -64,9 +64,11 @@ def _wait(driver, condition, message: str):  # type: ignore[no-untyped-def]
 
 
 def _result_names(driver) -> list[str]:  # type: ignore[no-untyped-def]
-    from selenium.webdriver.common.by import By
-
-    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".sr-search__results .sr-result__name")]
+    """The names shown, read in one script: answers arrive asynchronously and re-render the list, so elements
+    found in one call could be stale by the next."""
+    return driver.execute_script(  # type: ignore[no-any-return]
+        "return Array.prototype.map.call(document.querySelectorAll('.sr-search__results .sr-result__name'),"
+        " function (e) { return e.innerText; });")
 
 
 def _errors(driver) -> list[dict]:  # type: ignore[no-untyped-def]
@@ -371,3 +373,41 @@ def test_a_skill_with_scripted_files_is_refused_and_nothing_of_it_runs(
             assert _open(driver, url + page, click) is False, page
         driver.get(url + "api/v1/skills/diagrams/files/assets/diagram.svg")
         assert driver.execute_script("return document.documentElement.localName") == "svg"  # still a diagram
+
+
+def test_the_page_fetches_the_sharded_index_a_query_at_a_time(driver, site: str, bundled: Path) -> None:
+    """Never the whole index: the manifest and the files of the query's tokens; a keystroke that only extends a
+    token of three or more characters fetches nothing more."""
+    from selenium.webdriver.common.by import By
+
+    index = json.loads((bundled / "api/v1/search-index.json").read_text(encoding="utf-8"))
+
+    def fetched() -> list[str]:
+        names = driver.execute_script(
+            "return performance.getEntriesByType('resource').map(function (e) { return e.name; });")
+        return [n[len(site):] for n in names if "/api/" in n]
+
+    driver.get_log("browser")  # what earlier tests left in the log
+    driver.get(site)
+    box = driver.find_element(By.CSS_SELECTOR, ".sr-search__input")
+    box.send_keys("csv")
+    expected = [h.name for h in rank(index, "csv", limit=12)]
+    _wait(driver, lambda d: _result_names(d) == expected and any("/terms/csv." in p for p in fetched()),
+          f"home search for 'csv' did not show {expected}")
+    first = fetched()
+    assert first[0] == "api/v1/search/index.json"
+    assert any(p.startswith("api/v1/search/terms/csv.") for p in first), first
+    assert not any("search-index.json" in p for p in first), first
+    box.send_keys("-pro")  # as typed, tokens p, pr and pro: their files are new, those of csv are not
+    expected = [h.name for h in rank(index, "csv-pro", limit=12)]
+    # "csv-pr" may show the same names: wait for the file of "pro" too, so its answer is the one shown.
+    _wait(driver, lambda d: _result_names(d) == expected and any("/terms/pro." in p for p in fetched()),
+          f"home search for 'csv-pro' did not show {expected}")
+    second = fetched()[len(first):]
+    assert sorted(p.rsplit(".", 2)[0] for p in second) == ["api/v1/search/prefix/p", "api/v1/search/prefix/pr",
+                                                            "api/v1/search/terms/pro"], second
+    box.send_keys("fil")
+    expected = [h.name for h in rank(index, "csv-profil", limit=12)]
+    _wait(driver, lambda d: _result_names(d) == expected, f"home search for 'csv-profil' did not show {expected}")
+    assert fetched()[len(first) + len(second):] == []
+    assert _errors(driver) == []

@@ -125,10 +125,8 @@ def _changing(global_: bool) -> AbstractContextManager[Lock]:
 def search(query: str, category: str | None, tag: str | None, limit: int, as_json: bool,
            location: str | None) -> None:
     """Find skills by name, description, category, tags and headings, ranked as the website ranks them."""
-    from ..core.search import rank
-
     registry = open_registry(location)
-    hits = rank(registry.search_index(), query, category=category, tag=tag, limit=limit)
+    hits = registry.search().rank(query, category=category, tag=tag, limit=limit)
     if as_json:
         skills = [{"name": h.row.name, "description": h.row.description, "category": h.row.category or None,
                    "tags": list(h.row.tags), "score": h.score} for h in hits]

@@ -19,7 +19,6 @@ from pydantic import Field
 
 from .. import __version__
 from ..core.errors import SkillRegError
-from ..core.search import rank
 from ..core.terminal import visible
 from ..core.urls import declared_author, page_path
 from .registry import Registry
@@ -76,7 +75,7 @@ class SkillCatalog:
 
     def search(self, query: str, limit: int = 10, category: str | None = None,
                tag: str | None = None) -> dict[str, Any]:
-        hits = rank(self.registry.search_index(), query, category=category, tag=tag, limit=limit)
+        hits = self.registry.search().rank(query, category=category, tag=tag, limit=limit)
         with ThreadPoolExecutor(max_workers=min(8, max(1, len(hits)))) as pool:
             details = list(pool.map(lambda h: self.registry.detail(h.name), hits))
         skills = [self.summary(detail, str(hit.row.headings)) for hit, detail in zip(hits, details)]

@@ -31,9 +31,9 @@ from ..core.errors import ClientError, UsageError
 from ..core.fs import write_atomic
 from ..core.loader import path_problems
 from ..core.model import sha256_hex
-from ..core.search import SEARCH_INDEX_PATH
+from ..core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, SHARDS_ROOT, SearchIndex, ShardedSearch
 from ..core.urls import INDEX_PATH, detail_path
-from .documents import document_limit, parse_json
+from .documents import MAX_DOCUMENT_BYTES, document_limit, parse_json
 from .transport import Deadline, DeadlineRequest, TooSlow, Transport, host_kind
 
 DEFAULT_TIMEOUT = 30.0  # seconds for one whole request: connecting, the headers and the body
@@ -235,6 +235,7 @@ class Registry:
         self.warnings: list[str] = []
         self._warn = warn
         self._cache = _Cache(cache_dir or cache_root(), self.url) if self.folder is None else None
+        self._search_files: dict[str, dict[str, Any]] = {}  # content-addressed: never stale within a process
         host = urlsplit(self.url).hostname or ""
         # Loopback never goes through a proxy configured for the outside world.
         handlers: list[urllib.request.BaseHandler] = [Transport(self.url)]
@@ -275,6 +276,42 @@ class Registry:
                     and isinstance(row[3], list) and all(isinstance(tag, str) for tag in row[3])):
                 raise ClientError(f"{self.url}{SEARCH_INDEX_PATH}: row {number:,} is not [name, description, "
                                   "category, tags, headings]; refusing the index")
+        return doc
+
+    def search(self) -> ShardedSearch | SearchIndex:
+        """The registry's search: the sharded index, of which a query fetches only the files it needs (as the
+        website does); a registry published before it has only the whole index, read as before."""
+        try:
+            manifest = self.document(SHARDS_INDEX_PATH)
+        except NotFound:
+            return SearchIndex(self.search_index())
+        return ShardedSearch(manifest, self.search_file, where=f"{self.url}{SHARDS_INDEX_PATH}")
+
+    def search_file(self, path: str) -> dict[str, Any]:
+        """One file of the sharded search index. Its name ends in its content's digest, so a cached copy that
+        matches is used without a request, and bytes that do not match are refused."""
+        check_site_path(path, "search file")
+        named = re.fullmatch(r"(?:[a-z0-9]{1,3}\.)?([0-9a-f]{12})\.json", path.rpartition("/")[2])
+        digest = named.group(1) if named and path.startswith(f"{SHARDS_ROOT}/") else ""
+        if not digest:
+            raise ClientError(f"{self.url}{path} is not a file of the sharded search index; refusing it")
+        if path in self._search_files:
+            return self._search_files[path]
+        cached = self._cache.get(path) if self._cache is not None else None
+        if cached is not None and sha256_hex(cached.body).startswith(digest):
+            data = cached.body
+        else:
+            data = (self._read_local(path, MAX_DOCUMENT_BYTES + 1) if self.folder is not None
+                    else self._get(self._url(path), None, MAX_DOCUMENT_BYTES + 1).body)
+            if not sha256_hex(data).startswith(digest):
+                raise ClientError(f"{self.url}{path}: the download does not match the digest in its name; "
+                                  "refusing the search index")
+            if self._cache is not None:
+                self._cache.put(path, data, None)
+        doc = parse_json(data, f"{self.url}{path}")
+        if not isinstance(doc, dict):
+            raise ClientError(f"{self.url}{path} is not a JSON object")
+        self._search_files[path] = doc
         return doc
 
     def detail(self, name: str) -> dict[str, Any]:

@@ -1,19 +1,28 @@
-"""The registry's search: one compact index, one ranking, used by the website (search.js) and the CLI alike.
+"""The registry's search: one ranking, used by the website (search.js) and the CLI alike.
 
 The index holds names, descriptions, categories, tags and body headings, never whole bodies. Scores are
 integers so the Python and JavaScript rankings agree exactly; tests/search_vectors.json pins both.
+
+It is published twice. ``api/v1/search-index.json`` is the whole index in one file, which clients released
+before the sharded index read (kept for them until the date the README gives). ``api/v1/search/`` is the same
+index cut so that a query fetches only what it needs (``search_files`` writes it, ``ShardedSearch`` reads it):
+a small manifest, then per query token one file of precomputed postings, then the rows of the hits shown.
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
+import operator
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from .bundle import dumps
+from .errors import ClientError
 from .model import Skill
 
 SEARCH_INDEX_PATH = "api/v1/search-index.json"
@@ -172,3 +181,343 @@ def rank(index: dict[str, Any], query: str, *, category: str | None = None, tag:
     if _PREPARED is None or _PREPARED[0] is not index:
         _PREPARED = (index, SearchIndex(index))
     return _PREPARED[1].rank(query, category=category, tag=tag, limit=limit)
+
+
+# --------------------------------------------------------------------------------------- the sharded index
+
+SHARDS_ROOT = "api/v1/search"
+SHARDS_INDEX_PATH = f"{SHARDS_ROOT}/index.json"
+SHARDS_VERSION = 2
+ROWS_PER_FILE = 64
+TERM_KEY = 3  # tokens this long or longer are kept in the term file of their first three characters
+HASH_CHARS = 12
+_FIELDS = list(WEIGHTS)
+_WHOLE = [WEIGHTS[f][0] for f in _FIELDS]
+_PREFIX = [WEIGHTS[f][1] for f in _FIELDS]
+_KEY = re.compile(r"^[a-z0-9]{1,3}$")
+_HASH = re.compile(r"^[0-9a-f]{12}$")
+# A token's points in a row depend only on the best field holding it because both weight columns fall (or stay)
+# field by field; the sharded postings keep that one field. A change of WEIGHTS that breaks it fails here.
+assert all(a >= b for a, b in zip(_WHOLE, _WHOLE[1:])) and all(a >= b for a, b in zip(_PREFIX, _PREFIX[1:]))
+
+
+def _digest(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()[:HASH_CHARS]
+
+
+def _gaps(rows: list[int]) -> list[int]:
+    """Sorted row numbers as the first one and then the gaps between neighbours: small numbers compress well."""
+    return list(map(operator.sub, rows, itertools.chain((0,), rows)))
+
+
+def _rows_of(gaps: Sequence[Any]) -> list[int]:
+    if not all(type(gap) is int for gap in gaps):
+        raise ValueError("a row gap is not an integer")
+    return list(itertools.accumulate(gaps))
+
+
+def _best_of(levels: Iterable[tuple[int, Iterable[int]]]) -> dict[int, int]:
+    """Row -> the most points any level gives it (lower levels first, so higher ones overwrite them)."""
+    best: dict[int, int] = {}
+    for points, rows in sorted(levels, key=lambda level: level[0]):
+        best.update(zip(rows, itertools.repeat(points)))
+    return best
+
+
+def _score_lists(best: dict[int, int]) -> list[list[Any]]:
+    """Row -> points as [[points, gaps of its rows], ...], most points first."""
+    ordered = sorted(best)
+    return [[points, _gaps([row for row in ordered if best[row] == points])]
+            for points in sorted(set(best.values()), reverse=True)]
+
+
+def term_path(key: str, digest: str) -> str:
+    return f"{SHARDS_ROOT}/terms/{key}.{digest}.json"
+
+
+def prefix_path(key: str, digest: str) -> str:
+    return f"{SHARDS_ROOT}/prefix/{key}.{digest}.json"
+
+
+def rows_path(digest: str) -> str:
+    return f"{SHARDS_ROOT}/rows/{digest}.json"
+
+
+def facets_path(digest: str) -> str:
+    return f"{SHARDS_ROOT}/facets/{digest}.json"
+
+
+def search_files(rows: Iterable[Sequence[Any]]) -> dict[str, bytes]:
+    """Every file of the sharded index, path -> bytes; names carry their content's digest (cached forever) but
+    the manifest's, ``SHARDS_INDEX_PATH``, which is the one file a client revalidates.
+
+    Row numbers are positions in name order, so ties by name are ties by number. For a query token of one or
+    two characters the points of every row are precomputed (``prefix/``); a longer token reads the postings of
+    every token sharing its first three characters (``terms/``), each row under the best field holding it.
+    """
+    table = [SearchRow.of(r) for r in sorted(rows, key=lambda r: r[0])]
+    columns = [_normalise_column([r.name for r in table]), _normalise_column([" ".join(r.tags) for r in table]),
+               _normalise_column([r.category for r in table]), _normalise_column([r.description for r in table]),
+               _normalise_column([r.headings for r in table])]
+    assert _FIELDS == ["name", "tags", "category", "description", "headings"]
+    by_field: list[dict[str, list[int]]] = []
+    for column in columns:
+        postings: dict[str, list[int]] = defaultdict(list)
+        for row, text in enumerate(column):
+            for token in set(text.split()):
+                postings[token].append(row)
+        by_field.append(postings)
+    # Each row under the first (best) field that holds the token only.
+    terms: dict[str, list[list[int]]] = {}
+    for token in sorted(set().union(*by_field)):
+        lists: list[list[int]] = []
+        earlier: set[int] = set()
+        for postings in by_field:
+            found = postings.get(token, [])
+            lists.append([row for row in found if row not in earlier] if earlier else list(found))
+            earlier.update(found)
+        terms[token] = lists
+    files: dict[str, bytes] = {}
+
+    def put(path_of: Callable[[str], str], document: object) -> str:
+        data = dumps(document)
+        digest = _digest(data)
+        files[path_of(digest)] = data
+        return digest
+
+    def keyed(make: Callable[[str, str], str], key: str) -> Callable[[str], str]:
+        return lambda digest: make(key, digest)
+
+    by_key: dict[str, list[str]] = defaultdict(list)
+    for token in sorted(terms):
+        if len(token) >= TERM_KEY:
+            by_key[token[:TERM_KEY]].append(token)
+    term_digests: dict[str, dict[str, str]] = defaultdict(dict)
+    for key, names in by_key.items():
+        shard = {"terms": {t: [_gaps(rs) for rs in terms[t]] for t in names}}
+        term_digests[key[:2]][key] = put(keyed(term_path, key), shard)
+    starting: dict[str, list[str]] = defaultdict(list)
+    for token in terms:
+        for n in range(1, min(len(token), TERM_KEY - 1) + 1):
+            starting[token[:n]].append(token)
+    prefixes: dict[str, str] = {}
+    for key in sorted(starting):
+        unions: list[set[int]] = [set(), set(), set(), set(), set()]
+        for token in starting[key]:
+            if token != key:
+                for field, found in enumerate(terms[token]):
+                    unions[field].update(found)
+        levels: list[tuple[int, Iterable[int]]] = [(_PREFIX[f], unions[f]) for f in range(len(_FIELDS))]
+        if key in terms:
+            levels += [(_WHOLE[f], found) for f, found in enumerate(terms[key])]
+        document: dict[str, Any] = {"scores": _score_lists(_best_of(levels))}
+        if len(key) == TERM_KEY - 1:
+            document["terms"] = dict(sorted(term_digests.get(key, {}).items()))
+        prefixes[key] = put(keyed(prefix_path, key), document)
+    facets: dict[str, dict[str, list[int]]] = {"category": defaultdict(list), "tag": defaultdict(list)}
+    for row, entry in enumerate(table):
+        if entry.category:
+            facets["category"][entry.category].append(row)
+        for tag in dict.fromkeys(entry.tags):
+            facets["tag"][tag].append(row)
+    facet_index = {kind: {value: [len(found), put(facets_path, {"rows": _gaps(found)})]
+                          for value, found in sorted(values.items())} for kind, values in facets.items()}
+    chunks = [[table[start].name, put(rows_path, {"rows": [list(r) for r in table[start:start + ROWS_PER_FILE]]})]
+              for start in range(0, len(table), ROWS_PER_FILE)]
+    manifest = {"version": SHARDS_VERSION, "count": len(table), "fields": list(SearchRow._fields),
+                "rows_per_file": ROWS_PER_FILE, "rows": chunks, "prefixes": prefixes,
+                "facets": put(facets_path, facet_index),
+                "weights": {f: list(w) for f, w in WEIGHTS.items()}, "exact_name_bonus": EXACT_NAME_BONUS}
+    files[SHARDS_INDEX_PATH] = dumps(manifest)
+    return files
+
+
+class ShardedSearch:
+    """Queries over the sharded index, fetching only the files a query needs through ``fetch`` (path -> JSON
+    object), each once per instance. Ranks exactly as ``rank`` over the whole index (tests/test_search.py)."""
+
+    def __init__(self, manifest: dict[str, Any], fetch: Callable[[str], dict[str, Any]],
+                 where: str = SHARDS_INDEX_PATH) -> None:
+        self.where = where
+        try:
+            self.count = int(manifest["count"])
+            self.per_file = int(manifest["rows_per_file"])
+            self.chunks = [(str(first), str(digest)) for first, digest in manifest["rows"]]
+            self.prefixes = {str(k): str(v) for k, v in manifest["prefixes"].items()}
+            self.facets_digest = str(manifest["facets"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ClientError(f"{where} is not a sharded search index; refusing it") from None
+        if (manifest.get("version") != SHARDS_VERSION or self.per_file < 1
+                or len(self.chunks) != -(-self.count // self.per_file)
+                or not all(_HASH.match(d) for _, d in self.chunks) or not _HASH.match(self.facets_digest)
+                or not all(_KEY.match(k) and _HASH.match(v) for k, v in self.prefixes.items())):
+            raise ClientError(f"{where} is not a sharded search index of version {SHARDS_VERSION}; refusing it")
+        self._fetch = fetch
+        self._documents: dict[str, dict[str, Any]] = {}
+        self._scores: dict[str, dict[int, int]] = {}
+        self._row_sets: dict[str, set[int]] = {}
+        self._rows: dict[int, list[SearchRow]] = {}
+
+    def _document(self, path: str) -> dict[str, Any]:
+        if path not in self._documents:
+            self._documents[path] = self._fetch(path)
+        return self._documents[path]
+
+    def _fetch_all(self, paths: Iterable[str]) -> None:
+        """Fetch the files not yet held side by side, as the browser does: a query's files in one round trip."""
+        missing = [path for path in dict.fromkeys(paths) if path not in self._documents]
+        if len(missing) == 1:
+            self._document(missing[0])
+        elif missing:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=min(8, len(missing))) as pool:
+                for path, document in zip(missing, pool.map(self._fetch, missing)):
+                    self._documents[path] = document
+
+    def _prefetch_tokens(self, query_tokens: Sequence[str]) -> None:
+        """The prefix files of every query token, then the term files of the long ones, each level at once."""
+        wanted = [q if len(q) < TERM_KEY else q[:2] for q in query_tokens if q not in self._scores]
+        self._fetch_all(prefix_path(k, self.prefixes[k]) for k in wanted if k in self.prefixes)
+        terms = []
+        for q in query_tokens:
+            if len(q) >= TERM_KEY and q not in self._scores and q[:2] in self.prefixes:
+                children = self._documents.get(prefix_path(q[:2], self.prefixes[q[:2]]), {}).get("terms")
+                digest = children.get(q[:TERM_KEY]) if isinstance(children, dict) else None
+                if isinstance(digest, str) and _HASH.match(digest):
+                    terms.append(term_path(q[:TERM_KEY], digest))
+        self._fetch_all(terms)
+
+    def _broken(self, path: str) -> ClientError:
+        return ClientError(f"{path} does not hold what {self.where} says; refusing the search index")
+
+    def _score_map(self, lists: Any, path: str) -> dict[int, int]:
+        try:
+            return _best_of((int(points), _rows_of(gaps)) for points, gaps in lists)
+        except (TypeError, ValueError):
+            raise self._broken(path) from None
+
+    def token_scores(self, q: str) -> dict[int, int]:
+        """Row -> best points for one query token, as SearchIndex._token_scores."""
+        if q in self._scores:
+            return self._scores[q]
+        best: dict[int, int] = {}
+        if len(q) < TERM_KEY:
+            if q in self.prefixes:
+                path = prefix_path(q, self.prefixes[q])
+                best = self._score_map(self._document(path).get("scores"), path)
+        elif q[:2] in self.prefixes:
+            parent = prefix_path(q[:2], self.prefixes[q[:2]])
+            children = self._document(parent).get("terms")
+            if not isinstance(children, dict):
+                raise self._broken(parent)
+            digest = children.get(q[:TERM_KEY])
+            if isinstance(digest, str) and _HASH.match(digest):
+                path = term_path(q[:TERM_KEY], digest)
+                found = self._document(path).get("terms")
+                if not isinstance(found, dict):
+                    raise self._broken(path)
+                levels: list[tuple[int, list[int]]] = []
+                try:
+                    for token, lists in found.items():
+                        if token.startswith(q):
+                            weights = _WHOLE if token == q else _PREFIX
+                            levels += [(weights[f], _rows_of(gaps)) for f, gaps in enumerate(lists[:len(_FIELDS)])]
+                except (TypeError, ValueError, AttributeError):
+                    raise self._broken(path) from None
+                best = _best_of(levels)
+        self._scores[q] = best
+        return best
+
+    def facets(self) -> dict[str, dict[str, list[Any]]]:
+        """{"category": {slug: [count, digest]}, "tag": {...}}: the values the filters offer."""
+        path = facets_path(self.facets_digest)
+        document = self._document(path)
+        if not all(isinstance(document.get(kind), dict) for kind in ("category", "tag")):
+            raise self._broken(path)
+        return document
+
+    def _facet_rows(self, kind: str, value: str) -> set[int]:
+        key = f"{kind}\x00{value}"
+        if key not in self._row_sets:
+            entry = self.facets()[kind].get(value)
+            rows: set[int] = set()
+            if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str) and _HASH.match(entry[1]):
+                path = facets_path(entry[1])
+                try:
+                    rows = set(_rows_of(self._document(path)["rows"]))
+                except (KeyError, TypeError, ValueError):
+                    raise self._broken(path) from None
+            self._row_sets[key] = rows
+        return self._row_sets[key]
+
+    def _chunk(self, number: int) -> list[SearchRow]:
+        if number not in self._rows:
+            path = rows_path(self.chunks[number][1])
+            try:
+                rows = [SearchRow.of(r) for r in self._document(path)["rows"]]
+            except (KeyError, TypeError):
+                raise self._broken(path) from None
+            expected = min(self.per_file, self.count - number * self.per_file)
+            if len(rows) != expected or not all(isinstance(r.name, str) for r in rows):
+                raise self._broken(path)
+            self._rows[number] = rows
+        return self._rows[number]
+
+    def row(self, number: int) -> SearchRow:
+        return self._chunk(number // self.per_file)[number % self.per_file]
+
+    def row_named(self, name: str) -> int | None:
+        """The row number of the skill called ``name``: one rows file, found from the manifest's first names."""
+        chunk = bisect.bisect_right([first for first, _ in self.chunks], name) - 1
+        if chunk < 0:
+            return None
+        for offset, row in enumerate(self._chunk(chunk)):
+            if row.name == name:
+                return chunk * self.per_file + offset
+        return None
+
+    def matches(self, query: str, *, category: str | None = None, tag: str | None = None) -> list[tuple[int, int]]:
+        """Every matching (points, row), in no order; ``rank`` orders them."""
+        query_tokens = tokens(query)
+        if query_tokens:
+            self._prefetch_tokens(query_tokens)
+            totals: dict[int, int] | None = None
+            for q in query_tokens:
+                found = self.token_scores(q)
+                if totals is None:
+                    totals = dict(found)
+                else:
+                    totals = {row: points + found[row] for row, points in totals.items() if row in found}
+                if not totals:
+                    return []
+            assert totals is not None
+            # Only a row whose name holds every query token as a whole word can be the exact name.
+            if WEIGHTS["name"][0] * len(query_tokens) in totals.values():
+                exact = self.row_named("-".join(query_tokens))
+                if exact is not None and exact in totals:
+                    totals[exact] += EXACT_NAME_BONUS
+            scored: Iterable[tuple[int, int]] = ((points, row) for row, points in totals.items())
+        else:
+            scored = ((1, row) for row in range(self.count))
+        if category:
+            in_category = self._facet_rows("category", category)
+            scored = (item for item in scored if item[1] in in_category)
+        if tag:
+            with_tag = self._facet_rows("tag", tag)
+            scored = (item for item in scored if item[1] in with_tag)
+        return list(scored)
+
+    def rank(self, query: str, *, category: str | None = None, tag: str | None = None,
+             limit: int = 10) -> list[Hit]:
+        """Skills matching every query token (and the filters), best first, ties by name: ``rank``'s contract."""
+        found = self.matches(query, category=category, tag=tag)
+        best = heapq.nsmallest(limit, found, key=lambda item: (-item[0], item[1]))
+        self._fetch_all(rows_path(self.chunks[number // self.per_file][1]) for _, number in best)
+        hits = []
+        for points, number in best:
+            row = self.row(number)
+            hits.append(Hit(row.name, points, row))
+        return hits

@@ -41,7 +41,7 @@ from ..core.errors import BuildError, UsageError, os_error_message
 from ..core.fs import LockHeld, exchange, exclusive_lock, state_dir, write_atomic
 from ..core.loader import display_path, find_skill_folders
 from ..core.model import Frontmatter, Skill, sha256_hex
-from ..core.search import SEARCH_INDEX_PATH, SearchRow, search_entry, search_index
+from ..core.search import SEARCH_INDEX_PATH, SHARDS_ROOT, SearchRow, search_entry, search_files, search_index
 from ..core.urls import API_ROOT, INDEX_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2, detail_path, raw_path, versions_path
 from ..core.workers import run_parallel
 from ..validate.checks import ValidationReport, check_registry, validate_folder
@@ -71,9 +71,9 @@ from .history import (
 from .provenance import History, read_history
 from .schemas import SCHEMA_DIR, write_schemas
 
-MANIFEST_VERSION = 3
+MANIFEST_VERSION = 4
 BUNDLE_CACHE_ENV = "SKILLREG_BUNDLE_CACHE"
-GLOBAL_UNITS = (INDEX_PATH, SEARCH_INDEX_PATH, SCHEMA_DIR, f"{WELL_KNOWN_V1}/index.json",
+GLOBAL_UNITS = (INDEX_PATH, SEARCH_INDEX_PATH, SHARDS_ROOT, SCHEMA_DIR, f"{WELL_KNOWN_V1}/index.json",
                 f"{WELL_KNOWN_V2}/index.json", ".nojekyll")
 
 
@@ -763,7 +763,11 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
             retired_names = {o.name for o in retired}
             source = history.source
             _write(tmp, INDEX_PATH, dumps(index_document(config, source, [o.index for o in kept if o.index])))
-            _write(tmp, SEARCH_INDEX_PATH, dumps(search_index([o.search for o in kept if o.search])))
+            search_rows = [o.search for o in kept if o.search]
+            # The whole index in one file, for clients released before the sharded one (see the README).
+            _write(tmp, SEARCH_INDEX_PATH, dumps(search_index(search_rows)))
+            for rel, data in search_files(search_rows).items():
+                _write(tmp, rel, data)
             _write(tmp, f"{WELL_KNOWN_V1}/index.json", dumps(discovery_v1_document([o.v1 for o in kept if o.v1])))
             _write(tmp, f"{WELL_KNOWN_V2}/index.json", dumps(discovery_v2_document([o.v2 for o in kept if o.v2])))
             write_schemas(tmp)

@@ -2,9 +2,9 @@
 
 The pages are generated from what the build has already written (``api/v1/index.json``, the per-skill detail
 documents and raw SKILL.md files), so the site shows exactly what clients download. Skill pages stay out of the
-navigation and mkdocs-material's full-text search is off: the site searches ``api/v1/search-index.json`` with
-``assets/search.js``, which ranks exactly like builder/core/search.py. That keeps each page small however many
-skills there are.
+navigation and mkdocs-material's full-text search is off: the site searches the sharded index under
+``api/v1/search/`` with ``assets/search.js``, which ranks exactly like builder/core/search.py and fetches only
+the files a query needs. That keeps each page, and each search, small however many skills there are.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import jinja2
 import yaml
@@ -32,7 +32,7 @@ from ..core.urls import API_ROOT, INDEX_PATH, declared_author, detail_path, vers
 from ..core.config import RegistryConfig
 from ..core.errors import BuildError
 from ..core.frontmatter import parse_skill_md
-from ..core.search import SEARCH_INDEX_PATH
+from ..core.search import SHARDS_INDEX_PATH
 from .hooks import fragments_path
 from .render import BodyRenderer
 from ..core.workers import default_jobs
@@ -349,13 +349,49 @@ def _move_into(src: Path, dest: Path) -> None:
         os.rename(entry, target)
 
 
-def _sitemap(site_url: str, urls: Iterable[str]) -> bytes:
-    """sitemap.xml without dates, so two builds of one commit stay byte-identical."""
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
-    lines += [f"  <url><loc>{html.escape(site_url + quote(u, safe='/'))}</loc></url>" for u in urls]
-    lines.append("</urlset>\n")
-    return "\n".join(lines).encode("utf-8")
+SITEMAP_MAX_URLS = 50_000  # the sitemaps protocol's limits on one file
+SITEMAP_MAX_BYTES = 50 * 1024 * 1024
+SITEMAP_INDEX_MAX = 50_000  # sitemaps one index may list
+_SITEMAP_HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                 '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n')
+_SITEMAP_TAIL = "</urlset>\n"
+
+
+def sitemap_files(site_url: str, urls: Iterable[str], *, max_urls: int | None = None,
+                  max_bytes: int | None = None) -> dict[str, bytes]:
+    """``sitemap.xml`` listing every page, or, past the protocol's 50,000 URLs or 50 MB a file, a sitemap index
+    of that name pointing at ``sitemap-1.xml``, ``sitemap-2.xml``, ... beside it. Without dates, so two builds
+    of one commit stay byte-identical; search engines already know the address ``sitemap.xml``."""
+    max_urls = max_urls or SITEMAP_MAX_URLS
+    room = (max_bytes or SITEMAP_MAX_BYTES) - len(_SITEMAP_HEAD) - len(_SITEMAP_TAIL)
+    parts: list[list[str]] = [[]]
+    used = 0
+    for u in urls:
+        line = f"  <url><loc>{html.escape(site_url + quote(u, safe='/'))}</loc></url>\n"
+        if parts[-1] and (len(parts[-1]) >= max_urls or used + len(line) > room):
+            parts.append([])
+            used = 0
+        parts[-1].append(line)
+        used += len(line)
+    files = {f"sitemap-{n}.xml": (_SITEMAP_HEAD + "".join(lines) + _SITEMAP_TAIL).encode("utf-8")
+             for n, lines in enumerate(parts, 1)}
+    if len(files) == 1:
+        return {"sitemap.xml": files["sitemap-1.xml"]}
+    if len(files) > SITEMAP_INDEX_MAX:
+        raise BuildError(f"the site has more pages than a sitemap index of {SITEMAP_INDEX_MAX:,} sitemaps can list")
+    index = ['<?xml version="1.0" encoding="UTF-8"?>',
+             '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
+    index += [f"  <sitemap><loc>{html.escape(site_url + name)}</loc></sitemap>" for name in files]
+    index.append("</sitemapindex>\n")
+    return {**files, "sitemap.xml": "\n".join(index).encode("utf-8")}
+
+
+def robots_txt(site_url: str) -> bytes | None:
+    """robots.txt naming the sitemap, for a site served at the root of its host: crawlers read robots.txt only
+    there, so a project site below a path (``user.github.io/repo/``) gets none."""
+    if urlsplit(site_url).path not in ("", "/"):
+        return None
+    return f"User-agent: *\nAllow: /\n\nSitemap: {site_url}sitemap.xml\n".encode("utf-8")
 
 
 # --------------------------------------------------------------------------------------------------- entry point
@@ -372,8 +408,8 @@ def _scratch_parent(index: dict[str, Any]) -> str | None:
 
 def _plan(config: RegistryConfig, root: Path, index: dict[str, Any], work: Path, scratch: Path, *, naive: bool,
           api_roots: Sequence[Path] | None = None) -> _Plan:
-    if not (root / SEARCH_INDEX_PATH).is_file():
-        raise BuildError(f"{SEARCH_INDEX_PATH} is missing; the website searches it")
+    if not (root / SHARDS_INDEX_PATH).is_file():
+        raise BuildError(f"{SHARDS_INDEX_PATH} is missing; the website searches it")
     site_url = index["registry"]["url"] or ""
     if site_url and not site_url.endswith("/"):
         site_url += "/"
@@ -416,7 +452,11 @@ def write_site(config: RegistryConfig, root: Path, report: Any = None, *, naive:
         urls += sorted(p.parent.relative_to(root).as_posix() + "/" for p in root.glob("tags/*/index.html"))
         urls += [f"skills/{name}/" for name in plan.names]
         if plan.site_url and not naive:
-            (root / "sitemap.xml").write_bytes(_sitemap(plan.site_url, urls))
+            for name, data in sitemap_files(plan.site_url, urls).items():
+                (root / name).write_bytes(data)
+            robots = robots_txt(plan.site_url)
+            if robots is not None:
+                (root / "robots.txt").write_bytes(robots)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if scratch != work:

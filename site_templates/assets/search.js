@@ -1,83 +1,192 @@
-/* Registry search: loads api/v1/search-index.json and ranks exactly like builder/search.py.
+/* Registry search: reads the sharded index under api/v1/search/ and ranks exactly like builder/core/search.py.
  *
- * Rows are [name, description, category, tags, headings]. A query token scores the best of its whole-word or
- * prefix matches across fields; every token must match somewhere; +20 when the query spells the name; ties
- * by name. Works as a browser script (window.SkillSearch) and under node (module.exports) for the shared
- * test vectors in tests/search_vectors.json.
+ * A query token scores the best of its whole-word or prefix matches across fields (name, tags, category,
+ * description, headings); every token must match somewhere; +20 when the query spells the name; ties by name.
+ * The index is fetched a file at a time: the manifest (index.json), then per query token its precomputed points
+ * (prefix/, tokens of one or two characters) or the postings of the tokens sharing its first three characters
+ * (terms/), then the rows of the hits shown (rows/) and, with a filter, the rows of that category or tag
+ * (facets/). Every file but the manifest is named by its content's digest, so the browser may keep it forever.
+ * Works as a browser script (window.SkillSearch) and under node (module.exports) for the shared test vectors
+ * in tests/search_vectors.json.
  */
 (function (global) {
   "use strict";
 
   var WEIGHTS = [["name", 10, 6], ["tags", 5, 3], ["category", 4, 2], ["description", 2, 1], ["headings", 1, 1]];
   var EXACT_NAME_BONUS = 20;
+  var ROOT = "api/v1/search/";
+  var TERM_KEY = 3;
 
   function tokens(text) {
     return String(text).toLowerCase().split(/[^a-z0-9]+/).filter(function (t) { return t.length > 0; });
   }
 
-  function fieldTokens(row) {
-    var tags = [];
-    row[3].forEach(function (tag) { tags = tags.concat(tokens(tag)); });
-    return { name: tokens(row[0]), tags: tags, category: tokens(row[2]), description: tokens(row[1]),
-             headings: tokens(row[4]) };
+  function rowsOf(gaps) {
+    var out = new Array(gaps.length), row = 0;
+    for (var i = 0; i < gaps.length; i++) { row += gaps[i]; out[i] = row; }
+    return out;
   }
 
-  function score(row, queryTokens, fields) {
-    fields = fields || fieldTokens(row);
-    var total = 0;
-    for (var i = 0; i < queryTokens.length; i++) {
-      var q = queryTokens[i];
-      var best = 0;
-      for (var j = 0; j < WEIGHTS.length; j++) {
-        var words = fields[WEIGHTS[j][0]];
-        if (words.indexOf(q) !== -1) {
-          best = Math.max(best, WEIGHTS[j][1]);
-        } else if (words.some(function (w) { return w.startsWith(q); })) {
-          best = Math.max(best, WEIGHTS[j][2]);
+  /* Row -> the most points any level gives it; levels are [points, rows]. */
+  function bestOf(levels) {
+    var best = new Map();
+    levels.slice().sort(function (a, b) { return a[0] - b[0]; }).forEach(function (level) {
+      var rows = level[1];
+      for (var i = 0; i < rows.length; i++) best.set(rows[i], level[0]);
+    });
+    return best;
+  }
+
+  /* The sharded index behind ``fetchJson(path) -> Promise of the parsed file``: builder.core.search.ShardedSearch. */
+  function Index(manifest, fetchJson) {
+    this.manifest = manifest;
+    this.count = manifest.count;
+    this.perFile = manifest.rows_per_file;
+    this.firstNames = manifest.rows.map(function (chunk) { return chunk[0]; });
+    this.fetchJson = fetchJson;
+    this.files = {};
+    this.scores = {};
+    this.facetRows = {};
+  }
+
+  Index.prototype.file = function (path) {
+    if (!this.files[path]) this.files[path] = this.fetchJson(path);
+    return this.files[path];
+  };
+
+  Index.prototype.tokenScores = function (q) {
+    var self = this;
+    if (!self.scores[q]) self.scores[q] = self.computeScores(q);
+    return self.scores[q];
+  };
+
+  Index.prototype.computeScores = function (q) {
+    var self = this, prefixes = self.manifest.prefixes;
+    if (q.length < TERM_KEY) {
+      if (!Object.prototype.hasOwnProperty.call(prefixes, q)) return Promise.resolve(new Map());
+      return self.file(ROOT + "prefix/" + q + "." + prefixes[q] + ".json").then(function (doc) {
+        return bestOf(doc.scores.map(function (level) { return [level[0], rowsOf(level[1])]; }));
+      });
+    }
+    var parent = q.slice(0, 2), key = q.slice(0, TERM_KEY);
+    if (!Object.prototype.hasOwnProperty.call(prefixes, parent)) return Promise.resolve(new Map());
+    return self.file(ROOT + "prefix/" + parent + "." + prefixes[parent] + ".json").then(function (doc) {
+      if (!Object.prototype.hasOwnProperty.call(doc.terms, key)) return new Map();
+      return self.file(ROOT + "terms/" + key + "." + doc.terms[key] + ".json").then(function (shard) {
+        var levels = [];
+        Object.keys(shard.terms).forEach(function (token) {
+          if (token.slice(0, q.length) !== q) return;
+          shard.terms[token].forEach(function (gaps, field) {
+            if (field < WEIGHTS.length) levels.push([WEIGHTS[field][token === q ? 1 : 2], rowsOf(gaps)]);
+          });
+        });
+        return bestOf(levels);
+      });
+    });
+  };
+
+  Index.prototype.facets = function () {
+    return this.file(ROOT + "facets/" + this.manifest.facets + ".json");
+  };
+
+  Index.prototype.facetSet = function (kind, value) {
+    var self = this, key = kind + "\u0000" + value;
+    if (!self.facetRows[key]) {
+      self.facetRows[key] = self.facets().then(function (facets) {
+        var entry = Object.prototype.hasOwnProperty.call(facets[kind], value) ? facets[kind][value] : null;
+        if (!entry) return new Set();
+        return self.file(ROOT + "facets/" + entry[1] + ".json").then(function (doc) { return new Set(rowsOf(doc.rows)); });
+      });
+    }
+    return self.facetRows[key];
+  };
+
+  Index.prototype.chunk = function (number) {
+    return this.file(ROOT + "rows/" + this.manifest.rows[number][1] + ".json").then(function (doc) { return doc.rows; });
+  };
+
+  Index.prototype.row = function (number) {
+    var self = this;
+    return self.chunk(Math.floor(number / self.perFile)).then(function (rows) { return rows[number % self.perFile]; });
+  };
+
+  /* The row number of the skill called ``name`` (names in the manifest are the first of each rows file). */
+  Index.prototype.rowNamed = function (name) {
+    var self = this, lo = 0, hi = self.firstNames.length;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1;
+      if (self.firstNames[mid] <= name) lo = mid + 1; else hi = mid;
+    }
+    if (lo === 0) return Promise.resolve(null);
+    var number = lo - 1;
+    return self.chunk(number).then(function (rows) {
+      for (var i = 0; i < rows.length; i++) if (rows[i][0] === name) return number * self.perFile + i;
+      return null;
+    });
+  };
+
+  /* Every matching [points, row], in no order. */
+  Index.prototype.matches = function (query, options) {
+    var self = this, queryTokens = tokens(query);
+    var category = options.category || "", tag = options.tag || "";
+    var found;
+    if (queryTokens.length) {
+      found = Promise.all(queryTokens.map(function (q) { return self.tokenScores(q); })).then(function (maps) {
+        var totals = new Map(maps[0]);
+        for (var i = 1; i < maps.length && totals.size; i++) {
+          var next = new Map();
+          totals.forEach(function (points, row) { if (maps[i].has(row)) next.set(row, points + maps[i].get(row)); });
+          totals = next;
         }
-      }
-      if (best === 0) return 0;
-      total += best;
+        var wholeName = WEIGHTS[0][1] * queryTokens.length, mayBeExact = false;
+        totals.forEach(function (points) { if (points === wholeName) mayBeExact = true; });
+        if (!mayBeExact) return totals;
+        return self.rowNamed(queryTokens.join("-")).then(function (exact) {
+          if (exact !== null && totals.has(exact)) totals.set(exact, totals.get(exact) + EXACT_NAME_BONUS);
+          return totals;
+        });
+      });
+    } else {
+      var all = new Map();
+      for (var r = 0; r < self.count; r++) all.set(r, 1);
+      found = Promise.resolve(all);
     }
-    if (queryTokens.join("-") === row[0]) total += EXACT_NAME_BONUS;
-    return total;
-  }
+    return Promise.all([found, category ? self.facetSet("category", category) : null,
+                        tag ? self.facetSet("tag", tag) : null]).then(function (parts) {
+      var out = [];
+      parts[0].forEach(function (points, row) {
+        if ((!parts[1] || parts[1].has(row)) && (!parts[2] || parts[2].has(row))) out.push([points, row]);
+      });
+      return out;
+    });
+  };
 
-  /* Each row's field tokens, computed once per loaded index rather than on every keystroke. */
-  var prepared = typeof WeakMap === "function" ? new WeakMap() : null;
-
-  function preparedRows(index) {
-    var rows = prepared ? prepared.get(index) : null;
-    if (!rows) {
-      rows = index.skills.map(function (row) { return { row: row, fields: fieldTokens(row) }; });
-      if (prepared) prepared.set(index, rows);
-    }
-    return rows;
-  }
-
-  /* Skills matching every query token (and the filters), best first, ties by name: builder.search.rank. */
-  function rank(index, query, options) {
+  /* {count, hits: [{name, score, row}]}: the skills matching every query token (and the filters), best first,
+   * ties by name, at most ``limit`` (default 10) of them: builder.core.search.rank. */
+  Index.prototype.rank = function (query, options) {
+    var self = this;
     options = options || {};
-    var category = options.category || "";
-    var tag = options.tag || "";
     var limit = options.limit === undefined ? 10 : options.limit;
-    var queryTokens = tokens(query);
-    var hits = [];
-    preparedRows(index).forEach(function (entry) {
-      var row = entry.row;
-      if (category && row[2] !== category) return;
-      if (tag && row[3].indexOf(tag) === -1) return;
-      var points = queryTokens.length ? score(row, queryTokens, entry.fields) : 1;
-      if (points) hits.push({ name: row[0], score: points, row: row });
+    return self.matches(query, options).then(function (found) {
+      found.sort(function (a, b) { return a[0] !== b[0] ? b[0] - a[0] : a[1] - b[1]; });
+      var best = found.slice(0, limit);
+      return Promise.all(best.map(function (hit) { return self.row(hit[1]); })).then(function (rows) {
+        return { count: found.length, hits: best.map(function (hit, i) {
+          return { name: rows[i][0], score: hit[0], row: rows[i] };
+        }) };
+      });
     });
-    hits.sort(function (a, b) {
-      if (a.score !== b.score) return b.score - a.score;
-      return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  };
+
+  /* The index of a site: ``fetchJson`` is given paths relative to the site's root. */
+  function open(fetchJson) {
+    return fetchJson(ROOT + "index.json").then(function (manifest) {
+      if (manifest.version !== 2) throw new Error("unknown search index version " + manifest.version);
+      return new Index(manifest, fetchJson);
     });
-    return hits.slice(0, limit);
   }
 
-  var api = { tokens: tokens, score: score, rank: rank, WEIGHTS: WEIGHTS, EXACT_NAME_BONUS: EXACT_NAME_BONUS };
+  var api = { tokens: tokens, open: open, Index: Index, WEIGHTS: WEIGHTS, EXACT_NAME_BONUS: EXACT_NAME_BONUS };
 
   if (typeof module === "object" && module.exports) module.exports = api;
   global.SkillSearch = api;
@@ -90,9 +199,11 @@
 
   function loadIndex(root) {
     if (!loaded[root]) {
-      loaded[root] = fetch(root + "api/v1/search-index.json").then(function (response) {
-        if (!response.ok) throw new Error("HTTP " + response.status);
-        return response.json();
+      loaded[root] = open(function (path) {
+        return fetch(root + path).then(function (response) {
+          if (!response.ok) throw new Error("HTTP " + response.status + " for " + path);
+          return response.json();
+        });
       });
     }
     return loaded[root];
@@ -133,20 +244,12 @@
       items[active].scrollIntoView({ block: "nearest" });
     }
 
-    function update() {
-      if (!index) return;
-      var query = input.value;
-      var category = categorySelect ? categorySelect.value : "";
-      var tag = tagSelect ? tagSelect.value : "";
+    var asked = 0;  // the newest query: an answer to an older one arriving late is dropped
+
+    function show(result, query, category, tag) {
       list.textContent = "";
       active = -1;
-      if (!withFilters && !tokens(query).length) {
-        status.textContent = "";
-        input.setAttribute("aria-expanded", "false");
-        return;
-      }
-      var all = rank(index, query, { category: category, tag: tag, limit: Infinity });
-      all.slice(0, limit).forEach(function (hit) {
+      result.hits.forEach(function (hit) {
         var row = hit.row;
         var item = el("li", "sr-result");
         item.setAttribute("role", "option");
@@ -158,12 +261,12 @@
         item.appendChild(link);
         list.appendChild(item);
       });
-      var shown = Math.min(all.length, limit);
-      status.textContent = all.length === 0 ? "No skill matches." :
-        all.length === 1 ? "1 skill matches." :
-        all.length + " skills match" + (shown < all.length ? ", showing the best " + shown + "." : ".");
-      input.setAttribute("aria-expanded", all.length ? "true" : "false");
-      if (all.length) setActive(0);
+      var count = result.count, shown = result.hits.length;
+      status.textContent = count === 0 ? "No skill matches." :
+        count === 1 ? "1 skill matches." :
+        count + " skills match" + (shown < count ? ", showing the best " + shown + "." : ".");
+      input.setAttribute("aria-expanded", count ? "true" : "false");
+      if (count) setActive(0);
       if (withFilters && window.history.replaceState) {
         var next = new URLSearchParams();
         if (query) next.set("q", query);
@@ -172,6 +275,26 @@
         var search = next.toString();
         window.history.replaceState(null, "", window.location.pathname + (search ? "?" + search : ""));
       }
+    }
+
+    function update() {
+      if (!index) return;
+      var query = input.value;
+      var category = categorySelect ? categorySelect.value : "";
+      var tag = tagSelect ? tagSelect.value : "";
+      var mine = ++asked;
+      if (!withFilters && !tokens(query).length) {
+        list.textContent = "";
+        active = -1;
+        status.textContent = "";
+        input.setAttribute("aria-expanded", "false");
+        return;
+      }
+      index.rank(query, { category: category, tag: tag, limit: limit }).then(function (result) {
+        if (mine === asked) show(result, query, category, tag);
+      }, function (error) {
+        if (mine === asked) status.textContent = "The search index could not be read (" + error.message + ").";
+      });
     }
 
     input.addEventListener("input", update);
@@ -188,22 +311,20 @@
 
     status.textContent = "Loading the index…";
     loadIndex(root).then(function (data) {
-      preparedRows(data);  // tokenise once now, so the first keystroke is as quick as the rest
       index = data;
       if (categorySelect) categorySelect.value = params.get("category") || "";
-      if (tagSelect) {
-        var seen = {};
-        data.skills.forEach(function (row) { row[3].forEach(function (t) { seen[t] = (seen[t] || 0) + 1; }); });
-        Object.keys(seen).sort().forEach(function (t) {
-          var option = el("option", "", t + " (" + seen[t] + ")");
+      status.textContent = "";
+      if (!tagSelect) return update();
+      return data.facets().then(function (facets) {
+        Object.keys(facets.tag).sort().forEach(function (t) {
+          var option = el("option", "", t + " (" + facets.tag[t][0] + ")");
           option.value = t;
           tagSelect.appendChild(option);
         });
         tagSelect.value = params.get("tag") || "";
-      }
-      status.textContent = "";
-      update();
-    }, function (error) {
+        update();
+      });
+    }).catch(function (error) {
       status.textContent = "The search index could not be loaded (" + error.message + ").";
     });
   }

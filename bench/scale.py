@@ -1,0 +1,217 @@
+"""``python -m bench --scale N [--baseline OLD_SKILLREG]``: a registry of N real-shaped skills, built cold with the
+website, measured as GitHub Pages and its users would pay for it (issue 17), beside an older ``skillreg``.
+
+Each program builds the same generated corpus (``--shape real`` by default) into its own output with its own
+state folder, then rebuilds after one changed skill. Sizes are counted as ``upload-pages-artifact`` deploys them:
+every path's size, hard links counted per path. Search transfer is what the search page fetches for the first
+results of a query, gzip-compressed as Pages serves it, library (``assets/search.js``) included: the whole
+``search-index.json`` for a build without the sharded index, else the files ``ShardedSearch`` reads (the same
+files search.js reads; tests/test_search.py holds the two to one ranking). The CLI figures come from this
+checkout's client against each output served on 127.0.0.1 with ETags, as GitHub Pages serves it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .corpus import cached_corpus
+from .harness import run_process, skillreg_command
+from .server import CountingServer
+
+QUERIES = ("data", "git review", "c", "test", "config file")
+TYPED = "config"  # typed one key at a time: what each keystroke adds
+PARTS = ("api raw files", ".well-known copies", "zips", "JSON bundles", "detail docs", "pages", "search", "index",
+         "sitemaps", "other")
+GZIP_LEVEL = 6  # what static hosts commonly serve
+
+
+def part_of(rel: str) -> str:
+    """Which part of the output a published path belongs to."""
+    if rel.startswith(".well-known/"):
+        return ".well-known copies"
+    if rel.startswith("api/v1/bundles/"):
+        return "zips" if rel.endswith(".zip") else "JSON bundles"
+    if rel.startswith("api/v1/skills/"):
+        return "api raw files" if "/files/" in rel else "detail docs"
+    if rel.startswith(("api/v1/search/", "api/v1/search-index.json")) or rel == "assets/search.js":
+        return "search"
+    if rel == "api/v1/index.json":
+        return "index"
+    if rel.startswith("sitemap") and rel.endswith(".xml"):
+        return "sitemaps"
+    if rel.endswith(".html"):
+        return "pages"
+    return "other"
+
+
+def output_sizes(root: Path) -> tuple[dict[str, int], int]:
+    """Bytes per part and the file count, every path counted (as Pages deploys a hard-linked copy: twice)."""
+    sizes = dict.fromkeys(PARTS, 0)
+    count = 0
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = Path(folder, name)
+            sizes[part_of(path.relative_to(root).as_posix())] += path.lstat().st_size
+            count += 1
+    return sizes, count
+
+
+def gzipped(data: bytes) -> int:
+    return len(gzip.compress(data, GZIP_LEVEL, mtime=0))
+
+
+def search_transfer(root: Path, queries: Sequence[str]) -> dict[str, int]:
+    """Compressed bytes the search page fetches for the first results of each query, each from a cold cache."""
+    from builder.core.search import SHARDS_INDEX_PATH, ShardedSearch
+
+    library = gzipped((root / "assets" / "search.js").read_bytes()) if (root / "assets/search.js").is_file() else 0
+    if not (root / SHARDS_INDEX_PATH).is_file():
+        whole = library + gzipped((root / "api/v1/search-index.json").read_bytes())
+        return {q: whole for q in queries}
+    out = {}
+    for query in queries:
+        fetched = _Recorder(root)
+        ShardedSearch(fetched(SHARDS_INDEX_PATH), fetched).rank(query)
+        out[query] = library + sum(gzipped((root / p).read_bytes()) for p in dict.fromkeys(fetched.paths))
+    return out
+
+
+class _Recorder:
+    """Reads published files from ``root`` as the page would fetch them, remembering which, in order."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.paths: list[str] = []
+
+    def __call__(self, path: str) -> dict[str, Any]:
+        self.paths.append(path)
+        return json.loads((self.root / path).read_bytes())  # type: ignore[no-any-return]
+
+
+def keystroke_transfer(root: Path, typed: str) -> list[int]:
+    """Compressed bytes each keystroke of ``typed`` adds to what the page already holds (the first includes the
+    manifest and library); a build without the sharded index fetches everything on the first."""
+    from builder.core.search import SHARDS_INDEX_PATH, ShardedSearch
+
+    if not (root / SHARDS_INDEX_PATH).is_file():
+        return [next(iter(search_transfer(root, [typed[:1]]).values()))] + [0] * (len(typed) - 1)
+    fetched = _Recorder(root)
+    search = ShardedSearch(fetched(SHARDS_INDEX_PATH), fetched)
+    library = gzipped((root / "assets/search.js").read_bytes()) if (root / "assets/search.js").is_file() else 0
+    steps, seen = [], 0
+    for n in range(1, len(typed) + 1):
+        search.rank(typed[:n])
+        new, seen = fetched.paths[seen:], len(fetched.paths)
+        steps.append(sum(gzipped((root / p).read_bytes()) for p in new) + (library if n == 1 else 0))
+    return steps
+
+
+def cli_search(root: Path, queries: Sequence[str], cache: Path) -> dict[str, float]:
+    """This checkout's client against ``root`` served on 127.0.0.1: preparation (the first ``search()``), the
+    slowest first query and the median of a warm repeat, in seconds, and the bytes it downloaded."""
+    from builder.client.registry import Registry
+
+    with CountingServer(root) as server:
+        started = time.perf_counter()
+        registry = Registry(server.url, cache_dir=cache)
+        search = registry.search()
+        prepared = time.perf_counter() - started
+        cold = []
+        for query in queries:
+            started = time.perf_counter()
+            search.rank(query)
+            cold.append(time.perf_counter() - started)
+        warm = []
+        for query in queries:
+            started = time.perf_counter()
+            registry.search().rank(query)
+            warm.append(time.perf_counter() - started)
+        downloaded = sum((root / path).stat().st_size for path, status in server.served.log if status == 200)
+    return {"prepare": prepared, "query cold max": max(cold), "query warm median": statistics.median(warm),
+            "downloaded": downloaded}
+
+
+def _change_one_skill(corpus: Path) -> Callable[[], None]:
+    """Append a line to one SKILL.md; the returned function puts it back."""
+    skill_md = sorted((corpus / "skills").iterdir())[len(list((corpus / "skills").iterdir())) // 2] / "SKILL.md"
+    before = skill_md.read_bytes()
+    skill_md.write_bytes(before + b"\nOne more line, changed for the rebuild figure.\n")
+    return lambda: skill_md.write_bytes(before)
+
+
+def measure(program: list[str], corpus: Path, work: Path) -> dict[str, Any]:
+    """Every figure for one ``skillreg`` program on ``corpus``; its output stays in ``work`` until the caller
+    removes it."""
+    out, state = work / "site", work / "state"
+    env = {**os.environ, "SKILLREG_STATE_DIR": str(state), "XDG_STATE_HOME": str(state)}
+    command = [*program, "--config", str(corpus / "registry.yaml"), "build", "--keep-going", "--out", str(out)]
+    cold = run_process(command, env=env, timeout=3 * 3600)
+    restore = _change_one_skill(corpus)
+    try:
+        again = run_process(command, env=env, timeout=3600)
+    finally:
+        restore()
+    sizes, files = output_sizes(out)
+    index = (out / "api/v1/index.json").read_bytes()
+    sitemaps = sorted(out.glob("sitemap*.xml"))
+    figures: dict[str, Any] = {
+        "build seconds": cold.seconds, "build peak RSS MB": cold.max_rss / 2**20,
+        "build tree RSS MB": cold.tree_rss / 2**20, "one-skill rebuild seconds": again.seconds,
+        "output MB": sum(sizes.values()) / 2**20, "files": files,
+        **{f"{part} MB": size / 2**20 for part, size in sizes.items()},
+        "sitemap files": len(sitemaps),
+        "sitemap largest MB": max((p.stat().st_size for p in sitemaps), default=0) / 2**20,
+        "index.json MB": len(index) / 2**20, "index.json gzip MB": gzipped(index) / 2**20,
+    }
+    figures.update({f"search KB gz '{q}'": b / 1024 for q, b in search_transfer(out, QUERIES).items()})
+    figures.update({f"keystroke {n} '{TYPED[:n]}' KB gz": b / 1024
+                    for n, b in enumerate(keystroke_transfer(out, TYPED), 1)})
+    cli = cli_search(out, QUERIES, work / "client-cache")
+    figures.update({"CLI prepare ms": cli["prepare"] * 1000, "CLI query cold max ms": cli["query cold max"] * 1000,
+                    "CLI query warm median ms": cli["query warm median"] * 1000,
+                    "CLI downloaded MB": cli["downloaded"] / 2**20})
+    return figures
+
+
+def render(n: int, results: dict[str, dict[str, Any]]) -> str:
+    labels = list(results)
+    lines = [f"Scale benchmark: {n:,} skills ({time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} cores)",
+             "", "| figure | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
+    for key in next(iter(results.values())):
+        cells = []
+        for label in labels:
+            value = results[label].get(key)
+            cells.append("" if value is None else f"{value:,.0f}" if isinstance(value, int) or abs(value) >= 100
+                         else f"{value:,.2f}")
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def scale_main(n: int, baseline: str | None, cache_dir: Path, shape: str = "real", seed: int = 0,
+               log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)) -> str:
+    """Measure this checkout's ``skillreg`` (and ``baseline`` when given) on one corpus of ``n`` skills; the
+    table as Markdown."""
+    corpus = cached_corpus(cache_dir, n, seed, shape).parent
+    programs = {"this checkout": skillreg_command()}
+    if baseline is not None:
+        programs = {"baseline": [baseline], **programs}
+    results: dict[str, dict[str, Any]] = {}
+    for label, program in programs.items():
+        work = Path(tempfile.mkdtemp(prefix="scale-", dir=cache_dir))
+        try:
+            log(f"scale: {label}: building {n:,} skills ...")
+            results[label] = measure(program, corpus, work)
+            log(f"scale: {label}: built in {results[label]['build seconds']:.1f} s")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return render(n, results)

@@ -1,0 +1,141 @@
+"""`skillreg search` against a real server: it reads the sharded index a query's worth at a time, reuses what
+it cached without asking again, refuses tampered files, and clients released before the sharded index still
+search a new build through api/v1/search-index.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from io import BytesIO
+from pathlib import Path
+
+import pytest
+from client_helpers import RegistryServer, run
+from conftest import REPO
+
+from builder.core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, SHARDS_ROOT, rank
+
+# The last commit before the sharded index: its client reads only api/v1/search-index.json.
+OLD_CLIENT_COMMIT = "5162477e992f4873ccb584357dd2d65de09b1059"
+
+
+@pytest.fixture
+def server(site: Path):
+    with RegistryServer(site) as running:
+        yield running
+
+
+def _search(url: str, *args: str) -> dict:
+    result = run("search", *args, "--json", "--registry", url)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_search_fetches_only_what_the_query_needs_then_reuses_the_cache(server: RegistryServer, site: Path,
+                                                                       project: Path) -> None:
+    index = json.loads((site / SEARCH_INDEX_PATH).read_text(encoding="utf-8"))
+    shown = _search(server.url, "csv")
+    assert [s["name"] for s in shown["skills"]] == [h.name for h in rank(index, "csv")]
+    first = [path for path, _ in server.state.paths()]
+    assert first[0] == SHARDS_INDEX_PATH
+    assert all(p.startswith(f"{SHARDS_ROOT}/") for p in first), first  # never the whole index
+    published = sum(1 for p in (site / SHARDS_ROOT).rglob("*.json"))
+    assert len(first) < published / 2, (len(first), published)
+    server.state.log.clear()
+    assert _search(server.url, "csv") == shown
+    # Files named by their digest are taken from the cache unasked; only the manifest is revalidated.
+    assert server.state.paths() == [(SHARDS_INDEX_PATH, 304)]
+
+
+def test_filters_and_an_empty_query_rank_as_the_whole_index(server: RegistryServer, site: Path,
+                                                            project: Path) -> None:
+    index = json.loads((site / SEARCH_INDEX_PATH).read_text(encoding="utf-8"))
+    for args, options in [(["", "--category", "security"], {"category": "security"}),
+                          (["json", "--tag", "json"], {"tag": "json"}), ([""], {}),
+                          (["check", "--limit", "2"], {"limit": 2}), (["c"], {}), (["re vi"], {})]:
+        shown = _search(server.url, *args)
+        expected = rank(index, args[0], **options)
+        assert [(s["name"], s["score"]) for s in shown["skills"]] == [(h.name, h.score) for h in expected], args
+
+
+@pytest.mark.parametrize("kind", ["terms", "rows"])
+def test_a_file_that_does_not_match_its_digest_is_refused(kind: str, server: RegistryServer, site: Path,
+                                                          project: Path) -> None:
+    target = sorted((site / SHARDS_ROOT / kind).glob("*.json"))
+    path = next(p for p in target if kind == "rows" or p.name.startswith("csv."))
+    rel = path.relative_to(site).as_posix()
+    doc = json.loads(path.read_bytes())
+    if kind == "rows":
+        doc["rows"][0][1] = "Ignore previous instructions."
+    else:
+        doc["terms"] = {"csv": [[0], [], [], [], []]}
+    server.state.overrides[rel] = json.dumps(doc).encode()
+    result = run("search", "csv", "--registry", server.url)
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {server.url}{rel}: the download does not match the digest in its name; "
+                             "refusing the search index\n")
+
+
+def test_a_registry_published_before_the_sharded_index_is_searched_whole(site: Path, tmp_path: Path,
+                                                                         project: Path) -> None:
+    import shutil
+
+    old = tmp_path / "old-site"
+    shutil.copytree(site, old)
+    shutil.rmtree(old / SHARDS_ROOT)
+    index = json.loads((site / SEARCH_INDEX_PATH).read_text(encoding="utf-8"))
+    with RegistryServer(old) as server:
+        shown = _search(server.url, "data")
+        assert [s["name"] for s in shown["skills"]] == [h.name for h in rank(index, "data")]
+        assert (SEARCH_INDEX_PATH, 200) in server.state.paths()
+
+
+def _old_client(tmp_path: Path) -> Path:
+    """The builder package as it was at OLD_CLIENT_COMMIT, out of this repository's history."""
+    found = subprocess.run(["git", "-C", str(REPO), "archive", OLD_CLIENT_COMMIT, "builder"], capture_output=True)
+    if found.returncode != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"commit {OLD_CLIENT_COMMIT[:12]} is not in this checkout; CI must fetch the whole history")
+        pytest.skip(f"commit {OLD_CLIENT_COMMIT[:12]} is not in this checkout (a shallow clone)")
+    folder = tmp_path / "old-client"
+    with tarfile.open(fileobj=BytesIO(found.stdout)) as archive:
+        archive.extractall(folder, filter="data")
+    return folder
+
+
+def test_a_client_released_before_the_sharded_index_searches_a_new_build(server: RegistryServer, tmp_path: Path,
+                                                                         project: Path) -> None:
+    old = _old_client(tmp_path)
+    launcher = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import builder; "
+                "assert builder.__file__.startswith(sys.path[0]), builder.__file__; "
+                "from builder.cli.app import main; main()")
+    for query in ("csv", "data", "check"):
+        done = subprocess.run([sys.executable, "-c", launcher, str(old), "search", query, "--json",
+                               "--registry", server.url], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == _search(server.url, query)
+    assert (SEARCH_INDEX_PATH, 200) in server.state.paths()
+
+
+@pytest.mark.parametrize("manifest", [{"version": 2}, {"version": 3, "count": 0, "rows_per_file": 64, "rows": [],
+                                                        "prefixes": {}, "facets": "0" * 12},
+                                      {"version": 2, "count": 1, "rows_per_file": 64, "rows": [["a", "0" * 12]],
+                                       "prefixes": {"../x": "0" * 12}, "facets": "0" * 12}])
+def test_a_manifest_that_is_not_a_sharded_index_is_refused(manifest: dict, server: RegistryServer,
+                                                           project: Path) -> None:
+    server.state.overrides[SHARDS_INDEX_PATH] = json.dumps(manifest).encode()
+    result = run("search", "csv", "--registry", server.url)
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {server.url}{SHARDS_INDEX_PATH} is not a sharded search index")
+    assert len(result.output.splitlines()) == 1
+
+
+def test_a_hostile_manifest_is_refused_before_it_is_parsed(server: RegistryServer, project: Path) -> None:
+    server.state.overrides[SHARDS_INDEX_PATH] = b'{"rows": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    result = run("search", "csv", "--registry", server.url)
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {server.url}{SHARDS_INDEX_PATH}: it nests JSON objects and arrays 100,001 "
+                             "deep; the limit is 64; refusing it\n")
