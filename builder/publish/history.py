@@ -35,7 +35,7 @@ from ..core.errors import BuildError, ConfigError
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import write_atomic
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, _report_collisions, is_junk, path_problems, windows_problem
-from ..core.model import Skill, SkillFile, sha256_hex, short_digest, skill_digest
+from ..core.model import Skill, SkillFile, sha256_hex, skill_digest
 from ..core.urls import API_VERSION, version_bundle_path
 from ..validate.checks import check_skill
 from .api import url_of
@@ -615,8 +615,8 @@ def check_marks(policy: HistoryPolicy, config_path: Path | None,
             if known is None:
                 raise ConfigError(f"{where}: no skill `{mark.name}` in skills/ or its history")
             if mark.digest not in known:
-                raise ConfigError(f"{where}: `{mark.name}` never had the version {short_digest(mark.digest)}… "
-                                  f"(its versions: {', '.join(sorted(short_digest(d) for d in known))})")
+                raise ConfigError(f"{where}: `{mark.name}` never had the version {mark.digest} "
+                                  f"(its versions: {', '.join(sorted(known))})")
             if section == "taken_down" and heads.get(mark.name) == mark.digest:
                 raise ConfigError(f"{where}: {mark.digest} is what skills/{mark.name}/ holds now; change or remove "
                                   "the skill folder to take this version down")
