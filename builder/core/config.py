@@ -181,20 +181,29 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
     )
 
 
-def _line_of(text: str, *keys: str) -> int:
-    """The file line of the key at ``keys`` (a path of mapping keys) in registry.yaml's text; 0 when not found."""
-    node: yaml.Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
+def _node_at(text: str, *keys: str) -> tuple[int, yaml.Node | None]:
+    """The file line of the deepest key of ``keys`` (a path of mapping keys) found in registry.yaml's text, and
+    the node at the whole path (None when some key is missing). safe_load drops positions; compose keeps them."""
+    try:
+        node: yaml.Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return 0, None
     line = 0
     for key in keys:
         if not isinstance(node, yaml.MappingNode):
-            return line
+            return line, None
         for key_node, value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
                 line, node = key_node.start_mark.line + 1, value_node
                 break
         else:
-            return line
-    return line
+            return line, None
+    return line, node
+
+
+def _line_of(text: str, *keys: str) -> int:
+    """The file line of the key at ``keys`` in registry.yaml's text (of its deepest key found; 0 when none is)."""
+    return _node_at(text, *keys)[0]
 
 
 def _load_policy(raw: Any, has_categories: bool, path: Path, text: str) -> Policy:
@@ -226,19 +235,9 @@ _HISTORY_KEYS = ("keep", "yanked", "taken_down")
 
 
 def _entry_lines(text: str, section: str) -> list[int]:
-    """The registry.yaml line of each item of ``history.<section>`` (safe_load drops positions; compose keeps them)."""
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError:
-        return []
-    if not isinstance(root, yaml.MappingNode):
-        return []
-    for key, value in root.value:
-        if key.value == "history" and isinstance(value, yaml.MappingNode):
-            for sub_key, sub in value.value:
-                if sub_key.value == section and isinstance(sub, yaml.SequenceNode):
-                    return [item.start_mark.line + 1 for item in sub.value]
-    return []
+    """The registry.yaml line of each item of ``history.<section>``."""
+    node = _node_at(text, "history", section)[1]
+    return [item.start_mark.line + 1 for item in node.value] if isinstance(node, yaml.SequenceNode) else []
 
 
 def _load_history(raw: Any, text: str, path: Path) -> HistoryPolicy:
