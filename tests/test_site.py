@@ -242,6 +242,25 @@ def test_past_the_protocol_limit_sitemap_xml_becomes_an_index_of_sitemaps(bundle
     assert not (out / "robots.txt").exists()  # a project site below a path: crawlers never read its robots.txt
 
 
+def test_a_rebuild_that_needs_fewer_sitemaps_removes_the_old_parts(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from builder.core.config import load_config
+    from builder.publish.build import build
+    from builder.site import pages
+
+    config = load_config(REPO / "registry.yaml")
+    out = tmp_path / "out"
+    limit = pages.SITEMAP_MAX_URLS
+    monkeypatch.setattr(pages, "SITEMAP_MAX_URLS", 5)
+    build(config, out, keep_going=True)
+    assert list(out.glob("sitemap-*.xml"))
+    monkeypatch.setattr(pages, "SITEMAP_MAX_URLS", limit)  # the registry shrank back below one sitemap's worth
+    result = build(config, out, keep_going=True)
+    assert result.reused  # an incremental rebuild, not a fresh output
+    assert "<urlset" in (out / "sitemap.xml").read_text(encoding="utf-8")
+    assert not list(out.glob("sitemap-*.xml"))
+
+
 def test_sitemaps_stay_under_the_byte_limit_and_robots_txt_names_the_index() -> None:
     from builder.site.pages import robots_txt, sitemap_files
 

@@ -5,6 +5,7 @@ Paths are relative to the site root; the builder writes these files and the clie
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,3 +45,12 @@ def declared_author(frontmatter: Mapping[str, Any]) -> str | None:
     if not isinstance(author, str) or not author.strip():
         return None
     return author.strip()
+
+
+_OPTIONAL_SITE_FILE = re.compile(r"sitemap-[0-9]+\.xml|robots\.txt")
+
+
+def optional_site_file(name: str) -> bool:
+    """Top-level files the site writer adds only some builds (the parts of a sitemap index, robots.txt for a site
+    at the root of its host): a rebuild that no longer writes one must remove the old one."""
+    return _OPTIONAL_SITE_FILE.fullmatch(name) is not None

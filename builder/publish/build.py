@@ -42,7 +42,16 @@ from ..core.fs import LockHeld, exchange, exclusive_lock, state_dir, write_atomi
 from ..core.loader import display_path, find_skill_folders
 from ..core.model import Frontmatter, Skill, sha256_hex
 from ..core.search import SEARCH_INDEX_PATH, SHARDS_ROOT, SearchRow, search_entry, search_files, search_index
-from ..core.urls import API_ROOT, INDEX_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2, detail_path, raw_path, versions_path
+from ..core.urls import (
+    API_ROOT,
+    INDEX_PATH,
+    WELL_KNOWN_V1,
+    WELL_KNOWN_V2,
+    detail_path,
+    optional_site_file,
+    raw_path,
+    versions_path,
+)
 from ..core.workers import run_parallel
 from ..validate.checks import ValidationReport, check_registry, validate_folder
 from .api import (
@@ -784,7 +793,8 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
                 removed = sorted(set(previous) - kept_names - retired_names)
                 changed = sorted({o.name for o in built if o.name in kept_names} | retired_names - {
                     o.name for o in reused if o.retired}) + removed
-                site_units = sorted(p.name for p in tmp.iterdir() if p.name not in ("api", ".well-known", ".nojekyll"))
+                site_units = sorted({p.name for p in tmp.iterdir() if p.name not in ("api", ".well-known", ".nojekyll")}
+                                    | {p.name for p in out.iterdir() if optional_site_file(p.name)})
                 _commit_units(tmp, place, [u for name in changed for u in skill_units(name)] + list(GLOBAL_UNITS)
                               + site_units)
         finally:
