@@ -631,7 +631,9 @@ def _empty_trash(place: _Place) -> None:
             if trash.is_dir() and not trash.is_symlink():
                 shutil.rmtree(trash, ignore_errors=True)
         if not os.path.lexists(trash) or trash.is_symlink() or not trash.is_dir():
-            os.unlink(record.path)  # gone, or something other than the folder we made is there now: leave it
+            # Gone, or something other than the folder we made is there now: leave it. A detached deleter that
+            # has just finished removes the same record, so it may be gone already.
+            Path(record.path).unlink(missing_ok=True)
 
 
 def _output_error(exc: OSError, place: _Place, existed: bool) -> BuildError | None:
