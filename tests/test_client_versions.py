@@ -235,6 +235,20 @@ def test_the_issue_reproduction_restores_the_old_files_byte_identically(
     assert json.loads((project / "skills-lock.json").read_text())["skills"][CSV]["digest"] == story.new
 
 
+def test_update_dry_run_diffs_the_locked_version_not_local_edits(story: Story, project: Path) -> None:
+    with RegistryServer(story.v2) as server:
+        assert run("install", f"{CSV}@{OLD_VERSION}", "--registry", server.url).exit_code == 0
+        skill_md = project / ".claude/skills" / CSV / "SKILL.md"
+        skill_md.write_text(skill_md.read_text(encoding="utf-8") + "A local note.\n", encoding="utf-8")
+        for state in ("edited", "removed"):
+            dry = run("update", "--dry-run")
+            assert dry.exit_code == 0, (state, dry.output)
+            assert f'-  version: "{OLD_VERSION}"\n+  version: "{NEW_VERSION}"\n' in dry.stdout, state
+            assert "A local note." not in dry.stdout, state
+            if state == "edited":
+                shutil.rmtree(project / ".claude")
+
+
 def test_install_an_old_version_by_version_and_by_digest(story: Story, project: Path) -> None:
     with RegistryServer(story.v2) as server:
         result = run("install", f"{CSV}@{OLD_VERSION}", "--registry", server.url)

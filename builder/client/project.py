@@ -300,8 +300,7 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, dry_r
         if skill.digest == entry.digest:
             changes.append(Change(entry.name, "unchanged", entry.version, entry.digest, None, entry.targets))
             continue
-        current = next((lock.folder(t) for t in entry.targets if lock.folder(t).is_dir()), None)
-        diff = unified_diff(read_installed(current) if current else {}, skill.files)
+        diff = unified_diff(_locked_files(lock, entry, registry, history), skill.files)
         if dry_run:
             changes.append(Change(entry.name, "would update", skill.version, skill.digest, entry.digest,
                                   entry.targets, diff))
@@ -315,6 +314,20 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, dry_r
                 write_skill(skill, lock.folder(target))
         changes.append(Change(entry.name, "updated", skill.version, skill.digest, entry.digest, entry.targets, diff))
     return lock, changes
+
+
+def _locked_files(lock: Lock, entry: LockEntry, registry: Registry, history: History | None) -> Mapping[str, bytes]:
+    """The locked version's bytes, the old side of an update's diff: read from an installed folder that still
+    matches the lock, else fetched from the registry's history (one more request: the zip), else none (every file
+    then shows as added). Local edits are never shown as part of the update."""
+    for target in entry.targets:
+        folder = lock.folder(target)
+        if local_state(folder, entry.files).clean:
+            return read_installed(folder)
+    found = history.by_digest(entry.digest) if history is not None else None
+    if history is None or found is None or found.zip is None:
+        return {}
+    return {f.path: f.data for f in fetch_version(registry, entry.name, found, history.where).files}
 
 
 def _newest(registry: Registry, name: str, history: History | None) -> FetchedSkill:
