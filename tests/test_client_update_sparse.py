@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from client_helpers import RegistryServer, _Handler, build_site, commit, copy_registry, run
+from client_helpers import Fault, RegistryServer, _Handler, build_site, commit, copy_registry, run
 from conftest import REPO
 
 from builder.core.urls import INDEX_PATH, STATE_PATH, head_path, state_digest, versions_path
@@ -329,3 +329,14 @@ def test_a_client_released_before_state_json_updates_against_a_new_build(served:
     assert not any(p.endswith(("state.json", "head.json")) for p, _ in served.paths())
     new = json.loads((tmp_path / "site" / head_path("csv-profiler")).read_text())["latest"]
     assert lock_digest(project, "csv-profiler") == new
+
+
+def test_an_unreachable_registry_is_checked_from_the_cache_with_a_warning(served: Served, project: Path) -> None:
+    served.server.state.fault(STATE_PATH, *[Fault(status=503)] * 3)
+    result = run("update")
+    assert result.exit_code == 0, result.output
+    assert f"working offline with the copy of {STATE_PATH} cached" in result.stderr, result.stderr
+    assert sorted(result.stdout.splitlines()) == sorted(
+        f"{name} is up to date ({version})" for name, version in
+        ((n, json.loads((project / "skills-lock.json").read_text())["skills"][n]["version"]) for n in INSTALLED))
+    assert served.paths() == [(STATE_PATH, 503)] * 3  # the heads came from the cache, unasked
