@@ -31,7 +31,9 @@ QUERIES = ("lint", "deploy", "data", "review pull request", "security audit toke
 
 
 def client_bench(ctx: BenchContext) -> list[Row]:
-    return _search(ctx) + _requests(ctx) + _frozen(ctx)
+    from .client_sparse import update_check_bench
+
+    return _search(ctx) + _requests(ctx) + _frozen(ctx) + update_check_bench(ctx)
 
 
 def _search(ctx: BenchContext) -> list[Row]:

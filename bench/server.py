@@ -16,11 +16,16 @@ from urllib.parse import unquote, urlsplit
 class Served:
     root: Path
     log: list[tuple[str, int]] = field(default_factory=list)  # (path, status) per request, in order
+    sent: list[int] = field(default_factory=list)  # bytes of each answer (status line, headers, body), in order
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def since(self, mark: int) -> list[tuple[str, int]]:
         with self.lock:
             return self.log[mark:]
+
+    def bytes_since(self, mark: int) -> int:
+        with self.lock:
+            return sum(self.sent[mark:])
 
     def mark(self) -> int:
         with self.lock:
@@ -46,13 +51,15 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(served, path, 200, body, etag)
 
     def _answer(self, served: Served, path: str, status: int, body: bytes, etag: str | None) -> None:
-        with served.lock:
-            served.log.append((path, status))
         self.send_response(status)
         if etag:
             self.send_header("ETag", etag)
         if status != 304:
             self.send_header("Content-Length", str(len(body)))
+        size = sum(len(line) for line in getattr(self, "_headers_buffer", [])) + 2  # with end_headers' blank line
+        with served.lock:  # logged before answering: a client may be quicker than this thread
+            served.log.append((path, status))
+            served.sent.append(size + (len(body) if status != 304 else 0))
         self.end_headers()
         if status != 304:
             self.wfile.write(body)

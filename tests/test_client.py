@@ -143,11 +143,11 @@ def test_requests_per_install_and_per_unchanged_update_check(server: RegistrySer
     server.state.log.clear()
     assert run("install", "csv-profiler", "--agent", "codex", "--registry", server.url).exit_code == 0
     assert server.state.paths() == [("api/v1/skills/csv-profiler/versions.json", 304)]  # the zip: from the cache
-    assert run("update").exit_code == 0  # first check: the index is fetched and cached
+    assert run("update").exit_code == 0  # first check: state.json and the head are fetched and cached
     server.state.log.clear()
     result = run("update")
     assert result.stdout == f"csv-profiler is up to date ({version(site, 'csv-profiler')})\n"
-    assert server.state.paths() == [("api/v1/index.json", 304)]
+    assert server.state.paths() == [("api/v1/state.json", 304)]  # the head: current under that state
     assert server.state.log[0].etag_sent
 
 

@@ -75,13 +75,13 @@ def test_server_error_then_success_is_retried(installed, project: Path, site_v2:
     server.state.fault(VERSIONS, Fault(status=500))
     result = run("update")
     assert result.exit_code == 0, result.output
-    assert server.state.paths()[1:3] == [(VERSIONS, 500), (VERSIONS, 200)]
+    assert server.state.paths()[2:4] == [(VERSIONS, 500), (VERSIONS, 200)]  # after state.json and head.json
     assert tree(project / ".claude/skills/csv-profiler")["SKILL.md"][0].endswith(b"automatic.\n")
 
 
 def test_server_errors_that_persist(installed, project: Path) -> None:
     server, before = installed
-    index = "api/v1/index.json"
+    index = "api/v1/state.json"  # the update check's first request
     server.state.fault(index, *[Fault(status=503)] * 3)
     failed(run("update"), f"cannot fetch {server.url}{index}: HTTP 503 Service Unavailable (tried 3 times)")
     assert server.state.paths() == [(index, 503)] * 3
@@ -105,13 +105,14 @@ def test_missing_skill_is_a_404(installed, project: Path) -> None:
 
 def test_redirects_stay_on_https_or_this_machine(installed, project: Path, site_v2: Path) -> None:
     server, before = installed
-    index = "api/v1/index.json"
+    index = "api/v1/state.json"
     server.state.fault(index, Fault(status=302, location=f"{server.url}mirror/{index}"))
     server.state.overrides[f"mirror/{index}"] = (site_v2 / index).read_bytes()
     server.state.fault(VERSIONS, Fault(status=301, location=f"http://example.invalid/{VERSIONS}"))
     failed(run("update"), f"{server.url}{VERSIONS} redirects to http://example.invalid/{VERSIONS}; "
                           "refusing to follow it off https://")
-    assert server.state.paths()[:3] == [(index, 302), (f"mirror/{index}", 200), (VERSIONS, 301)]
+    assert server.state.paths()[:4] == [(index, 302), (f"mirror/{index}", 200),
+                                        ("api/v1/skills/csv-profiler/head.json", 200), (VERSIONS, 301)]
     assert unchanged(project, before)
 
 
@@ -217,9 +218,9 @@ def test_a_bomb_whose_headers_lie_is_caught_while_reading() -> None:
 def test_a_slow_server_times_out(installed, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     server, before = installed
     monkeypatch.setenv("SKILLREG_TIMEOUT", "0.3")
-    server.state.fault("api/v1/index.json", *[Fault(delay=1.0)] * 3)
+    server.state.fault("api/v1/state.json", *[Fault(delay=1.0)] * 3)
     started = time.monotonic()
-    failed(run("update"), f"cannot fetch {server.url}api/v1/index.json: no answer within 0.3 s (tried 3 times)")
+    failed(run("update"), f"cannot fetch {server.url}api/v1/state.json: no answer within 0.3 s (tried 3 times)")
     assert time.monotonic() - started < 5
     assert unchanged(project, before)
 

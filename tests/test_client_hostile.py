@@ -19,6 +19,8 @@ from builder.core.model import SkillFile, sha256_hex, skill_digest
 DETAIL = "api/v1/skills/csv-profiler.json"
 VERSIONS = "api/v1/skills/csv-profiler/versions.json"
 INDEX = "api/v1/index.json"
+STATE = "api/v1/state.json"
+HEAD = "api/v1/skills/csv-profiler/head.json"
 SCRIPT = "scripts/profile_csv.py"
 
 
@@ -91,10 +93,13 @@ def test_update_dry_run_shows_an_erase_line_in_a_diff(site: Path, project: Path)
     versions["versions"][0].update(digest=detail["digest"])
     versions["versions"][0]["zip"].update(sha256=sha256_hex(data), size=len(data))
     versions["latest"] = detail["digest"]
+    head = {**json.loads((site / HEAD).read_text()), "digest": detail["digest"], "latest": detail["digest"]}
+    state = {**json.loads((site / STATE).read_text()), "digest": "sha256:" + "0" * 64}
     with RegistryServer(site) as server:
         assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
         server.state.overrides.update({DETAIL: json.dumps(detail).encode(), INDEX: json.dumps(index).encode(),
-                                       VERSIONS: json.dumps(versions).encode(), detail["bundles"]["zip"]["path"]: data})
+                                       VERSIONS: json.dumps(versions).encode(), detail["bundles"]["zip"]["path"]: data,
+                                       HEAD: json.dumps(head).encode(), STATE: json.dumps(state).encode()})
         code, output = on_terminal(["update", "--dry-run"], project)
     assert code == 0, output
     shows_nothing_hidden(output)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..core.errors import ClientError
 from ..core.search import SEARCH_INDEX_PATH
-from ..core.urls import INDEX_PATH
+from ..core.urls import API_ROOT, INDEX_PATH, STATE_PATH
 
 # Caps on a JSON document, checked on its bytes before any Python object is built. The indexes list every
 # skill: a 60,000-skill registry publishes about 45 MB (750 bytes a skill, 1.5 KB at most), so 128 MiB leaves
@@ -20,6 +20,7 @@ from ..core.urls import INDEX_PATH
 # JSON containers (objects, arrays) per skill and nests 4 deep.
 MAX_INDEX_BYTES = 128 * 1024 * 1024
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
+MAX_HEAD_BYTES = 64 * 1024  # state.json and a skill's head.json: a few hundred bytes each
 MAX_JSON_CONTAINERS = 2_000_000
 MAX_JSON_DEPTH = 64
 
@@ -62,7 +63,10 @@ def parse_json(data: bytes, where: str) -> Any:
 
 
 def document_limit(path: str) -> int:
-    """The most bytes a document at ``path`` may have: the indexes list every skill, the rest one skill each."""
+    """The most bytes a document at ``path`` may have: the indexes list every skill, the rest one skill each;
+    the update check's documents (state.json, head.json) hold a few fields."""
+    if path == STATE_PATH or (path.startswith(f"{API_ROOT}/skills/") and path.endswith("/head.json")):
+        return MAX_HEAD_BYTES
     return MAX_INDEX_BYTES if path in (INDEX_PATH, SEARCH_INDEX_PATH) else MAX_DOCUMENT_BYTES
 
 

@@ -271,25 +271,26 @@ def _selected(lock: Lock, names: Sequence[str]) -> list[LockEntry]:
 
 def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, dry_run: bool = False,
            force: bool = False) -> tuple[Lock, list[Change]]:
-    """Compare the lock with each registry's index (one request, 304 when nothing changed) and take new digests.
+    """Compare the lock with what each registry publishes and take new digests.
 
-    A skill whose digest moved is brought to its versions.json's ``latest``: the newest version that is not
+    The check costs one request per registry when nothing changed (state.json, answered 304), else one more
+    per skill checked (its head.json: 304 or a few hundred bytes), whatever the registry's size; a registry
+    built before state.json existed is compared through its index.json (one request, 304 when unchanged).
+    A skill whose latest moved is brought to its versions.json's ``latest``: the newest version that is not
     yanked (two more requests: versions.json and the zip)."""
     entries = _selected(lock, names)
     for entry in entries:  # every folder is checked before anything is fetched or written
         for target in entry.targets:
             lock.folder(target)
-    indexes: dict[str, Mapping[str, Any]] = {}
+    published = _Published()
     changes = []
     for entry in entries:
         registry = registry_for(entry.registry)
-        if registry.url not in indexes:
-            indexes[registry.url] = {str(s.get("name")): s for s in registry.index()["skills"] if isinstance(s, dict)}
-        listed = indexes[registry.url].get(entry.name)
-        if listed is None:
+        latest = published.latest(registry, entry.name)
+        if latest is None:
             changes.append(Change(entry.name, "not published", entry.version, entry.digest, None, entry.targets))
             continue
-        if listed.get("digest") == entry.digest:
+        if latest == entry.digest:
             changes.append(Change(entry.name, "unchanged", entry.version, entry.digest, None, entry.targets))
             continue
         history = read_history(registry, entry.name)
@@ -328,6 +329,30 @@ def _locked_files(lock: Lock, entry: LockEntry, registry: Registry, history: His
     if history is None or found is None or found.zip is None:
         return {}
     return {f.path: f.data for f in fetch_version(registry, entry.name, found, history.where).files}
+
+
+class _Published:
+    """What each registry publishes as a skill's current digest, read as cheaply as the registry allows."""
+
+    def __init__(self) -> None:
+        self._states: dict[str, str | None] = {}  # registry URL -> state.json's digest; None: it has none
+        self._indexes: dict[str, Mapping[str, Any]] = {}
+
+    def latest(self, registry: Registry, name: str) -> str | None:
+        """The digest ``update`` compares with the lock (head.json's ``latest``, or the index's digest on a
+        registry without state.json); None when the registry does not publish ``name`` any more."""
+        if registry.url not in self._states:
+            state = registry.state()
+            self._states[registry.url] = str(state["digest"]) if state is not None else None
+        state_digest = self._states[registry.url]
+        if state_digest is not None:
+            head = registry.head(name, state_digest)
+            return None if head is None or head.get("latest") is None else str(head["latest"])
+        if registry.url not in self._indexes:
+            self._indexes[registry.url] = {str(s.get("name")): s for s in registry.index()["skills"]
+                                           if isinstance(s, dict)}
+        listed = self._indexes[registry.url].get(name)
+        return None if listed is None else str(listed.get("digest"))
 
 
 def _newest(registry: Registry, name: str, history: History | None) -> FetchedSkill:

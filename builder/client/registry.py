@@ -32,7 +32,7 @@ from ..core.fs import write_atomic
 from ..core.loader import path_problems
 from ..core.model import sha256_hex
 from ..core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, SHARDS_ROOT, SearchIndex, ShardedSearch
-from ..core.urls import INDEX_PATH, detail_path
+from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, head_path
 from .documents import MAX_DOCUMENT_BYTES, document_limit, parse_json
 from .transport import Deadline, DeadlineRequest, TooSlow, Transport, host_kind
 
@@ -119,6 +119,7 @@ class _Cached:
     body: bytes
     etag: str | None
     fetched: str
+    state: str | None = None  # a head.json: the digest of the state.json it was fetched (or revalidated) under
 
 
 def cache_limit() -> int:
@@ -167,12 +168,15 @@ class _Cache:
             os.utime(body_path)  # recently used: evicted last
         except OSError:
             pass
-        return _Cached(body, meta.get("etag"), str(meta.get("fetched", "?")))
+        state = meta.get("state")
+        return _Cached(body, meta.get("etag"), str(meta.get("fetched", "?")), state if isinstance(state, str) else None)
 
-    def put(self, path: str, body: bytes, etag: str | None) -> None:
+    def put(self, path: str, body: bytes, etag: str | None, state: str | None = None) -> None:
         body_path, meta_path = self._paths(path)
         fetched = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         meta = {"etag": etag, "fetched": fetched, "sha256": sha256_hex(body)}
+        if state is not None:
+            meta["state"] = state
         try:
             write_atomic(body_path, body)
             write_atomic(meta_path, json.dumps(meta, sort_keys=True).encode())
@@ -264,6 +268,36 @@ class Registry:
         doc = self.document(INDEX_PATH)
         if not isinstance(doc.get("skills"), list):
             raise ClientError(f"{self.url}{INDEX_PATH} lists no skills; is this a skill registry?")
+        return doc
+
+    def state(self) -> dict[str, Any] | None:
+        """state.json (one request, 304 when no skill's latest changed), or None for a registry built before it."""
+        try:
+            doc = self.document(STATE_PATH)
+        except NotFound:
+            return None
+        if doc.get("api_version") != 1 or not isinstance(doc.get("count"), int) \
+                or not DIGEST.match(str(doc.get("digest", ""))):
+            raise ClientError(f"{self.url}{STATE_PATH} is not a registry state (api_version 1, count, digest); "
+                              "refusing it")
+        return doc
+
+    def head(self, name: str, state: str | None) -> dict[str, Any] | None:
+        """NAME's head.json, or None when the registry publishes none for it. ``state`` is the digest of the
+        state.json just read: a cached head.json fetched under the same state is current without a request
+        (state.json covers every skill's latest), any other is revalidated with If-None-Match."""
+        check_name(name)
+        path = head_path(name)
+        cached = self._cache.get(path) if self._cache is not None and state is not None else None
+        try:
+            data = cached.body if cached is not None and cached.state == state else \
+                self._document_bytes(path, state=state)
+        except NotFound:
+            return None
+        doc = parse_json(data, f"{self.url}{path}")
+        if not isinstance(doc, dict) or doc.get("name") != name or doc.get("api_version") != 1 or any(
+                doc.get(key) is not None and not DIGEST.match(str(doc[key])) for key in ("digest", "latest")):
+            raise ClientError(f"{self.url}{path} is not the head document of {name!r}; refusing it")
         return doc
 
     def search_index(self) -> dict[str, Any]:
@@ -388,7 +422,7 @@ class Registry:
             raise ClientError(f"{target} is larger than the client accepts ({limit - 1:,} bytes)")
         return data
 
-    def _document_bytes(self, path: str) -> bytes:
+    def _document_bytes(self, path: str, *, state: str | None = None) -> bytes:
         limit = document_limit(path) + 1
         if self.folder is not None:
             return self._read_local(path, limit)
@@ -405,8 +439,10 @@ class Registry:
         if response.status == 304:
             if cached is None:  # we sent no validator; a 304 makes no sense
                 raise ClientError(f"{url}: the server answered 304 Not Modified to an unconditional request")
+            if state is not None and cached.state != state:
+                self._cache.put(path, cached.body, cached.etag, state)  # current under this state too
             return cached.body
-        self._cache.put(path, response.body, response.etag)
+        self._cache.put(path, response.body, response.etag, state)
         return response.body
 
     def _get(self, url: str, etag: str | None, limit: int) -> _Response:

@@ -5,6 +5,7 @@ Paths are relative to the site root; the builder writes these files and the clie
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -12,6 +13,9 @@ from typing import Any
 API_VERSION = 1
 API_ROOT = "api/v1"
 INDEX_PATH = f"{API_ROOT}/index.json"
+# The registry's state in a few bytes: a digest over every skill's (name, latest). A client that finds it
+# unchanged (HTTP 304) knows no installed skill has a new version, whatever the registry's size.
+STATE_PATH = f"{API_ROOT}/state.json"
 WELL_KNOWN_V1 = ".well-known/skills"
 WELL_KNOWN_V2 = ".well-known/agent-skills"
 
@@ -23,6 +27,18 @@ def detail_path(name: str) -> str:
 def versions_path(name: str) -> str:
     """Every version the registry published of ``name``, newest first (see versions.schema.json)."""
     return f"{API_ROOT}/skills/{name}/versions.json"
+
+
+def head_path(name: str) -> str:
+    """What ``update`` needs of ``name`` in a few hundred bytes: its digest, version and ``latest``."""
+    return f"{API_ROOT}/skills/{name}/head.json"
+
+
+def state_digest(latest: Mapping[str, str | None]) -> str:
+    """The digest state.json publishes: over each skill's name and latest digest ("-" for none), sorted by name.
+    No commit or date goes in, so a build that changes no skill's latest publishes the same bytes."""
+    text = "".join(f"{name} {latest[name] or '-'}\n" for name in sorted(latest))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def version_bundle_path(name: str, digest: str) -> str:

@@ -45,9 +45,11 @@ from ..core.search import SEARCH_INDEX_PATH, SHARDS_ROOT, SearchRow, search_entr
 from ..core.urls import (
     API_ROOT,
     INDEX_PATH,
+    STATE_PATH,
     WELL_KNOWN_V1,
     WELL_KNOWN_V2,
     detail_path,
+    head_path,
     optional_site_file,
     raw_path,
     versions_path,
@@ -71,18 +73,20 @@ from .history import (
     GitObjects,
     Head,
     check_marks,
+    head_document,
     latest_of,
     read_skills_history,
     skill_versions,
+    state_document,
     version_of,
     versions_document,
 )
 from .provenance import History, read_history
 from .schemas import SCHEMA_DIR, write_schemas
 
-MANIFEST_VERSION = 4
+MANIFEST_VERSION = 5
 BUNDLE_CACHE_ENV = "SKILLREG_BUNDLE_CACHE"
-GLOBAL_UNITS = (INDEX_PATH, SEARCH_INDEX_PATH, SHARDS_ROOT, SCHEMA_DIR, f"{WELL_KNOWN_V1}/index.json",
+GLOBAL_UNITS = (INDEX_PATH, STATE_PATH, SEARCH_INDEX_PATH, SHARDS_ROOT, SCHEMA_DIR, f"{WELL_KNOWN_V1}/index.json",
                 f"{WELL_KNOWN_V2}/index.json", ".nojekyll")
 
 
@@ -146,6 +150,7 @@ class _Outcome:
     fresh: bool = True  # built in this run (False: taken from the manifest)
     history: str | None = None  # fingerprint of the skill's git history its versions were published from
     digests: tuple[str, ...] = ()  # every version it has published (registry.yaml may name only these)
+    latest: str | None = None  # its versions.json's latest (what head.json and state.json publish)
     retired: bool = False  # gone from skills/: only its versions are published
     packed: int = 0  # old versions' zips packed from git in this run (not kept in the manifest)
 
@@ -203,24 +208,26 @@ def _close_objects() -> None:
         _OBJECTS = None
 
 
-def _publish_versions(job: _Job, name: str, head: Head | None) -> tuple[tuple[str, ...], int]:
-    """Write ``versions.json`` and the zip of every old version that keeps its bytes; returns the digests and the
-    number of zips packed from git (the others came from the bundle cache)."""
+def _publish_versions(job: _Job, name: str, head: Head | None,
+                      updated: str | None = None) -> tuple[tuple[str, ...], str | None, int]:
+    """Write ``versions.json``, ``head.json`` and the zip of every old version that keeps its bytes; returns the
+    digests, the latest one and the number of zips packed from git (the others came from the bundle cache)."""
     cache = BundleCache(job.cache, job.config, job.profile)
     versions, packed = skill_versions(name, job.git.of(name), head, _objects(job), cache, job.config, job.profile,
                               lambda path, data: _write(job.tmp, path, data))
     latest = latest_of(versions, head.digest if head else None)
     _write(job.tmp, versions_path(name), dumps(versions_document(name, job.git.kind, latest, versions)))
-    return tuple(v.digest for v in versions), packed
+    _write(job.tmp, head_path(name), dumps(head_document(name, head, latest, updated)))
+    return tuple(v.digest for v in versions), latest, packed
 
 
 def _build_retired(name: str) -> _Outcome:
     """A skill gone from skills/: its history stays published (versions.json and the zips), nothing else."""
     job = _JOB
     assert job is not None
-    digests, packed = _publish_versions(job, name, None)
+    digests, latest, packed = _publish_versions(job, name, None)
     return _Outcome(name=name, folder="", skill_md="", declared=None, name_line=0, diagnostics=(), signature="",
-                    history=job.git.fingerprint(name), digests=digests, retired=True, packed=packed)
+                    history=job.git.fingerprint(name), digests=digests, latest=latest, retired=True, packed=packed)
 
 
 def _build_task(task: tuple[str, Path | None]) -> _Outcome:
@@ -307,11 +314,11 @@ def _build_one(folder: Path) -> _Outcome:
         _mkdirs(copy.parent)
         os.link(raw, copy)  # the same bytes under the discovery path, without writing them twice
     key = _skill_key(job.config, job.history, skill.name, skill.digest, str(folder), skill.skill_md)
-    digests, packed = _publish_versions(job, skill.name, Head(skill.digest, version_of(skill),
-                                                              zip_art.to_dict(job.config)))
+    digests, latest, packed = _publish_versions(job, skill.name, Head(skill.digest, version_of(skill),
+                                                                      zip_art.to_dict(job.config)), prov.updated)
     return replace(checked, digest=skill.digest, key=key, index=index_entry(skill, prov),
                    v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill),
-                   history=job.git.fingerprint(skill.name), digests=digests, packed=packed)
+                   history=job.git.fingerprint(skill.name), digests=digests, latest=latest, packed=packed)
 
 
 # ------------------------------------------------------------------------------------ the builder's own records
@@ -774,6 +781,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
             retired_names = {o.name for o in retired}
             source = history.source
             _write(tmp, INDEX_PATH, dumps(index_document(config, source, [o.index for o in kept if o.index])))
+            _write(tmp, STATE_PATH, dumps(state_document(len(kept), {o.name: o.latest for o in [*kept, *retired]})))
             search_rows = [o.search for o in kept if o.search]
             # The whole index in one file, for clients released before the sharded one (see the README).
             _write(tmp, SEARCH_INDEX_PATH, dumps(search_index(search_rows)))

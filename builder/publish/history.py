@@ -36,7 +36,7 @@ from ..core.frontmatter import parse_skill_md
 from ..core.fs import write_atomic
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, _report_collisions, is_junk, path_problems, windows_problem
 from ..core.model import Skill, SkillFile, sha256_hex, skill_digest
-from ..core.urls import API_VERSION, version_bundle_path
+from ..core.urls import API_VERSION, state_digest, version_bundle_path
 from ..validate.checks import check_skill
 from .api import url_of
 from .provenance import iso_time
@@ -634,6 +634,19 @@ def latest_of(versions: Sequence[Version], head: str | None) -> str | None:
 def versions_document(name: str, kind: str, latest: str | None, versions: Sequence[Version]) -> dict[str, Any]:
     return {"api_version": API_VERSION, "name": name, "history": kind, "latest": latest,
             "versions": [v.to_dict() for v in versions]}
+
+
+def head_document(name: str, head: Head | None, latest: str | None, updated: str | None) -> dict[str, Any]:
+    """api/v1/skills/NAME/head.json: what an update check needs (see head.schema.json). A skill gone from
+    skills/ keeps one saying ``latest`` null, as its versions.json does."""
+    return {"api_version": API_VERSION, "name": name, "digest": head.digest if head else None,
+            "version": head.version if head else None, "latest": latest, "updated": updated}
+
+
+def state_document(count: int, latest: Mapping[str, str | None]) -> dict[str, Any]:
+    """api/v1/state.json: how many skills the registry publishes and a digest over every (name, latest) of the
+    skills that publish a head.json (those gone from skills/ with latest null)."""
+    return {"api_version": API_VERSION, "count": count, "digest": state_digest(latest)}
 
 
 def read_skills_history(skills_path: Path, state: Path | None = None) -> GitHistory:

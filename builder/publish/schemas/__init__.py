@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-PUBLISHED = ("index", "detail", "bundle", "discovery-v1", "discovery-v2", "versions")
+PUBLISHED = ("index", "detail", "bundle", "discovery-v1", "discovery-v2", "versions", "head", "state")
 SCHEMA_DIR = "api/v1/schema"
 
 
