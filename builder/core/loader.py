@@ -223,8 +223,7 @@ def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[S
                 total += st.st_size
                 continue
             try:
-                with open(entry.path, "rb") as fh:
-                    data = fh.read(limits.max_file_bytes + 1)
+                data = _read_bounded(entry.path, st.st_size, limits.max_file_bytes)
             except OSError as exc:
                 report("SK512", rel, f"cannot read `{rel}`: {exc.strerror}")
                 continue
@@ -235,6 +234,16 @@ def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[S
     files.sort(key=lambda f: f.path.encode("utf-8"))
     _report_collisions([f.path for f in files], report)
     return files
+
+
+def _read_bounded(path: str, size: int, limit: int) -> bytes:
+    """The file's bytes, at most ``limit + 1`` of them, asking for the size ``stat`` gave plus one byte (to see a
+    file that grew): asking for ``limit + 1`` bytes at once allocates that much for every small file."""
+    with open(path, "rb") as fh:
+        data = fh.read(min(size, limit) + 1)  # a buffered read returns short only at the end of the file
+        if size < len(data) <= limit:  # it grew since stat: read on, up to the limit
+            data += fh.read(limit + 1 - len(data))
+        return data
 
 
 def _report_collisions(paths: list[str], report: _Report) -> None:
