@@ -149,6 +149,12 @@ TRICKY = [
     "line\r\n\r\n[x](x.md)\r\n```\r\n[y](y.md)\r\n```\r\n",
     "a\0b [x](x\0.md)\n",
     "[^1]: a\n\n    ```\n    [in](in.md)\n\n```\n[x](x.md)\n```\n",
+    # Block starts on the first line and closers on the last, without a line break after them.
+    "```\n[x](x.md)\n```",
+    "text\n\n```\n[x](x.md)\n```",
+    "- [a](a.md)\n  ```\n[b](b.md)\n  ```\n\n```\n[c](c.md)",
+    "<div>\n\n[x](x.md)\n<pre>\n[y](y.md)\n</pre>",
+    "1) [a](a.md)\n\n> ```\n[b](b.md)",
 ]
 
 
