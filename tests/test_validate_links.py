@@ -239,3 +239,17 @@ def test_a_hostile_body_just_under_the_bracket_limit_is_read_in_seconds(unit: st
     links(body)
     elapsed = time.perf_counter() - started
     assert elapsed < 6.0, f"{unit!r} x {count} took {elapsed:.2f} s"
+
+
+def test_the_link_normaliser_gives_markdown_its_result() -> None:
+    # normalize_link skips the parse for plain relative paths and caches the rest: the result must not change.
+    from markdown_it.common.normalize_url import normalizeLink
+
+    from builder.core.markdown import normalize_link
+
+    rng = random.Random(15)
+    alphabet = "aZ09;/?@&=+$,-_.!~*'()#%:[] \\<>\"é\u00a0Ω"
+    samples = ["references/a.md", "//host/x", "https://Example.COM/a b", "mailto:A@B.org", "%41%zz", "a:b", ""]
+    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(20_000)]
+    for url in samples:
+        assert normalize_link(url) == normalizeLink(url), url

@@ -11,6 +11,7 @@ parses everything and is the reference the fast path is tested against.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -20,6 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from markdown_it import MarkdownIt, helpers
+from markdown_it.common import normalize_url
 from markdown_it.common.utils import unescapeAll
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
@@ -120,8 +122,25 @@ def parse_link_destination(string: str, pos: int, maximum: int) -> Any:
     return result
 
 
+# A destination that mdurl's parse, format and percent-encoding give back unchanged: no scheme or host (no `:`,
+# no leading `//`), and only letters, digits and the characters its encoding keeps (`%` is decided per escape).
+_PLAIN_DESTINATION = re.compile(r"(?!//)[A-Za-z0-9;/?@&=+$,\-_.!~*'()#]*")
+
+
+@functools.lru_cache(maxsize=1024)
+def _normalize_destination(url: str) -> str:
+    return normalize_url.normalizeLink(url)
+
+
+def normalize_link(url: str) -> str:
+    """markdown-it's ``normalizeLink``, the same result: a relative path of plain characters (most links in a
+    skill) is returned as it is without a parse, and the others (URLs repeat across skills) are cached."""
+    return url if _PLAIN_DESTINATION.fullmatch(url) else _normalize_destination(url)
+
+
 def _new_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).use(footnote_plugin, inline=False)
+    md.normalizeLink = normalize_link  # type: ignore[method-assign]
     md.helpers = SimpleNamespace(parseLinkLabel=helpers.parseLinkLabel, parseLinkTitle=helpers.parseLinkTitle,
                                  parseLinkDestination=parse_link_destination)  # type: ignore[assignment]
     for name in ("link", "image", "autolink", "html_inline"):
