@@ -249,7 +249,13 @@ def test_the_link_normaliser_gives_markdown_its_result() -> None:
 
     rng = random.Random(15)
     alphabet = "aZ09;/?@&=+$,-_.!~*'()#%:[] \\<>\"é\u00a0Ω"
-    samples = ["references/a.md", "//host/x", "https://Example.COM/a b", "mailto:A@B.org", "%41%zz", "a:b", ""]
+    samples = ["references/a.md", "//host/x", "https://Example.COM/a b", "mailto:A@B.org", "%41%zz", "a:b", "",
+               "https://xn--80ak6aa92e.com/", "https://a..b/", "http://", "https://a/b?c=d#e", "HTTPS://a.b/",
+               "https://a.b:8080/x", "https://user@a.b/", "https://a.b/@c", "http://[::1]/x"]
     samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(20_000)]
+    hosts, paths = "abz09.-Aé", "aZ09;/?@&=+$,-_.!~*'()#:%"
+    samples += [rng.choice(["http://", "https://", "//"]) + "".join(rng.choice(hosts) for _ in range(rng.randint(0, 8))) +
+                rng.choice(["", "/", "?", "#", ":"]) + "".join(rng.choice(paths) for _ in range(rng.randint(0, 8)))
+                for _ in range(20_000)]
     for url in samples:
         assert normalize_link(url) == normalizeLink(url), url
