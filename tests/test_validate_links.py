@@ -155,6 +155,12 @@ TRICKY = [
     "- [a](a.md)\n  ```\n[b](b.md)\n  ```\n\n```\n[c](c.md)",
     "<div>\n\n[x](x.md)\n<pre>\n[y](y.md)\n</pre>",
     "1) [a](a.md)\n\n> ```\n[b](b.md)",
+    # Paragraphs of plain lines (read without the block parser) and their neighbours that are not plain.
+    "Plain [a](a.md)  \nsecond line [b](b.md)\t \n  \n\t\n\nNext [c](c.md)",
+    "Para [a](a.md)\nTitle [t](t.md)\n---\n",
+    "Head | er [x](x.md)\n--- | ---\nCell [y](y.md) | z\n",
+    "One [a](a.md)\n\nTwo\n  indented [b](b.md)\n\n    code [c](c.md)\n",
+    "Word [a](a.md)\n[r]: r.md\n\nUse [r]\n",
 ]
 
 

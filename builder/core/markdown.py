@@ -216,6 +216,10 @@ _HTML_END = (
     (re.compile(r"<![A-Za-z]"), re.compile(r">")),
     (re.compile(r"<!\[CDATA\["), re.compile(r"\]\]>")),
 )
+# A stretch that is one paragraph and nothing else: every line starts with an ASCII letter (no indentation,
+# container, heading, fence, HTML, table delimiter, setext underline or definition can start so), blank lines
+# only at its end. The block parser would make it one inline token of those lines, trailing blanks stripped.
+_PLAIN_PARAGRAPH = re.compile(r"((?:[A-Za-z][^\n]*\n)*[A-Za-z][^\n]*)(?:\n[ \t]*)*")
 _BLANK_THEN_TOP = re.compile(r"\n[ \t]*\n(?=[^ \t\n])")
 _BLANK = re.compile(r"\n[ \t]*(?:\n|$)")
 
@@ -232,6 +236,12 @@ def links(body: str) -> list[Link]:
     for start, end in _stretches(body):
         line += body.count("\n", last, start)
         last = start
+        plain = _PLAIN_PARAGRAPH.fullmatch(body, start, end)
+        if plain is not None:  # what the block parser makes of it, without running it
+            content = plain.group(1)
+            tokens = [Token("inline", "", 0, map=[0, content.count("\n") + 1], content=content.rstrip())]
+            blocks.append((line, tokens))
+            continue
         tokens: list[Token] = []
         known = len(env.get("references", ()))
         PARSER.block.parse(body[start:end], PARSER, env, tokens)
