@@ -161,6 +161,9 @@ TRICKY = [
     "Head | er [x](x.md)\n--- | ---\nCell [y](y.md) | z\n",
     "One [a](a.md)\n\nTwo\n  indented [b](b.md)\n\n    code [c](c.md)\n",
     "Word [a](a.md)\n[r]: r.md\n\nUse [r]\n",
+    "- One [a](a.md)  \n- Two [b](b.md)\t\n\n- Three [c](c.md)\n  more [d](d.md)\n",
+    "- A [a](a.md)\n-  B [b](b.md)\n- ---\n* C [c](c.md)\n- D\nlazy [d](d.md)\n",
+    "- A [a](a.md)\n  - B [b](b.md)\n- C\n\n  [e](e.md)\n",
 ]
 
 
@@ -197,7 +200,7 @@ def test_the_fast_path_equals_a_full_parse_on_a_real_shaped_corpus(tmp_path: Pat
     assert count > 600  # the corpus really holds links (3.2 per file on average)
 
 
-LINES = ["", "", "", "text [a](a.md)", "- item", "  - sub [b](b.md)", "1. step", "   ```", "```", "```md", "~~~",
+LINES = ["", "", "", "text [a](a.md)", "- item", "- item [l](l.md)", "Plain words", "  - sub [b](b.md)", "1. step", "   ```", "```", "```md", "~~~",
          "    indented [c](c.md)", "> quote [q](q.md)", "> ```", "<div>", "</div>", "<!--", "-->", "<pre>", "</pre>",
          "[r]: r.md", "[r]", "[^1]: note [n](n.md)", "[^1]", "| a | b |", "| - | - |", "===", "\t```", "<a href=\"h.md\">",
          "  <img src=\"i.png\">", "* * *", "<span>", "`code [x](x.md)`", "[label]:", "  <dest.md>", "\\[no](no.md)"]

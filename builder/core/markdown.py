@@ -220,6 +220,9 @@ _HTML_END = (
 # container, heading, fence, HTML, table delimiter, setext underline or definition can start so), blank lines
 # only at its end. The block parser would make it one inline token of those lines, trailing blanks stripped.
 _PLAIN_PARAGRAPH = re.compile(r"((?:[A-Za-z][^\n]*\n)*[A-Za-z][^\n]*)(?:\n[ \t]*)*")
+# A stretch that is one tight `-` list of one-line items, each `- ` and an ASCII letter: each item is a paragraph
+# of the text after its marker (a line starting so can neither continue the item before nor nest).
+_PLAIN_LIST = re.compile(r"((?:- [A-Za-z][^\n]*\n)*- [A-Za-z][^\n]*)(?:\n[ \t]*)*")
 _BLANK_THEN_TOP = re.compile(r"\n[ \t]*\n(?=[^ \t\n])")
 _BLANK = re.compile(r"\n[ \t]*(?:\n|$)")
 
@@ -239,8 +242,13 @@ def links(body: str) -> list[Link]:
         plain = _PLAIN_PARAGRAPH.fullmatch(body, start, end)
         if plain is not None:  # what the block parser makes of it, without running it
             content = plain.group(1)
-            tokens = [Token("inline", "", 0, map=[0, content.count("\n") + 1], content=content.rstrip())]
-            blocks.append((line, tokens))
+            blocks.append((line, [Token("inline", "", 0, map=[0, content.count("\n") + 1], content=content.rstrip())]))
+            continue
+        plain = _PLAIN_LIST.fullmatch(body, start, end)
+        if plain is not None:  # one paragraph for each item, of the text after its marker
+            items = plain.group(1).split("\n")
+            blocks.append((line, [Token("inline", "", 0, map=[i, i + 1], content=item[2:].rstrip())
+                                  for i, item in enumerate(items)]))
             continue
         tokens: list[Token] = []
         known = len(env.get("references", ()))
