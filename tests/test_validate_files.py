@@ -308,3 +308,10 @@ def test_a_file_read_after_it_grew_is_read_whole_up_to_the_limit(tmp_path: Path)
     assert _read_bounded(str(grown), 100, 99) == b"x" * 100  # past the limit: limit + 1 bytes, reported as too large
     grown.write_bytes(b"")
     assert _read_bounded(str(grown), 0, 1000) == b""
+    shrunk = tmp_path / "shrunk.md"
+    shrunk.write_bytes(b"y" * 5)
+    assert _read_bounded(str(shrunk), 100, 1000) == b"y" * 5
+    # A link put where stat saw a file is not followed.
+    (tmp_path / "swapped.md").symlink_to(grown)
+    with pytest.raises(OSError):
+        _read_bounded(str(tmp_path / "swapped.md"), 100, 1000)

@@ -251,14 +251,31 @@ def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[S
     return files
 
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
 def _read_bounded(path: str, size: int, limit: int) -> bytes:
-    """The file's bytes, at most ``limit + 1`` of them, asking for the size ``stat`` gave plus one byte (to see a
-    file that grew): asking for ``limit + 1`` bytes at once allocates that much for every small file."""
-    with open(path, "rb") as fh:
-        data = fh.read(min(size, limit) + 1)  # a buffered read returns short only at the end of the file
-        if size < len(data) <= limit:  # it grew since stat: read on, up to the limit
-            data += fh.read(limit + 1 - len(data))
-        return data
+    """The file's bytes, at most ``limit + 1`` of them, in one ``read`` of the size ``stat`` gave plus one byte
+    for a file that did not change (asking for ``limit + 1`` at once would allocate that much for every small
+    file); reading goes on while the file holds more. A link put in its place since ``stat`` is not followed."""
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        want = min(size, limit) + 1
+        chunks: list[bytes] = []
+        got = 0
+        while got <= limit:
+            chunk = os.read(fd, want - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+            if got < want and got >= size:  # a short read past the size stat gave: the end of the file
+                break
+            if got >= want:  # it grew since stat: read on, up to the limit
+                want = limit + 1
+        return b"".join(chunks) if len(chunks) != 1 else chunks[0]
+    finally:
+        os.close(fd)
 
 
 def _report_collisions(paths: list[str], report: _Report) -> None:
