@@ -164,6 +164,9 @@ TRICKY = [
     "- One [a](a.md)  \n- Two [b](b.md)\t\n\n- Three [c](c.md)\n  more [d](d.md)\n",
     "- A [a](a.md)\n-  B [b](b.md)\n- ---\n* C [c](c.md)\n- D\nlazy [d](d.md)\n",
     "- A [a](a.md)\n  - B [b](b.md)\n- C\n\n  [e](e.md)\n",
+    # Inline text with brackets but no `](` or `<`: checkboxes, reference uses, footnote references.
+    "- [ ] task [a](a.md)\n- [x] done\n\n[ref][r] and [^1] and [r]\n\n[r]: r.md\n[^1]: note [n](n.md)\n",
+    "[a]\n(b.md) [c] (d.md) [e]  \n(f.md)\n",
 ]
 
 

@@ -262,7 +262,9 @@ def links(body: str) -> list[Link]:
             for token in tokens:
                 if token.type == "inline":
                     token.children = []
-                    if "[" in token.content or "<" in token.content:  # else it holds no link of any kind
+                    # Without `](` or `<` it holds no link, image, autolink or tag: only reference uses (their
+                    # destination is the definition's, found by the block parser) and checkboxes such as `[ ]`.
+                    if "](" in token.content or "<" in token.content:
                         PARSER.inline.parse(token.content, PARSER, env, token.children)
     source = body.split("\n")
     found = [link for offset, tokens in blocks for link in _token_links(tokens, offset, source)]
