@@ -289,3 +289,21 @@ def test_without_libyaml_the_pure_python_loader_refuses_the_same_inputs(monkeypa
     assert findings(parse("---\na: &a [*a]\n---\n"))[0][0] == "SK009"
     assert findings(parse("---\nd: " + "[" * 20_000 + "]" * 20_000 + "\n---\n", limit=10**6)) == [
         ("SK007", 2, 0, "invalid YAML: nesting is too deep")]
+
+
+@pytest.mark.parametrize("yaml_text", [
+    "name: a\ndescription: b\n",
+    "name: 'a'\nmetadata:\n  version: \"1.0\"\n  tags: [x, y]\n  nested:\n    - a\n    - {b: c}\n",
+    "description: |\n  Block text\n  two lines\nlicense: >-\n  folded\n",
+    "name: a\nmetadata:\n  version: 1.10\n  when: 2024-01-01\n  empty:\n  flag: yes\n",
+    "name: !!str 12\nmetadata: !!map {a: b}\nlist: !!seq [a]\n",
+    "base: &b {x: y}\nother:\n  <<: *b\n  z: w\n",
+    "name: a\nmetadata: {1: one, ~: null, 'k': [1, '2']}\n",
+    "name: ''\ndescription: \"\"\nitems: []\nmap: {}\n",
+])
+def test_frontmatter_values_are_what_the_safe_loader_gives(yaml_text: str) -> None:
+    # Trees of strings are built from the nodes directly; every value must equal PyYAML's safe_load.
+    parsed = parse_skill_md(f"---\n{yaml_text}---\nbody\n".encode(), "SKILL.md", max_frontmatter_bytes=1 << 16)
+    assert parsed.frontmatter is not None
+    assert parsed.frontmatter.data == yaml.safe_load(yaml_text)
+    assert [type(v) for v in parsed.frontmatter.data.values()] == [type(v) for v in yaml.safe_load(yaml_text).values()]

@@ -294,3 +294,24 @@ def test_unsafe_names_stop_the_build_and_are_not_published(registry: RegistryCon
     result = CliRunner().invoke(cli, ["build", "--out", "site", "--no-site", "--keep-going"])
     assert result.exit_code == 0 and "Left out 1 invalid skill(s): demo" in result.output
     assert not list(Path("site").rglob("*evil*")) and not list(Path("site").rglob("caf*"))
+
+
+def test_a_file_read_after_it_grew_is_read_whole_up_to_the_limit(tmp_path: Path) -> None:
+    # The loader asks for the size stat gave plus one byte; a file that grew since is read on, never past limit + 1.
+    from builder.core.loader import _read_bounded
+
+    grown = tmp_path / "grown.md"
+    grown.write_bytes(b"x" * 100)
+    assert _read_bounded(str(grown), 10, 1000) == b"x" * 100
+    assert _read_bounded(str(grown), 10, 50) == b"x" * 51
+    assert _read_bounded(str(grown), 100, 1000) == b"x" * 100
+    assert _read_bounded(str(grown), 100, 99) == b"x" * 100  # past the limit: limit + 1 bytes, reported as too large
+    grown.write_bytes(b"")
+    assert _read_bounded(str(grown), 0, 1000) == b""
+    shrunk = tmp_path / "shrunk.md"
+    shrunk.write_bytes(b"y" * 5)
+    assert _read_bounded(str(shrunk), 100, 1000) == b"y" * 5
+    # A link put where stat saw a file is not followed.
+    (tmp_path / "swapped.md").symlink_to(grown)
+    with pytest.raises(OSError):
+        _read_bounded(str(tmp_path / "swapped.md"), 100, 1000)

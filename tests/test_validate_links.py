@@ -149,6 +149,24 @@ TRICKY = [
     "line\r\n\r\n[x](x.md)\r\n```\r\n[y](y.md)\r\n```\r\n",
     "a\0b [x](x\0.md)\n",
     "[^1]: a\n\n    ```\n    [in](in.md)\n\n```\n[x](x.md)\n```\n",
+    # Block starts on the first line and closers on the last, without a line break after them.
+    "```\n[x](x.md)\n```",
+    "text\n\n```\n[x](x.md)\n```",
+    "- [a](a.md)\n  ```\n[b](b.md)\n  ```\n\n```\n[c](c.md)",
+    "<div>\n\n[x](x.md)\n<pre>\n[y](y.md)\n</pre>",
+    "1) [a](a.md)\n\n> ```\n[b](b.md)",
+    # Paragraphs of plain lines (read without the block parser) and their neighbours that are not plain.
+    "Plain [a](a.md)  \nsecond line [b](b.md)\t \n  \n\t\n\nNext [c](c.md)",
+    "Para [a](a.md)\nTitle [t](t.md)\n---\n",
+    "Head | er [x](x.md)\n--- | ---\nCell [y](y.md) | z\n",
+    "One [a](a.md)\n\nTwo\n  indented [b](b.md)\n\n    code [c](c.md)\n",
+    "Word [a](a.md)\n[r]: r.md\n\nUse [r]\n",
+    "- One [a](a.md)  \n- Two [b](b.md)\t\n\n- Three [c](c.md)\n  more [d](d.md)\n",
+    "- A [a](a.md)\n-  B [b](b.md)\n- ---\n* C [c](c.md)\n- D\nlazy [d](d.md)\n",
+    "- A [a](a.md)\n  - B [b](b.md)\n- C\n\n  [e](e.md)\n",
+    # Inline text with brackets but no `](` or `<`: checkboxes, reference uses, footnote references.
+    "- [ ] task [a](a.md)\n- [x] done\n\n[ref][r] and [^1] and [r]\n\n[r]: r.md\n[^1]: note [n](n.md)\n",
+    "[a]\n(b.md) [c] (d.md) [e]  \n(f.md)\n",
 ]
 
 
@@ -185,7 +203,7 @@ def test_the_fast_path_equals_a_full_parse_on_a_real_shaped_corpus(tmp_path: Pat
     assert count > 600  # the corpus really holds links (3.2 per file on average)
 
 
-LINES = ["", "", "", "text [a](a.md)", "- item", "  - sub [b](b.md)", "1. step", "   ```", "```", "```md", "~~~",
+LINES = ["", "", "", "text [a](a.md)", "- item", "- item [l](l.md)", "Plain words", "  - sub [b](b.md)", "1. step", "   ```", "```", "```md", "~~~",
          "    indented [c](c.md)", "> quote [q](q.md)", "> ```", "<div>", "</div>", "<!--", "-->", "<pre>", "</pre>",
          "[r]: r.md", "[r]", "[^1]: note [n](n.md)", "[^1]", "| a | b |", "| - | - |", "===", "\t```", "<a href=\"h.md\">",
          "  <img src=\"i.png\">", "* * *", "<span>", "`code [x](x.md)`", "[label]:", "  <dest.md>", "\\[no](no.md)"]
@@ -233,3 +251,23 @@ def test_a_hostile_body_just_under_the_bracket_limit_is_read_in_seconds(unit: st
     links(body)
     elapsed = time.perf_counter() - started
     assert elapsed < 6.0, f"{unit!r} x {count} took {elapsed:.2f} s"
+
+
+def test_the_link_normaliser_gives_markdown_its_result() -> None:
+    # normalize_link skips the parse for plain relative paths and caches the rest: the result must not change.
+    from markdown_it.common.normalize_url import normalizeLink
+
+    from builder.core.markdown import normalize_link
+
+    rng = random.Random(15)
+    alphabet = "aZ09;/?@&=+$,-_.!~*'()#%:[] \\<>\"é\u00a0Ω"
+    samples = ["references/a.md", "//host/x", "https://Example.COM/a b", "mailto:A@B.org", "%41%zz", "a:b", "",
+               "https://xn--80ak6aa92e.com/", "https://a..b/", "http://", "https://a/b?c=d#e", "HTTPS://a.b/",
+               "https://a.b:8080/x", "https://user@a.b/", "https://a.b/@c", "http://[::1]/x"]
+    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(20_000)]
+    hosts, paths = "abz09.-Aé", "aZ09;/?@&=+$,-_.!~*'()#:%"
+    samples += [rng.choice(["http://", "https://", "//"]) + "".join(rng.choice(hosts) for _ in range(rng.randint(0, 8))) +
+                rng.choice(["", "/", "?", "#", ":"]) + "".join(rng.choice(paths) for _ in range(rng.randint(0, 8)))
+                for _ in range(20_000)]
+    for url in samples:
+        assert normalize_link(url) == normalizeLink(url), url

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,28 @@ def test_a_linked_registry_folder_is_refused_by_validate_and_build(
         assert (result.exit_code, result.output) == (1, message), args
     assert not (repo / "site").exists()
     assert not list(tmp_path.rglob("fresh"))  # `new` wrote nothing through the link
+
+
+def test_folders_are_shown_and_resolved_as_the_whole_path_would_be(tmp_path: Path) -> None:
+    # display_path joins a folder's name to its parent's shown path, and ValidationRun resolves each parent once:
+    # both must give what relpath and realpath of the whole path give, for dotted names, links and the cwd itself.
+    import random
+
+    from builder.core.loader import _display_path, _display_whole
+    from builder.validate.checks import _real_path
+
+    rng = random.Random(3)
+    parts = ["a", "b", "..", ".", "..x", ".h", "skills", "x y", "é", "", "tmp"]
+    cwds = ["/", "/tmp", "/tmp/a", "/tmp/a/b", "/tmp/..x"]
+    for _ in range(20_000):
+        path = rng.choice(["/tmp/", "/", ""]) + "/".join(rng.choice(parts) for _ in range(rng.randint(1, 5)))
+        cwd = rng.choice(cwds)
+        if path:
+            assert _display_path(path, cwd) == _display_whole(path, cwd), (path, cwd)
+    (tmp_path / "real" / "a").mkdir(parents=True)
+    (tmp_path / "linked").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "b").symlink_to(tmp_path / "real" / "a")
+    parents: dict[str, str] = {}
+    for folder in ["real/a", "real/b", "linked/a", "linked/b", "real/.", "real/..", "linked/../real/a"]:
+        whole = str(tmp_path / folder)
+        assert _real_path(whole, parents) == os.path.realpath(whole), folder

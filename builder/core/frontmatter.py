@@ -157,7 +157,9 @@ def _load_yaml(text: str, file: str, skill: str, out: list[Diagnostic]) -> _Load
         if duplicates:
             out.extend(duplicates)
             return failed
-        value = loader.construct_document(node)
+        value = _construct_strings(node) if "*" not in text else None  # no "*", no alias
+        if value is None:
+            value = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + offset if mark else offset
@@ -218,6 +220,34 @@ def _load_yaml(text: str, file: str, skill: str, out: list[Diagnostic]) -> _Load
     if bad_keys:
         return failed
     return value, lines, sources, key_sources
+
+
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+
+
+def _construct_strings(node: yaml.Node) -> Any:
+    """What the safe constructor makes of a tree of strings, lists and mappings with string keys (the usual
+    frontmatter), built directly from the nodes; None for any other tag (numbers, dates, merges), which the
+    constructor itself must read. Only for a tree without aliases, checked for duplicate keys and depth."""
+    if isinstance(node, yaml.ScalarNode):
+        return node.value if node.tag == _STR else None
+    if isinstance(node, yaml.SequenceNode):
+        if node.tag != _SEQ:
+            return None
+        items = [_construct_strings(item) for item in node.value]
+        return None if any(item is None for item in items) else items
+    if not isinstance(node, yaml.MappingNode) or node.tag != _MAP:
+        return None
+    mapping = {}
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag != _STR:
+            return None
+        built = _construct_strings(value)
+        if built is None:
+            return None
+        mapping[key.value] = built
+    return mapping
 
 
 def _written(text: str, node: yaml.Node) -> str:

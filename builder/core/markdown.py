@@ -11,6 +11,7 @@ parses everything and is the reference the fast path is tested against.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -20,6 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from markdown_it import MarkdownIt, helpers
+from markdown_it.common import normalize_url
 from markdown_it.common.utils import unescapeAll
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
@@ -120,8 +122,27 @@ def parse_link_destination(string: str, pos: int, maximum: int) -> Any:
     return result
 
 
+# A destination that mdurl's parse, format and percent-encoding give back unchanged: a relative path (no `:`, no
+# leading `//`) or an http(s) URL with a lowercase ASCII host, of letters, digits and the characters its encoding
+# keeps (`%` is decided per escape).
+_PLAIN = r"[A-Za-z0-9;/?@&=+$,\-_.!~*'()#]"
+_PLAIN_DESTINATION = re.compile(rf"(?!//){_PLAIN}*|https?://[a-z0-9.-]+(?:[/?#]{_PLAIN}*)?")
+
+
+@functools.lru_cache(maxsize=1024)
+def _normalize_destination(url: str) -> str:
+    return normalize_url.normalizeLink(url)
+
+
+def normalize_link(url: str) -> str:
+    """markdown-it's ``normalizeLink``, the same result: a plain relative path or web URL (most links in a skill)
+    is returned as it is without a parse (5-15 us a link), and the others are cached."""
+    return url if _PLAIN_DESTINATION.fullmatch(url) else _normalize_destination(url)
+
+
 def _new_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).use(footnote_plugin, inline=False)
+    md.normalizeLink = normalize_link  # type: ignore[method-assign]
     md.helpers = SimpleNamespace(parseLinkLabel=helpers.parseLinkLabel, parseLinkTitle=helpers.parseLinkTitle,
                                  parseLinkDestination=parse_link_destination)  # type: ignore[assignment]
     for name in ("link", "image", "autolink", "html_inline"):
@@ -173,8 +194,9 @@ def parse(body: str) -> list[Token]:
 
 # Text a link destination can come from: an inline link or image (`](`), a reference or footnote definition
 # (`]:`), or an autolink or raw HTML tag (`<` and a letter, digit or what an e-mail address starts with). A stretch
-# without these holds no link.
-_LINK_HINT = re.compile(r"\]\(|\]:|<[\w.!#$%&'*+/=?^`{|}~-]")
+# without these holds no link. `]` and `<` are searched apart: a pattern that starts with a literal is found by a
+# fast scan for it, where an alternation of the two is tried at every position (four times slower).
+_LINK_HINTS = (re.compile(r"\][(:]"), re.compile(r"<[\w.!#$%&'*+/=?^`{|}~-]"))
 _NEWLINES = re.compile(r"\r\n?")
 # Lines that change what the following lines are, whatever a blank line says: fenced code and the HTML blocks
 # that only an end marker closes (CommonMark types 1-5), or any other HTML block start (types 6 and 7, closed by
@@ -182,6 +204,10 @@ _NEWLINES = re.compile(r"\r\n?")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$", re.MULTILINE)
 _BLOCK_START = re.compile(r"^ {0,3}(?:`{3,}|~{3,}|<)", re.MULTILINE)
 _CONTAINER = re.compile(r"^[ \t>]*(?:[-+*]|\d{1,9}[.)]|\[\^)(?:[ \t]|$)", re.MULTILINE)
+# The two line patterns above as a line break and a look-ahead (found by a fast scan for "\n"; ``^`` is tried at
+# every position): ``_LineStarts`` adds the first line.
+_BLOCK_START_AFTER_BREAK = re.compile(r"\n(?= {0,3}(?:`{3,}|~{3,}|<))")
+_CONTAINER_AFTER_BREAK = re.compile(r"\n(?=[ \t>]*(?:[-+*]|\d{1,9}[.)]|\[\^)(?:[ \t]|$))", re.MULTILINE)
 _HTML_END = (
     (re.compile(r"<(?:script|pre|style|textarea)(?:[\s>]|$)", re.IGNORECASE),
      re.compile(r"</(?:script|pre|style|textarea)>", re.IGNORECASE)),
@@ -190,6 +216,13 @@ _HTML_END = (
     (re.compile(r"<![A-Za-z]"), re.compile(r">")),
     (re.compile(r"<!\[CDATA\["), re.compile(r"\]\]>")),
 )
+# A stretch that is one paragraph and nothing else: every line starts with an ASCII letter (no indentation,
+# container, heading, fence, HTML, table delimiter, setext underline or definition can start so), blank lines
+# only at its end. The block parser would make it one inline token of those lines, trailing blanks stripped.
+_PLAIN_PARAGRAPH = re.compile(r"((?:[A-Za-z][^\n]*\n)*[A-Za-z][^\n]*)(?:\n[ \t]*)*")
+# A stretch that is one tight `-` list of one-line items, each `- ` and an ASCII letter: each item is a paragraph
+# of the text after its marker (a line starting so can neither continue the item before nor nest).
+_PLAIN_LIST = re.compile(r"((?:- [A-Za-z][^\n]*\n)*- [A-Za-z][^\n]*)(?:\n[ \t]*)*")
 _BLANK_THEN_TOP = re.compile(r"\n[ \t]*\n(?=[^ \t\n])")
 _BLANK = re.compile(r"\n[ \t]*(?:\n|$)")
 
@@ -197,7 +230,7 @@ _BLANK = re.compile(r"\n[ \t]*(?:\n|$)")
 def links(body: str) -> list[Link]:
     """Every link destination of ``body``, sorted by position; the same list as ``links_full(body)``."""
     body = _normalise(body)
-    if not _LINK_HINT.search(body):
+    if not any(hint.search(body) for hint in _LINK_HINTS):
         return []
     env: dict[str, Any] = {}
     blocks: list[tuple[int, list[Token]]] = []
@@ -206,6 +239,17 @@ def links(body: str) -> list[Link]:
     for start, end in _stretches(body):
         line += body.count("\n", last, start)
         last = start
+        plain = _PLAIN_PARAGRAPH.fullmatch(body, start, end)
+        if plain is not None:  # what the block parser makes of it, without running it
+            content = plain.group(1)
+            blocks.append((line, [Token("inline", "", 0, map=[0, content.count("\n") + 1], content=content.rstrip())]))
+            continue
+        plain = _PLAIN_LIST.fullmatch(body, start, end)
+        if plain is not None:  # one paragraph for each item, of the text after its marker
+            items = plain.group(1).split("\n")
+            blocks.append((line, [Token("inline", "", 0, map=[i, i + 1], content=item[2:].rstrip())
+                                  for i, item in enumerate(items)]))
+            continue
         tokens: list[Token] = []
         known = len(env.get("references", ()))
         PARSER.block.parse(body[start:end], PARSER, env, tokens)
@@ -218,7 +262,9 @@ def links(body: str) -> list[Link]:
             for token in tokens:
                 if token.type == "inline":
                     token.children = []
-                    if "[" in token.content or "<" in token.content:  # else it holds no link of any kind
+                    # Without `](` or `<` it holds no link, image, autolink or tag: only reference uses (their
+                    # destination is the definition's, found by the block parser) and checkboxes such as `[ ]`.
+                    if "](" in token.content or "<" in token.content:
                         PARSER.inline.parse(token.content, PARSER, env, token.children)
     source = body.split("\n")
     found = [link for offset, tokens in blocks for link in _token_links(tokens, offset, source)]
@@ -258,8 +304,10 @@ def _stretches(body: str) -> Iterator[tuple[int, int]]:
     moves forwards, so it is linear.
     """
     n = len(body)
-    hints, blocks = _Forward(_LINK_HINT, body), _Forward(_BLOCK_START, body)
-    cuts, containers = _Forward(_BLANK_THEN_TOP, body), _Forward(_CONTAINER, body)
+    hints = _FirstOf([_Forward(hint, body) for hint in _LINK_HINTS])
+    blocks = _LineStarts(_BLOCK_START, _BLOCK_START_AFTER_BREAK, body)
+    cuts = _Forward(_BLANK_THEN_TOP, body)
+    containers = _LineStarts(_CONTAINER, _CONTAINER_AFTER_BREAK, body)
     start = pos = 0  # ``start``: where the stretch holding ``pos`` begins
 
     def advance(to: int) -> None:
@@ -270,29 +318,29 @@ def _stretches(body: str) -> Iterator[tuple[int, int]]:
                 start = cut.end()
         pos = max(pos, to)
 
-    def skip(block: re.Match[str]) -> int | None:
+    def skip(block: int) -> int | None:
         container = containers.find(start)
-        return _skip_block(body, block.start(), container is not None and container.start() < block.start())
+        return _skip_block(body, block, container is not None and container < block)
 
     while True:
         hint = hints.find(pos)
         if hint is None:
             return
         block = blocks.find(pos)
-        if block is not None and block.start() <= hint.start():
-            advance(block.start())
+        if block is not None and block <= hint:
+            advance(block)
             end = skip(block)
             if end is None:
                 yield start, n
                 return
             pos = end
-            if hint.start() >= end:
+            if hint >= end:
                 continue
         else:
-            advance(hint.start())
+            advance(hint)
         while True:  # to the first cut after the hint, over the blocks that start before it
             cut, block = cuts.find(pos), blocks.find(pos)
-            if block is not None and (cut is None or block.start() < cut.end()):
+            if block is not None and (cut is None or block < cut.end()):
                 end = skip(block)
                 if end is None:
                     yield start, n
@@ -303,6 +351,37 @@ def _stretches(body: str) -> Iterator[tuple[int, int]]:
             yield start, end
             start = pos = end
             break
+
+
+class _FirstOf:
+    """Where the first of several patterns matches at or after a position (``_Forward`` for each), as ``start``."""
+
+    def __init__(self, patterns: list[_Forward]) -> None:
+        self._patterns = patterns
+        self._found: int | None = None
+        self._asked = -1  # the position last asked for: no pattern matches between there and ``_found``
+
+    def find(self, pos: int) -> int | None:
+        if 0 <= self._asked <= pos and (self._found is None or self._found >= pos):
+            return self._found
+        found = [match.start() for pattern in self._patterns if (match := pattern.find(pos)) is not None]
+        self._found, self._asked = (min(found) if found else None), pos
+        return self._found
+
+
+class _LineStarts:
+    """Where the first line at or after a position that ``line`` (a ``^`` pattern) matches starts: ``after_break``
+    is the same pattern as a line break and a look-ahead, searched by ``_Forward``; the first line is matched once."""
+
+    def __init__(self, line: re.Pattern[str], after_break: re.Pattern[str], text: str) -> None:
+        self._first = 0 if line.match(text) else None
+        self._breaks = _Forward(after_break, text)
+
+    def find(self, pos: int) -> int | None:
+        if pos <= 0 and self._first is not None:
+            return 0
+        found = self._breaks.find(max(pos - 1, 0))  # a line starting at ``pos`` follows the break before it
+        return None if found is None else found.start() + 1
 
 
 class _Forward:
@@ -336,7 +415,7 @@ def _skip_block(body: str, begin: int, in_container: bool) -> int | None:
         marker, info = fence.group(2), fence.group(3)
         if marker[0] == "`" and "`" in info:
             return line_end  # not a fence: an inline code span
-        close = re.compile(rf"^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$", re.MULTILINE)
+        close = re.compile(rf"\n {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$", re.MULTILINE)
         found = close.search(body, line_end)
         return len(body) if found is None else found.end()
     text = line.lstrip(" ")
@@ -351,7 +430,7 @@ def _skip_block(body: str, begin: int, in_container: bool) -> int | None:
     # outlives the next blank line, but a fence or HTML start before it could belong to either reading.
     blank = _BLANK.search(body, line_end)
     end = len(body) if blank is None else blank.start()
-    if _BLOCK_START.search(body, line_end, end):
+    if _BLOCK_START_AFTER_BREAK.search(body, line_end, end):
         return None
     return end
 

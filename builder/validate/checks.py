@@ -197,6 +197,18 @@ def validate_folder(folder: Path, config: RegistryConfig, profile: str) -> tuple
 _CHUNK = 32
 
 
+def _real_path(folder: str, parents: dict[str, str]) -> str:
+    """``os.path.realpath(folder)``, resolving each parent once (``parents`` keeps them) for all its skill
+    folders: a folder that is not a link, named without dots, is its real parent joined with its name."""
+    parent, name = os.path.split(folder)
+    if parent and name and name not in (".", "..") and not os.path.islink(folder):
+        real = parents.get(parent)
+        if real is None:
+            real = parents[parent] = os.path.realpath(parent)
+        return os.path.join(real, name)
+    return os.path.realpath(folder)
+
+
 class ValidationRun:
     """``validate_paths`` as a stream: iterating yields every finding in report order (file, line, column,
     code, message) while the skills are still being checked, so memory holds a few skills' findings and one
@@ -228,7 +240,8 @@ class ValidationRun:
                                                      f"no skill folders in {display_path(path)}"))
             folders.extend(os.fspath(folder) for folder in found)
             del found
-        self.folders = list({os.path.realpath(folder): folder for folder in folders}.values())
+        parents: dict[str, str] = {}
+        self.folders = list({_real_path(folder, parents): folder for folder in folders}.values())
 
     def __iter__(self) -> Iterator[Diagnostic]:
         # A finding can be written once no skill still to come can report one that sorts before it. Every finding
