@@ -132,15 +132,20 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, env={**os.environ, **_GIT_ENV}, capture_output=True)
 
 
-def _two_versions(ctx: BenchContext, n: int, tmp: Path) -> tuple[Path, str]:
-    """The corpus of ``n`` skills as a git repository in which one skill has two versions, built from scratch (the
-    old version's zip comes from git history): (output, that skill's name)."""
-    repo = tmp / "registry"
+def corpus_repository(ctx: BenchContext, n: int, repo: Path) -> Path:
+    """The corpus of ``n`` skills and its registry.yaml as a git repository of one commit, at ``repo``."""
     shutil.copytree(ctx.corpus(n), repo / "skills")
     shutil.copy2(ctx.registry(n), repo / "registry.yaml")
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "corpus")
+    return repo
+
+
+def _two_versions(ctx: BenchContext, n: int, tmp: Path) -> tuple[Path, str]:
+    """The corpus of ``n`` skills as a git repository in which one skill has two versions, built from scratch (the
+    old version's zip comes from git history): (output, that skill's name)."""
+    repo = corpus_repository(ctx, n, tmp / "registry")
     name = sorted(p.name for p in (repo / "skills").iterdir() if p.is_dir())[0]
     skill_md = repo / "skills" / name / "SKILL.md"
     skill_md.write_text(skill_md.read_text(encoding="utf-8") + "\n## Changes\n\nA newer version.\n", encoding="utf-8")

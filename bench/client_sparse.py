@@ -6,14 +6,13 @@ that answers ETag / If-None-Match as GitHub Pages does, without compression."""
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
 from builder.core.urls import INDEX_PATH, STATE_PATH
 
 from .build import QUICK_SIZES
-from .client import SERVED_FULL, _git
+from .client import SERVED_FULL, _git, corpus_repository
 from .harness import BenchContext, BenchError, Row, Target, run_process, skillreg_command
 from .server import CountingServer
 
@@ -36,12 +35,7 @@ def update_check_bench(ctx: BenchContext) -> list[Row]:
     figures: dict[str, tuple[int, int]] = {}  # scenario -> (requests, bytes)
     with tempfile.TemporaryDirectory(prefix="skillreg-bench-sparse-") as tmp_text:
         tmp = Path(tmp_text)
-        repo = tmp / "registry"
-        shutil.copytree(ctx.corpus(n), repo / "skills")
-        shutil.copy2(ctx.registry(n), repo / "registry.yaml")
-        _git(repo, "init", "-q", "-b", "main")
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", "corpus")
+        repo = corpus_repository(ctx, n, tmp / "registry")
         names = sorted(p.name for p in (repo / "skills").iterdir() if p.is_dir())
         installed, others = names[:INSTALLED], names[INSTALLED:INSTALLED + changed]
         site = tmp / "site"

@@ -12,12 +12,14 @@ import socket
 import struct
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -341,3 +343,20 @@ async def mcp_session(url: str, project: Path,
             tools = sorted(t.name for t in (await session.list_tools()).tools)
             results = [await session.call_tool(name, arguments) for name, arguments in calls]
     return tools, results
+
+
+def old_builder(tmp_path: Path, commit: str) -> Path:
+    """The builder package as it was at ``commit``, out of this repository's history: a client already released.
+    A shallow clone lacks it: the test skips, except in CI, which must fetch the whole history."""
+    import pytest
+
+    repo = Path(__file__).resolve().parent.parent
+    found = subprocess.run(["git", "-C", str(repo), "archive", commit, "builder"], capture_output=True)
+    if found.returncode != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"commit {commit[:12]} is not in this checkout; CI must fetch the whole history")
+        pytest.skip(f"commit {commit[:12]} is not in this checkout (a shallow clone)")
+    folder = tmp_path / "old-client"
+    with tarfile.open(fileobj=BytesIO(found.stdout)) as archive:
+        archive.extractall(folder, filter="data")
+    return folder

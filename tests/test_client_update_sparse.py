@@ -6,19 +6,15 @@ fall back to index.json, and a client released before it still updates against a
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import tarfile
-from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-from client_helpers import Fault, RegistryServer, _Handler, build_site, commit, copy_registry, run
-from conftest import REPO
+from client_helpers import Fault, RegistryServer, _Handler, build_site, commit, copy_registry, old_builder, run
 
 from builder.core.urls import INDEX_PATH, STATE_PATH, head_path, state_digest, versions_path
 from builder.publish.schemas import load_schema
@@ -294,21 +290,10 @@ def test_a_hostile_state_or_head_is_refused_in_one_line(served: Served, project:
     assert (project / "skills-lock.json").read_bytes() == lock_before
 
 
-def _old_client(tmp_path: Path) -> Path:
-    found = subprocess.run(["git", "-C", str(REPO), "archive", OLD_CLIENT_COMMIT, "builder"], capture_output=True)
-    if found.returncode != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"commit {OLD_CLIENT_COMMIT[:12]} is not in this checkout; CI must fetch the whole history")
-        pytest.skip(f"commit {OLD_CLIENT_COMMIT[:12]} is not in this checkout (a shallow clone)")
-    folder = tmp_path / "old-client"
-    with tarfile.open(fileobj=BytesIO(found.stdout)) as archive:
-        archive.extractall(folder, filter="data")
-    return folder
-
 
 def test_a_client_released_before_state_json_updates_against_a_new_build(served: Served, registry: Path,
                                                                          tmp_path: Path, project: Path) -> None:
-    old = _old_client(tmp_path)
+    old = old_builder(tmp_path, OLD_CLIENT_COMMIT)
     assert not (old / "builder/core/urls.py").read_text().count("state.json")
     launcher = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import builder; "
                 "assert builder.__file__.startswith(sys.path[0]), builder.__file__; "

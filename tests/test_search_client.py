@@ -5,16 +5,12 @@ search a new build through api/v1/search-index.json."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import tarfile
-from io import BytesIO
 from pathlib import Path
 
 import pytest
-from client_helpers import RegistryServer, run
-from conftest import REPO
+from client_helpers import RegistryServer, old_builder, run
 
 from builder.core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, SHARDS_ROOT, rank
 
@@ -93,22 +89,10 @@ def test_a_registry_published_before_the_sharded_index_is_searched_whole(site: P
         assert (SEARCH_INDEX_PATH, 200) in server.state.paths()
 
 
-def _old_client(tmp_path: Path) -> Path:
-    """The builder package as it was at OLD_CLIENT_COMMIT, out of this repository's history."""
-    found = subprocess.run(["git", "-C", str(REPO), "archive", OLD_CLIENT_COMMIT, "builder"], capture_output=True)
-    if found.returncode != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"commit {OLD_CLIENT_COMMIT[:12]} is not in this checkout; CI must fetch the whole history")
-        pytest.skip(f"commit {OLD_CLIENT_COMMIT[:12]} is not in this checkout (a shallow clone)")
-    folder = tmp_path / "old-client"
-    with tarfile.open(fileobj=BytesIO(found.stdout)) as archive:
-        archive.extractall(folder, filter="data")
-    return folder
-
 
 def test_a_client_released_before_the_sharded_index_searches_a_new_build(server: RegistryServer, tmp_path: Path,
                                                                          project: Path) -> None:
-    old = _old_client(tmp_path)
+    old = old_builder(tmp_path, OLD_CLIENT_COMMIT)
     launcher = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import builder; "
                 "assert builder.__file__.startswith(sys.path[0]), builder.__file__; "
                 "from builder.cli.app import main; main()")
