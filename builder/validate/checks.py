@@ -338,7 +338,7 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
     else:
         name = data["name"]
         if not isinstance(name, str) or not name.strip():
-            yield at("SK102", "name", f"`name` must be a non-empty string, got {_show(name, fm.sources.get('name'))}",
+            yield at("SK102", "name", f"`name` must be a non-empty string, got {shown('name')}",
                      hint=_name_hint(name, fm.sources.get("name"), skill.name))
         else:
             yield from check_name(name, skill.name, lambda code, msg, hint=None: at(code, "name", msg, hint=hint))
