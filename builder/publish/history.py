@@ -588,15 +588,15 @@ def apply_policy(name: str, versions: list[Version], policy: HistoryPolicy, head
     result: list[Version] = []
     for v in versions:
         if v.digest in taken:
-            v = Version(v.digest, v.version, v.commit, v.time, v.position, "taken-down", taken[v.digest])
+            v = replace(v, status="taken-down", reason=taken[v.digest], rules=(), zip=None)
         elif v.status == "withdrawn":
             pass
         else:
             too_old = (policy.keep is not None and kept >= policy.keep) or (
                 policy.since is not None and v.time is not None and date.fromisoformat(v.time[:10]) < policy.since)
             if too_old and v.digest != head:
-                v = Version(v.digest, v.version, v.commit, v.time, v.position, "pruned",
-                            f"older than the history kept by registry.yaml ({policy.describe_keep()})")
+                v = replace(v, status="pruned", rules=(), zip=None,
+                            reason=f"older than the history kept by registry.yaml ({policy.describe_keep()})")
             else:
                 kept += 1
                 if v.digest in yanked:
