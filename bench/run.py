@@ -77,7 +77,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "sizes, build time and RSS, rebuild time, search transfer and CLI search times "
                              "(bench/scale.py; --shape defaults to real here)")
     parser.add_argument("--baseline", default=None, metavar="SKILLREG",
-                        help="with --scale: also measure this older skillreg program on the same corpus")
+                        help="with --scale: also measure this older skillreg program on the same corpus (its "
+                             "figures are kept in the cache folder and reused, with the time they were measured)")
+    parser.add_argument("--fresh-baseline", action="store_true",
+                        help="with --baseline: measure it again rather than reuse its kept figures")
     args = parser.parse_args(argv)
     if args.baseline is not None and args.scale is None:
         parser.error("--baseline needs --scale")
@@ -98,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .scale import scale_main
 
         sys.stdout.write(scale_main(args.scale, args.baseline, args.cache_dir or default_cache_dir(),
-                                    args.shape or "real", args.seed))
+                                    args.shape or "real", args.seed, fresh_baseline=args.fresh_baseline))
         return 0
     args.shape = args.shape or "synthetic"
     repeat = args.repeat or (3 if args.quick else 5)

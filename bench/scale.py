@@ -13,6 +13,7 @@ checkout's client against each output served on 127.0.0.1 with ETags, as GitHub 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -197,21 +198,54 @@ def render(n: int, results: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def baseline_cache(cache_dir: Path, program: str, corpus: Path) -> Path:
+    """Where the baseline's figures on ``corpus`` are kept: the baseline is a fixed older program, and at 60,000
+    skills it takes most of an hour, so a later run reuses them (named by the program's real path, its version
+    and the corpus, which ``cached_corpus`` names by its generator's inputs)."""
+    version = run_process([program, "--version"], timeout=60).output.strip()
+    key = hashlib.sha256("\0".join((str(Path(shutil.which(program) or program).resolve()), version,
+                                     corpus.name)).encode("utf-8")).hexdigest()[:16]
+    return cache_dir / f"baseline-figures-{key}.json"
+
+
+def read_cached(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("figures"), dict) else None
+
+
+def write_cached(path: Path, figures: dict[str, Any]) -> None:
+    data = {"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load": " ".join(f"{x:.2f}" for x in os.getloadavg()), "figures": figures}
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
 def scale_main(n: int, baseline: str | None, cache_dir: Path, shape: str = "real", seed: int = 0,
+               fresh_baseline: bool = False,
                log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)) -> str:
     """Measure this checkout's ``skillreg`` (and ``baseline`` when given) on one corpus of ``n`` skills; the
     table as Markdown."""
     corpus = cached_corpus(cache_dir, n, seed, shape).parent
     programs = {"this checkout": skillreg_command()}
-    if baseline is not None:
-        programs = {"baseline": [baseline], **programs}
     results: dict[str, dict[str, Any]] = {}
+    if baseline is not None:
+        cached = baseline_cache(cache_dir, baseline, corpus)
+        stored = None if fresh_baseline else read_cached(cached)
+        if stored is not None:
+            log(f"scale: baseline: figures measured {stored['measured']} (load {stored['load']}), from {cached}")
+            results[f"baseline (measured {stored['measured']})"] = stored["figures"]
+        else:
+            programs = {"baseline": [baseline], **programs}
     for label, program in programs.items():
         work = Path(tempfile.mkdtemp(prefix="scale-", dir=cache_dir))
         try:
             log(f"scale: {label}: building {n:,} skills ...")
             results[label] = measure(program, corpus, work)
             log(f"scale: {label}: built in {results[label]['build seconds']:.1f} s")
+            if label == "baseline" and baseline is not None:
+                write_cached(baseline_cache(cache_dir, baseline, corpus), results[label])
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return render(n, results)

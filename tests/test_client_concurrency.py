@@ -210,6 +210,23 @@ def test_the_cache_keeps_within_its_bound_evicting_the_least_recently_used(site:
     assert bundle["adr-writer"] in kept and bundle["log-summarizer"] in kept
 
 
+def test_one_process_writing_many_entries_keeps_the_cache_within_its_bound(site: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache is walked only when what this process wrote may have passed the bound; it must still hold it."""
+    from builder.client.registry import Registry
+
+    cache = Path(os.environ["SKILLREG_CACHE_DIR"])
+    with RegistryServer(site) as server:
+        Registry(server.url, cache_dir=cache).search().rank("review")
+        limit = cache_size()
+        monkeypatch.setenv("SKILLREG_CACHE_MAX_MB", repr(limit / (1024 * 1024)))
+        registry = Registry(server.url, cache_dir=cache)
+        search = registry.search()
+        for query in ("csv", "log", "branch", "adr", "test", "docs", "git", "data"):
+            search.rank(query)
+    assert 0 < cache_size() <= limit
+
+
 def test_a_cache_bound_that_is_not_a_number_is_a_usage_error(site: Path, project: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SKILLREG_CACHE_MAX_MB", "lots")

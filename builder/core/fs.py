@@ -32,10 +32,13 @@ def state_dir() -> Path:
     return platformdirs.user_state_path("skillreg", appauthor=False)
 
 
-def write_atomic(path: Path, data: bytes, *, executable: bool = False) -> None:
+def write_atomic(path: Path, data: bytes, *, executable: bool = False, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` in one step, mode 0644 (0755 when ``executable``) as the umask allows.
 
-    An error names ``path``, not the temporary file beside it, which is gone by the time anyone reads it.
+    ``durable=False`` skips the flush to disk before the rename: readers still see the old file or the new one,
+    never a part, but a power cut may lose the new bytes. Only for files that are checked when read and can be
+    fetched again (the client's download cache). An error names ``path``, not the temporary file beside it,
+    which is gone by the time anyone reads it.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
@@ -47,8 +50,9 @@ def write_atomic(path: Path, data: bytes, *, executable: bool = False) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
         with suppress(OSError):
