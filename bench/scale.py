@@ -147,7 +147,11 @@ def _change_one_skill(corpus: Path) -> Callable[[], None]:
     skill_md = sorted((corpus / "skills").iterdir())[len(list((corpus / "skills").iterdir())) // 2] / "SKILL.md"
     before = skill_md.read_bytes()
     skill_md.write_bytes(before + b"\nOne more line, changed for the rebuild figure.\n")
-    return lambda: skill_md.write_bytes(before)
+
+    def restore() -> None:
+        skill_md.write_bytes(before)
+
+    return restore
 
 
 def measure(program: list[str], corpus: Path, work: Path) -> dict[str, Any]:
