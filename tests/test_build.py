@@ -18,6 +18,7 @@ from conftest import write_tree
 
 from builder.cli.app import cli
 from builder.core.config import load_config
+from builder.core.urls import scoped_discovery_path
 from builder.publish.build import BuildFailed, build
 from builder.publish.schemas import PUBLISHED, load_schema
 
@@ -56,6 +57,13 @@ def test_layout_and_every_document_matches_its_schema(registry: Path) -> None:
     for entry in v2["skills"]:  # the v0.2 digest is the artifact's own SHA-256, its URL relative to the index
         archive = (out / ".well-known/agent-skills" / entry["url"]).resolve()
         assert entry["digest"] == "sha256:" + hashlib.sha256(archive.read_bytes()).hexdigest()
+        # The same entry, alone, in the skill's own folder (``skills add <registry>/api/v1/skills/<name>``).
+        scoped_path = out / scoped_discovery_path(entry["name"])
+        scoped = json.loads(scoped_path.read_text())
+        jsonschema.validate(scoped, load_schema("discovery-v2"))
+        [alone] = scoped["skills"]
+        assert (scoped_path.parent / alone["url"]).resolve() == archive
+        assert {**alone, "url": entry["url"]} == entry
     assert (out / ".nojekyll").read_bytes() == b""
     for name in PUBLISHED:
         assert json.loads((out / f"api/v1/schema/{name}.schema.json").read_text()) == load_schema(name)

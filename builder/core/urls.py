@@ -24,6 +24,13 @@ def detail_path(name: str) -> str:
     return f"{API_ROOT}/skills/{name}.json"
 
 
+def scoped_discovery_path(name: str) -> str:
+    """A discovery v0.2 index of ``name`` alone, under the folder ``skills add <registry>/api/v1/skills/<name>``
+    names: vercel's skills CLI then fetches this index and one archive, where with the registry's root index it
+    downloads every skill's archive to pick one."""
+    return f"{API_ROOT}/skills/{name}/{WELL_KNOWN_V2}/index.json"
+
+
 def versions_path(name: str) -> str:
     """Every version the registry published of ``name``, newest first (see versions.schema.json)."""
     return f"{API_ROOT}/skills/{name}/versions.json"

@@ -14,7 +14,16 @@ from urllib.parse import quote
 
 from ..core.config import RegistryConfig
 from ..core.model import Skill
-from ..core.urls import API_ROOT, API_VERSION, INDEX_PATH, detail_path, page_path, raw_path, versions_path
+from ..core.urls import (
+    API_ROOT,
+    API_VERSION,
+    INDEX_PATH,
+    WELL_KNOWN_V2,
+    detail_path,
+    page_path,
+    raw_path,
+    versions_path,
+)
 from .permissions import permissions
 from .provenance import Provenance, Source
 
@@ -171,11 +180,13 @@ def discovery_v1_entry(skill: Skill) -> dict[str, Any]:
     return {"name": skill.name, "description": skill.description, "files": [f.path for f in skill.files]}
 
 
-def discovery_v2_entry(skill: Skill, zip_artifact: Artifact) -> dict[str, Any]:
+def discovery_v2_entry(skill: Skill, zip_artifact: Artifact, index_path: str = f"{WELL_KNOWN_V2}/index.json"
+                       ) -> dict[str, Any]:
     # v0.2 names one artifact per skill; its digest is the SHA-256 of that artifact's bytes.
-    # The URL is relative to the index, so the site works under any base path.
+    # The URL is relative to the index at ``index_path``, so the site works under any base path.
+    up = "../" * index_path.count("/")
     return {"name": skill.name, "type": "archive", "description": skill.description,
-            "url": "../../" + quote(zip_artifact.path, safe="/"), "digest": "sha256:" + zip_artifact.sha256}
+            "url": up + quote(zip_artifact.path, safe="/"), "digest": "sha256:" + zip_artifact.sha256}
 
 
 def discovery_v1_document(entries: list[dict[str, Any]]) -> dict[str, Any]:

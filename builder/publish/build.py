@@ -52,6 +52,7 @@ from ..core.urls import (
     head_path,
     optional_site_file,
     raw_path,
+    scoped_discovery_path,
     versions_path,
 )
 from ..core.workers import run_parallel
@@ -313,6 +314,8 @@ def _build_one(folder: Path) -> _Outcome:
         copy = job.tmp / WELL_KNOWN_V1 / skill.name / f.path
         _mkdirs(copy.parent)
         os.link(raw, copy)  # the same bytes under the discovery path, without writing them twice
+    scoped = scoped_discovery_path(skill.name)
+    _write(job.tmp, scoped, dumps(discovery_v2_document([discovery_v2_entry(skill, zip_art, scoped)])))
     key = _skill_key(job.config, job.history, skill.name, skill.digest, str(folder), skill.skill_md)
     digests, latest, packed = _publish_versions(job, skill.name, Head(skill.digest, version_of(skill),
                                                                       zip_art.to_dict(job.config)), prov.updated)

@@ -1,0 +1,96 @@
+"""Clients other projects wrote install from a real build served on 127.0.0.1: vercel's ``skills`` CLI, pinned in
+tests/foreign/package.json and installed there by .ci/run (``npm ci``), with the Node.js 22 it needs.
+
+The CLI reads the agent-skills discovery index (v0.2) and downloads the archive it names. Given the registry's
+root it downloads every skill's archive to pick one; given a skill's API folder it reads the one-skill index
+published there and downloads one archive, which is what the skill page tells users to run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from client_helpers import RegistryServer
+
+from builder.core.urls import API_ROOT, WELL_KNOWN_V2, detail_path, scoped_discovery_path
+
+FOREIGN = Path(__file__).resolve().parent / "foreign"
+NODE = FOREIGN / "node_modules" / ".bin" / "node"
+SKILLS_CLI = FOREIGN / "node_modules" / "skills" / "bin" / "cli.mjs"
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def skills_cli() -> list[str]:
+    if not (NODE.exists() and SKILLS_CLI.exists()):
+        if os.environ.get("CI") == "true":
+            pytest.fail("tests/foreign is not installed (npm ci --prefix tests/foreign), and CI must run it")
+        pytest.skip("tests/foreign is not installed: npm ci --prefix tests/foreign")
+    return [str(NODE), str(SKILLS_CLI)]
+
+
+def skills_add(cli: list[str], source: str, project: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    home = project.parent / "home"
+    home.mkdir(exist_ok=True)
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+           "XDG_DATA_HOME": str(home / ".local/share"), "XDG_STATE_HOME": str(home / ".local/state"),
+           "XDG_CACHE_HOME": str(home / ".cache"),
+           # No telemetry or audit requests, and nothing of skills.sh: the test touches only 127.0.0.1.
+           "DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1", "SKILLS_API_URL": "http://127.0.0.1:9",
+           "SKILLS_DOWNLOAD_URL": "http://127.0.0.1:9", "NO_COLOR": "1"}
+    return subprocess.run([*cli, "add", source, "-y", "--agent", "claude-code", "--copy", *extra], cwd=project,
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+def installed_files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def zips_fetched(server: RegistryServer) -> list[str]:
+    return [path for path, status in server.state.paths() if path.endswith(".zip") and status == 200]
+
+
+def test_a_skill_folder_url_installs_that_skill_from_one_archive(site: Path, skills_cli: list[str],
+                                                                 tmp_path: Path) -> None:
+    name = "csv-profiler"
+    project = tmp_path / "project"
+    project.mkdir()
+    with RegistryServer(site) as server:
+        done = skills_add(skills_cli, f"{server.url}{API_ROOT}/skills/{name}", project)
+        assert done.returncode == 0, done.stdout + done.stderr
+        zip_path = json.loads((site / detail_path(name)).read_text())["bundles"]["zip"]["path"]
+        assert zips_fetched(server) == [zip_path]
+        assert (scoped_discovery_path(name), 200) in server.state.paths()
+    assert installed_files(project / ".claude/skills" / name) == installed_files(REPO / "skills" / name)
+
+
+def test_the_registry_root_with_a_skill_named_still_installs_it(site: Path, skills_cli: list[str],
+                                                                tmp_path: Path) -> None:
+    name = "adr-writer"
+    project = tmp_path / "project"
+    project.mkdir()
+    with RegistryServer(site) as server:
+        done = skills_add(skills_cli, server.url, project, "--skill", name)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert (f"{WELL_KNOWN_V2}/index.json", 200) in server.state.paths()
+    assert installed_files(project / ".claude/skills" / name) == installed_files(REPO / "skills" / name)
+    assert sorted(p.name for p in (project / ".claude/skills").iterdir()) == [name]
+
+
+def test_an_archive_that_does_not_match_its_digest_is_refused(site: Path, skills_cli: list[str],
+                                                              tmp_path: Path) -> None:
+    """The foreign client checks the digest the scoped index gives: a tampered archive installs nothing."""
+    name = "csv-profiler"
+    project = tmp_path / "project"
+    project.mkdir()
+    zip_path = json.loads((site / detail_path(name)).read_text())["bundles"]["zip"]["path"]
+    other = json.loads((site / detail_path("adr-writer")).read_text())["bundles"]["zip"]["path"]
+    with RegistryServer(site) as server:
+        server.state.overrides[zip_path] = (site / other).read_bytes()  # a real archive, of another skill
+        done = skills_add(skills_cli, f"{server.url}{API_ROOT}/skills/{name}", project)
+    assert not (project / ".claude/skills" / name).exists(), done.stdout + done.stderr
+    assert done.returncode != 0 and "No skills found" in done.stdout + done.stderr
