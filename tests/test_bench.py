@@ -407,7 +407,13 @@ def test_scale_measures_two_programs_on_one_corpus(tmp_path: Path) -> None:
     for figure in ("output MB", "files", "search MB", "pages MB", "sitemap files", "search KB gz 'data'"):
         assert rows[figure][0] == rows[figure][1], figure
     assert int(rows["files"][0].replace(",", "")) > 8 * 4 and rows["sitemap files"] == ["1", "1"]
-    assert sorted(p.name for p in (tmp_path / "cache").iterdir() if not p.name.startswith("corpus-")) == []
+    kept = [p.name for p in (tmp_path / "cache").iterdir() if not p.name.startswith("corpus-")]
+    assert len(kept) == 1 and kept[0].startswith("baseline-figures-")  # the builds' outputs are gone
+    again = subprocess.run([sys.executable, "-m", "bench", "--scale", "8", "--baseline", skillreg, "--cache-dir",
+                            str(tmp_path / "cache")], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "| figure | baseline (measured " in again.stdout and "scale: baseline: building" not in again.stderr
+    assert rows["output MB"][0] in again.stdout.split("| output MB |")[1].splitlines()[0]
 
 
 def test_scale_counts_every_path_and_the_search_page_transfer(tmp_path: Path) -> None:
