@@ -113,9 +113,9 @@ def test_a_deeply_nested_page_at_the_size_cap_is_refused_in_linear_time(unit: by
     from builder.core.config import Limits
 
     page = unit * (Limits().max_file_bytes // len(unit))
-    started = time.perf_counter()
+    started = time.process_time()
     found = active_content("deep.html", page)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert found is not None and found[1].endswith("tags, more than the 20,000 a page may have to be checked")
     assert elapsed < 2.0
 
@@ -123,7 +123,7 @@ def test_a_deeply_nested_page_at_the_size_cap_is_refused_in_linear_time(unit: by
 def test_a_page_with_the_most_tags_allowed_is_still_checked_quickly() -> None:
     import time
 
-    started = time.perf_counter()
+    started = time.process_time()
     assert active_content("deep.html", b"<div>" * 20_000) is None
     assert active_content("deep.html", b"<div>" * 19_999 + b"<script>x</script>") == (0, "an element <script>")
-    assert time.perf_counter() - started < 4.0
+    assert time.process_time() - started < 4.0

@@ -128,9 +128,10 @@ def test_a_hostile_skill_md_at_the_size_cap_validates_in_linear_time(tmp_path: P
     write_tree(tmp_path, {"registry.yaml": "title: Hostile\n", "skills/hostile/SKILL.md": head + body})
     assert len((tmp_path / "skills/hostile/SKILL.md").read_bytes()) > CAP - len(unit)
     config = load_config(tmp_path / "registry.yaml")
-    started = time.perf_counter()
+    # CPU time of this process, not wall time: what the check costs, however busy the machine is.
+    started = time.process_time()
     report = validate_paths([tmp_path / "skills/hostile"], config, jobs=1)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert [s.name for s in report.skills] == ["hostile"]
     assert not any(d.code == "SK507" for d in report.diagnostics)  # really read, not left out as too large
     assert elapsed < 2.0, f"{unit!r} x {len(body) // len(unit)} took {elapsed:.2f} s"
