@@ -411,8 +411,22 @@ def upload(dest: str, out: Path, endpoint_url: str | None, region: str | None, m
     from ..publish.objectstore import describe
     from ..publish.objectstore import upload as run_upload
 
-    plan, result = run_upload(out, dest, endpoint_url=endpoint_url, region=region, jobs=jobs, max_age=max_age,
-                              delete=not no_delete, dry_run=dry_run, on_wait=functools.partial(_say_waiting, out))
+    bar = None
+
+    def progress(sent: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=total, label="Uploading", file=sys.stderr)
+            bar.__enter__()
+        bar.update(1)
+
+    try:
+        plan, result = run_upload(out, dest, endpoint_url=endpoint_url, region=region, jobs=jobs, max_age=max_age,
+                                  delete=not no_delete, dry_run=dry_run, on_wait=functools.partial(_say_waiting, out),
+                                  on_progress=progress if _show_progress() else None)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
     counts = describe(f.path for f in plan.uploads)
     classes = f"{counts['immutable']} immutable, {counts['mutable']} other, {counts['index']} index"
     if result is None:

@@ -228,6 +228,11 @@ def scan_output(out: Path, *, max_age: int = SHORT_MAX_AGE) -> list[LocalFile]:
     files: list[LocalFile] = []
     for folder, dirs, names in os.walk(root):
         dirs.sort()
+        for name in dirs:
+            if os.path.islink(os.path.join(folder, name)):
+                rel = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+                raise UsageError(f"{out}/{rel}: a symbolic link to a folder; the builder writes none, so this "
+                                 "output was changed by something else")
         for name in sorted(names):
             full = os.path.join(folder, name)
             rel = os.path.relpath(full, root).replace(os.sep, "/")
@@ -261,6 +266,9 @@ class ObjectStore(Protocol):
 
 
 def _store_error(where: str, exc: BaseException) -> UploadError:
+    if type(exc).__name__ == "NoCredentialsError":
+        return UploadError(f"{where}: no AWS credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                           "or AWS_PROFILE, or configure them in ~/.aws/credentials")
     response = getattr(exc, "response", None)
     if isinstance(response, Mapping):
         error = response.get("Error") or {}
@@ -409,7 +417,12 @@ def _run_group(items: Sequence[Any], work: Callable[[Any], None], jobs: int) -> 
 
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(items)))) as pool:
         futures = [pool.submit(guarded, item) for item in items]
-        wait(futures)
+        try:
+            wait(futures)
+        except BaseException:  # Ctrl-C: what has not started never will
+            stop.set()
+            pool.shutdown(cancel_futures=True)
+            raise
     for future in futures:
         failure = future.exception()
         if failure is not None:
@@ -422,7 +435,7 @@ def _batches(keys: Sequence[str], size: int) -> Iterator[Sequence[str]]:
 
 
 def run_upload(out: Path, plan: UploadPlan, store: ObjectStore, *, jobs: int = 16,
-               on_progress: Callable[[str], None] | None = None) -> UploadResult:
+               on_progress: Callable[[int, int], None] | None = None) -> UploadResult:
     """Send the plan group by group, then delete, then record the manifest; a failure raises UploadError naming
     the key, having started nothing of a later group."""
     result = UploadResult(plan.destination, unchanged=plan.unchanged)
@@ -435,8 +448,8 @@ def run_upload(out: Path, plan: UploadPlan, store: ObjectStore, *, jobs: int = 1
         store.put(plan.destination.key(f.path), data, content_type=f.content_type, cache_control=f.cache_control)
         with lock:
             result.uploaded.append(f.path)
-        if on_progress is not None:
-            on_progress(f.path)
+            if on_progress is not None:
+                on_progress(len(result.uploaded), total)
 
     total = len(plan.uploads)
     for number, group in enumerate(plan.phases):
@@ -457,7 +470,7 @@ def run_upload(out: Path, plan: UploadPlan, store: ObjectStore, *, jobs: int = 1
 
 def upload(out: Path, dest: str, *, endpoint_url: str | None = None, region: str | None = None, jobs: int = 16,
            max_age: int = SHORT_MAX_AGE, delete: bool = True, dry_run: bool = False,
-           store: ObjectStore | None = None, on_progress: Callable[[str], None] | None = None,
+           store: ObjectStore | None = None, on_progress: Callable[[int, int], None] | None = None,
            on_wait: Callable[[int | None], None] | None = None) -> tuple[UploadPlan, UploadResult | None]:
     """Upload the built output ``out`` to ``dest`` (``s3://bucket/prefix``), holding the output's build lock so
     no build replaces files while they are read. ``dry_run`` plans without sending or deleting anything."""
