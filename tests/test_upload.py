@@ -129,6 +129,61 @@ def upload_cli(*args: str) -> Any:
     return CliRunner().invoke(cli, ["upload", *args])
 
 
+class RefusingProxy:
+    """Forwards every request to the S3 server, noting each, but answers PUTs of one key with 403 AccessDenied."""
+
+    def __init__(self, upstream: str, refuse: str | None = None) -> None:
+        target = urlsplit(upstream)
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def _forward(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                proxy.requests.append((self.command, unquote(urlsplit(self.path).path)))
+                if self.command == "PUT" and unquote(urlsplit(self.path).path) == refuse:
+                    proxy.refused += 1
+                    error = (b"<?xml version='1.0' encoding='UTF-8'?><Error><Code>AccessDenied</Code>"
+                             b"<Message>Access Denied</Message></Error>")
+                    self.send_response(403)
+                    self.send_header("Content-Type", "application/xml")
+                    self.send_header("Content-Length", str(len(error)))
+                    self.end_headers()
+                    self.wfile.write(error)
+                    return
+                connection = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("connection", "host")}
+                connection.request(self.command, self.path, body=body, headers=headers)
+                answer = connection.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                for key, value in answer.getheaders():
+                    if key.lower() not in ("connection", "transfer-encoding", "content-length", "server", "date"):
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                connection.close()
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
+
+        self.refused = 0
+        self.requests: list[tuple[str, str]] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> RefusingProxy:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 # ------------------------------------------------------------------------------------------ the cache classes
 
 def expected_immutable(out: Path) -> set[str]:
@@ -266,9 +321,12 @@ def test_upload_then_only_changes_then_install_from_the_bucket(builds: tuple[Pat
     head = s3.head_object(Bucket=bucket, Key=f"reg/{zips[0]}")
     assert (head["ContentType"], head["CacheControl"]) == ("application/zip", LONG)
 
-    again = upload_cli(f"s3://{bucket}/reg", "--out", str(first), "--endpoint-url", endpoint)
+    with RefusingProxy(endpoint) as proxy:
+        again = upload_cli(f"s3://{bucket}/reg", "--out", str(first), "--endpoint-url", proxy.url)
     assert again.exit_code == 0 and again.output.startswith("Uploaded 0 file(s)") and \
         again.output.endswith(f"; {len(files)} unchanged\n"), again.output
+    # Nothing changed, so nothing is written: one listing and one read of the upload's record.
+    assert sorted(proxy.requests) == [("GET", f"/{bucket}"), ("GET", f"/{bucket}/reg/.skillreg-upload.json")]
 
     newer = files_of(second)
     plan, done = upload(second, f"s3://{bucket}/reg", endpoint_url=endpoint)
@@ -320,59 +378,6 @@ def test_dry_run_and_no_delete_change_nothing_they_should_not(builds: tuple[Path
 
 
 # --------------------------------------------------------------------------------------- a failure part way
-
-class RefusingProxy:
-    """Forwards every request to the S3 server but answers PUTs of one key with 403 AccessDenied."""
-
-    def __init__(self, upstream: str, refuse: str) -> None:
-        target = urlsplit(upstream)
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
-
-            def _forward(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if self.command == "PUT" and unquote(urlsplit(self.path).path) == refuse:
-                    proxy.refused += 1
-                    error = (b"<?xml version='1.0' encoding='UTF-8'?><Error><Code>AccessDenied</Code>"
-                             b"<Message>Access Denied</Message></Error>")
-                    self.send_response(403)
-                    self.send_header("Content-Type", "application/xml")
-                    self.send_header("Content-Length", str(len(error)))
-                    self.end_headers()
-                    self.wfile.write(error)
-                    return
-                connection = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("connection", "host")}
-                connection.request(self.command, self.path, body=body, headers=headers)
-                answer = connection.getresponse()
-                data = answer.read()
-                self.send_response(answer.status)
-                for key, value in answer.getheaders():
-                    if key.lower() not in ("connection", "transfer-encoding", "content-length", "server", "date"):
-                        self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                connection.close()
-
-            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
-
-        self.refused = 0
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> RefusingProxy:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
 
 def _changed_zip(first: Path, second: Path) -> str:
     return next(p for p in files_of(second) if p.endswith(".zip") and "csv-profiler" in p and not (first / p).exists())

@@ -350,6 +350,7 @@ class UploadPlan:
     unchanged: int
     delete: tuple[str, ...]  # keys
     manifest: dict[str, list[str]]  # path -> [md5, content type, cache control] once done
+    recorded: dict[str, list[str]]  # the same, as the last upload left it
 
     @property
     def uploads(self) -> list[LocalFile]:
@@ -398,7 +399,7 @@ def plan_upload(files: Sequence[LocalFile], destination: Destination, store: Obj
     manifest = {f.path: f.headers for f in files}
     if not delete:  # objects left in place keep their record, so a later upload with deletion still knows them
         manifest = {**{p: h for p, h in recorded.items() if destination.key(p) in remote}, **manifest}
-    return UploadPlan(destination, tuple(tuple(g) for g in groups), unchanged, gone, manifest)
+    return UploadPlan(destination, tuple(tuple(g) for g in groups), unchanged, gone, manifest, recorded)
 
 
 def _run_group(items: Sequence[Any], work: Callable[[Any], None], jobs: int) -> None:
@@ -461,6 +462,8 @@ def run_upload(out: Path, plan: UploadPlan, store: ObjectStore, *, jobs: int = 1
     for batch in _batches(plan.delete, DELETE_BATCH):
         store.delete(batch)
         result.deleted.extend(batch)
+    if plan.manifest == plan.recorded:
+        return result  # nothing was sent or the record already says so
     record = {"version": MANIFEST_VERSION, "files": plan.manifest}
     store.put(plan.destination.key(MANIFEST_NAME),
               json.dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8"),
