@@ -211,22 +211,30 @@ def expected_immutable(out: Path) -> set[str]:
     return found
 
 
-def test_every_file_of_a_real_build_is_in_the_class_its_name_promises(builds: tuple[Path, Path]) -> None:
-    out = builds[0]
+@pytest.mark.parametrize("which", [0, 1], ids=["first-build", "rebuild-with-an-old-version"])
+def test_every_file_of_a_real_build_is_in_the_class_its_name_promises(builds: tuple[Path, Path], which: int) -> None:
+    out = builds[which]
     files = files_of(out)
-    immutable = {p for p in expected_immutable(out)}
-    names = [json.loads(p.read_text())["name"] for p in out.glob("api/v1/skills/*.json")]
-    indexes = REGISTRY_INDEXES | {f"api/v1/skills/{n}/{doc}.json" for n in names for doc in ("head", "versions")}
-    assert immutable <= files.keys() and indexes <= files.keys()
+    immutable = expected_immutable(out)
+    names = {json.loads(p.read_text())["name"] for p in out.glob("api/v1/skills/*.json")} | \
+        {p.parent.name for p in out.glob("api/v1/skills/*/versions.json")}  # a removed skill keeps its history
+    indexes = (REGISTRY_INDEXES | {f"api/v1/skills/{n}/{doc}.json" for n in names for doc in ("head", "versions")}) \
+        & files.keys()  # which of the discovery copies a build keeps is the publishing config's choice
+    assert immutable <= files.keys()
+    assert {"api/v1/index.json", "api/v1/state.json", "api/v1/search/index.json", "sitemap.xml"} <= indexes
     assert any(p.endswith(".zip") for p in immutable) and any(p.startswith("assets/") for p in immutable)
     for path in files:
         expected = IMMUTABLE if path in immutable else INDEX if path in indexes else MUTABLE
         assert cache_class(path) == expected, path
-    # The names that carry a digest carry that of their own bytes (the search shards) or their version's.
+    # The names that carry a digest carry that of their own bytes (the search shards) or of their version.
     for path in immutable:
         match = re.search(r"([0-9a-f]{12})\.json$", path)
         if path.startswith("api/v1/search/") and match:
             assert hashlib.sha256(files[path]).hexdigest()[:12] == match[1], path
+    for versions in out.glob("api/v1/skills/*/versions.json"):
+        for version in json.loads(versions.read_text())["versions"]:
+            if version.get("zip"):
+                assert version["zip"]["path"].endswith(f"-{version['digest'].removeprefix('sha256:')[:12]}.zip")
     assert {cache_class(p) for p in ("index.html", "skills/csv-profiler/index.html", "api/v1/skills/csv-profiler.json",
                                      "api/v1/skills/csv-profiler/files/SKILL.md", "api/v1/schema/index.schema.json",
                                      ".well-known/skills/csv-profiler/SKILL.md", "assets/search.js", "404.html")} \
