@@ -28,6 +28,7 @@ CASES = [(["--config", "bad.yaml", *args], 1, BAD_YAML) for args in (
     ["marketplace"])] + [
     (["new", "Bad_Name"], 2, "Error: SK104: `name` 'Bad_Name' has characters outside a-z, 0-9 and '-': 'B' 'N' '_'\n"),
     (["check-deploy", "file:///nonexistent", "--commit", "abc", "--timeout", "0"], 1, NO_DEPLOY),
+    (["upload", "s3://bkt/reg", "--out", "none"], 2, "Error: none: no such folder; run `skillreg build --out none` first\n"),
     (["search", "x", "--registry", "ftp://h/"], 2, NOT_A_REGISTRY),
     (["info", "x", "--registry", "none"], 1, NO_INDEX),
     (["mcp", "--registry", "ftp://h/"], 2, NOT_A_REGISTRY),

@@ -1,5 +1,5 @@
 """The registry-side commands of ``skillreg``: validate, new, build, serve, export, import, prompt, marketplace,
-rules and check-deploy.
+rules, check-deploy and upload.
 
 Each command parses its options, calls one core function, shows the result and returns; errors are raised and
 become one line on stderr in the group's handler (``app``), which also picks the exit code.
@@ -389,4 +389,52 @@ def check_deploy(url: str, commit: str, timeout: float, interval: float) -> None
     click.echo(f"{result.url} serves commit {commit} (attempt {result.attempts})")
 
 
-COMMANDS = [validate, new, build, serve, export, import_, prompt, marketplace, rules, check_deploy]
+@click.command(short_help="Upload the output to S3-compatible storage.")
+@click.argument("dest", metavar="s3://BUCKET/PREFIX")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
+              help="The built output folder to upload.")
+@click.option("--endpoint-url", help="An S3-compatible store's endpoint (R2, MinIO, B2, ...); default: AWS S3.")
+@click.option("--region", help="The bucket's region (default: the AWS configuration's, else us-east-1).")
+@click.option("--max-age", type=click.IntRange(min=0), default=60, show_default=True,
+              help="Cache lifetime in seconds of files whose name stays while their content changes.")
+@click.option("--jobs", type=click.IntRange(min=1), default=16, show_default=True, help="Uploads at a time.")
+@click.option("--no-delete", is_flag=True, help="Keep objects below the prefix that the output no longer holds.")
+@click.option("--dry-run", is_flag=True, help="Say what would be uploaded and deleted; change nothing.")
+def upload(dest: str, out: Path, endpoint_url: str | None, region: str | None, max_age: int, jobs: int,
+           no_delete: bool, dry_run: bool) -> None:
+    """Upload the output of `skillreg build` to s3://BUCKET/PREFIX: only what changed, content-addressed files
+    first (cached for a year), the indexes last (cached --max-age seconds), then delete what the output dropped.
+
+    Credentials come from the usual AWS environment variables or configuration files (needs boto3:
+    pip install 'skill-registry[s3]').
+    """
+    from ..publish.objectstore import describe
+    from ..publish.objectstore import upload as run_upload
+
+    bar = None
+
+    def progress(sent: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=total, label="Uploading", file=sys.stderr)
+            bar.__enter__()
+        bar.update(1)
+
+    try:
+        plan, result = run_upload(out, dest, endpoint_url=endpoint_url, region=region, jobs=jobs, max_age=max_age,
+                                  delete=not no_delete, dry_run=dry_run, on_wait=functools.partial(_say_waiting, out),
+                                  on_progress=progress if _show_progress() else None)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    counts = describe(f.path for f in plan.uploads)
+    classes = f"{counts['immutable']} immutable, {counts['mutable']} other, {counts['index']} index"
+    if result is None:
+        click.echo(f"Would upload {len(plan.uploads)} file(s) ({classes}) and delete {len(plan.delete)} object(s) "
+                   f"at {plan.destination}; {plan.unchanged} unchanged")
+        return
+    click.echo(f"Uploaded {len(result.uploaded)} file(s) ({classes}) and deleted {len(result.deleted)} object(s) "
+               f"at {result.destination}; {result.unchanged} unchanged")
+
+
+COMMANDS = [validate, new, build, serve, export, import_, prompt, marketplace, rules, check_deploy, upload]

@@ -1,0 +1,524 @@
+"""``skillreg upload``: a real build of the bundled registry sent to a real S3-compatible server on 127.0.0.1
+(moto's server mode), read back over plain HTTP by our own client; a proxy in front of it refuses one key to
+show that a failure part way leaves every index a reader can fetch pointing at files that exist."""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import re
+import shutil
+import socket
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import boto3
+import pytest
+from build_helpers import make_registry
+from click.testing import CliRunner
+from client_helpers import commit, edit_csv_profiler, run
+from moto.server import ThreadedMotoServer
+
+from builder.cli.app import cli
+from builder.core.config import load_config
+from builder.publish.build import build
+from builder.publish.objectstore import (
+    IMMUTABLE,
+    INDEX,
+    MUTABLE,
+    PHASES,
+    Destination,
+    cache_class,
+    content_type,
+    phase_of,
+    upload,
+)
+
+LONG = "public, max-age=31536000, immutable"
+SHORT = "public, max-age=60, must-revalidate"
+# The documents a reader starts from, named here as a reader knows them (not through the builder's constants).
+REGISTRY_INDEXES = {"api/v1/index.json", "api/v1/state.json", "api/v1/search/index.json", "api/v1/search-index.json",
+                    ".well-known/skills/index.json", ".well-known/agent-skills/index.json", "sitemap.xml"}
+REMOVED = "log-summarizer"
+
+
+# ---------------------------------------------------------------------------------------------------- set-up
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two real builds with the website: three of the bundled skills, then the same after csv-profiler got a new
+    version and log-summarizer was removed (few skills: the S3 server answers a few hundred requests a second)."""
+    root = tmp_path_factory.mktemp("upload-builds")
+    registry = make_registry(root / "registry", ["csv-profiler", REMOVED, "secret-scanner"])
+    first, second = root / "first", root / "second"
+    build(load_config(registry / "registry.yaml"), first, keep_going=True)
+    edit_csv_profiler(registry)
+    shutil.rmtree(registry / "skills" / REMOVED)
+    commit(registry, f"remove {REMOVED}")
+    build(load_config(registry / "registry.yaml"), second, keep_going=True)
+    return first, second
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def aws_env(monkeypatch: pytest.MonkeyPatch, isolated_user_dirs: Path) -> None:
+    """Credentials the usual AWS way (environment variables); config files only from the test's home."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test-key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(isolated_user_dirs / ".aws" / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(isolated_user_dirs / ".aws" / "credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    for var in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(var, raising=False)
+
+
+_buckets = iter(range(1, 10_000))
+
+
+@pytest.fixture
+def bucket(endpoint: str) -> str:
+    """A new bucket whose objects below ``reg/`` anyone may read, as a CDN origin's would be."""
+    name = f"registry-{next(_buckets)}"
+    s3 = client(endpoint)
+    s3.create_bucket(Bucket=name)
+    s3.put_bucket_policy(Bucket=name, Policy=json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{name}/reg/*"}]}))
+    return name
+
+
+def client(endpoint: str) -> Any:
+    return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+
+
+def files_of(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def md5(data: bytes) -> str:
+    return hashlib.md5(data).hexdigest()
+
+
+def stored(endpoint: str, bucket: str, prefix: str = "") -> dict[str, str]:
+    """Key -> MD5 of the bytes the bucket holds (its ETag: every upload here is a single PUT)."""
+    s3 = client(endpoint)
+    return {o["Key"]: o["ETag"].strip('"') for page in s3.get_paginator("list_objects_v2").paginate(
+        Bucket=bucket, Prefix=prefix) for o in page.get("Contents", ())}
+
+
+def by_md5(*outs: Path) -> dict[str, bytes]:
+    return {md5(data): data for out in outs for data in files_of(out).values()}
+
+
+def upload_cli(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["upload", *args])
+
+
+class RefusingProxy:
+    """Forwards every request to the S3 server, noting each, but answers PUTs of one key with 403 AccessDenied."""
+
+    def __init__(self, upstream: str, refuse: str | None = None) -> None:
+        target = urlsplit(upstream)
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def _forward(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                proxy.requests.append((self.command, unquote(urlsplit(self.path).path)))
+                if self.command == "PUT" and unquote(urlsplit(self.path).path) == refuse:
+                    proxy.refused += 1
+                    error = (b"<?xml version='1.0' encoding='UTF-8'?><Error><Code>AccessDenied</Code>"
+                             b"<Message>Access Denied</Message></Error>")
+                    self.send_response(403)
+                    self.send_header("Content-Type", "application/xml")
+                    self.send_header("Content-Length", str(len(error)))
+                    self.end_headers()
+                    self.wfile.write(error)
+                    return
+                connection = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("connection", "host")}
+                connection.request(self.command, self.path, body=body, headers=headers)
+                answer = connection.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                for key, value in answer.getheaders():
+                    if key.lower() not in ("connection", "transfer-encoding", "content-length", "server", "date"):
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                connection.close()
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
+
+        self.refused = 0
+        self.requests: list[tuple[str, str]] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> RefusingProxy:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# ------------------------------------------------------------------------------------------ the cache classes
+
+def expected_immutable(out: Path) -> set[str]:
+    """What the build names by content, read from the documents that point at it: every version's bundles,
+    every file of the sharded search index, and the theme's assets the pages load (with their source maps)."""
+    found: set[str] = set()
+    for versions in out.glob("api/v1/skills/*/versions.json"):
+        found.update(v["zip"]["path"] for v in json.loads(versions.read_text())["versions"] if v.get("zip"))
+    for detail in out.glob("api/v1/skills/*.json"):
+        found.update(bundle["path"] for bundle in json.loads(detail.read_text())["bundles"].values())
+    manifest = json.loads((out / "api/v1/search/index.json").read_text())
+    found.update(f"api/v1/search/rows/{digest}.json" for _, digest in manifest["rows"])
+    found.add(f"api/v1/search/facets/{manifest['facets']}.json")
+    facets = json.loads((out / f"api/v1/search/facets/{manifest['facets']}.json").read_text())
+    found.update(f"api/v1/search/facets/{digest}.json" for kind in facets.values() for _, digest in kind.values())
+    for key, digest in manifest["prefixes"].items():
+        found.add(f"api/v1/search/prefix/{key}.{digest}.json")
+        terms = json.loads((out / f"api/v1/search/prefix/{key}.{digest}.json").read_text()).get("terms", {})
+        found.update(f"api/v1/search/terms/{k}.{d}.json" for k, d in terms.items())
+    page = (out / "index.html").read_text()
+    for asset in set(re.findall(r'"[./]*(assets/(?:javascripts|stylesheets)/[^"]+)"', page)):
+        found.add(asset)
+        if (out / f"{asset}.map").is_file():  # a source map is named after its file
+            found.add(f"{asset}.map")
+    return found
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["first-build", "rebuild-with-an-old-version"])
+def test_every_file_of_a_real_build_is_in_the_class_its_name_promises(builds: tuple[Path, Path], which: int) -> None:
+    out = builds[which]
+    files = files_of(out)
+    immutable = expected_immutable(out)
+    names = {json.loads(p.read_text())["name"] for p in out.glob("api/v1/skills/*.json")} | \
+        {p.parent.name for p in out.glob("api/v1/skills/*/versions.json")}  # a removed skill keeps its history
+    indexes = (REGISTRY_INDEXES | {f"api/v1/skills/{n}/{doc}.json" for n in names for doc in ("head", "versions")}) \
+        & files.keys()  # which of the discovery copies a build keeps is the publishing config's choice
+    assert immutable <= files.keys()
+    assert {"api/v1/index.json", "api/v1/state.json", "api/v1/search/index.json", "sitemap.xml"} <= indexes
+    assert any(p.endswith(".zip") for p in immutable) and any(p.startswith("assets/") for p in immutable)
+    for path in files:
+        expected = IMMUTABLE if path in immutable else INDEX if path in indexes else MUTABLE
+        assert cache_class(path) == expected, path
+    # The names that carry a digest carry that of their own bytes (the search shards) or of their version.
+    for path in immutable:
+        match = re.search(r"([0-9a-f]{12})\.json$", path)
+        if path.startswith("api/v1/search/") and match:
+            assert hashlib.sha256(files[path]).hexdigest()[:12] == match[1], path
+    for versions in out.glob("api/v1/skills/*/versions.json"):
+        for version in json.loads(versions.read_text())["versions"]:
+            if version.get("zip"):
+                assert version["zip"]["path"].endswith(f"-{version['digest'].removeprefix('sha256:')[:12]}.zip")
+    assert {cache_class(p) for p in ("index.html", "skills/csv-profiler/index.html", "api/v1/skills/csv-profiler.json",
+                                     "api/v1/skills/csv-profiler/files/SKILL.md", "api/v1/schema/index.schema.json",
+                                     ".well-known/skills/csv-profiler/SKILL.md", "assets/search.js", "404.html")} \
+        == {MUTABLE}
+
+
+def test_a_rebuild_never_changes_the_bytes_behind_an_immutable_name(builds: tuple[Path, Path]) -> None:
+    first, second = (files_of(out) for out in builds)
+    changed = {p for p in first.keys() & second.keys() if first[p] != second[p]}
+    assert "api/v1/index.json" in changed and "api/v1/skills/csv-profiler.json" in changed
+    assert [p for p in changed if cache_class(p) == IMMUTABLE] == []
+    new = second.keys() - first.keys()
+    assert any(cache_class(p) == IMMUTABLE and p.endswith(".zip") for p in new)
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("api/v1/bundles/a-b/a-b-0123456789ab.zip", IMMUTABLE),
+    ("api/v1/bundles/a-b/a-b-0123456789ab.json", IMMUTABLE),
+    ("api/v1/bundles/a-b/c-0123456789ab.zip", MUTABLE),  # another skill's name in the folder of a-b
+    ("api/v1/bundles/a-b/a-b-0123456789ab.txt", MUTABLE),
+    ("api/v1/bundles/a-b/a-b-0123456789a.zip", MUTABLE),
+    ("api/v1/search/terms/abc.0123456789ab.json", IMMUTABLE),
+    ("api/v1/search/terms/abcd.0123456789ab.json", MUTABLE),  # keys are at most three characters
+    ("api/v1/search/rows/0123456789ab.json", IMMUTABLE),
+    ("api/v1/search/rows/0123456789AB.json", MUTABLE),
+    ("api/v1/search/index.json", INDEX),
+    ("api/v1/skills/x/files/api/v1/search/rows/0123456789ab.json", MUTABLE),  # a skill's own file
+    ("api/v1/skills/x/files/head.json", MUTABLE),
+    ("api/v1/skills/x/head.json", INDEX),
+    ("api/v1/skills/x/y/head.json", MUTABLE),
+    ("sitemap-3.xml", INDEX),
+    ("robots.txt", INDEX),
+    ("skills/robots.txt", MUTABLE),
+    ("assets/javascripts/bundle.a5f9d56c.min.js.map", IMMUTABLE),
+    ("assets/site.css", MUTABLE),
+    (".well-known/skills/x/index.json", MUTABLE),
+])
+def test_look_alike_names_are_not_taken_for_content_addressed_ones(path: str, expected: str) -> None:
+    assert cache_class(path) == expected
+
+
+@pytest.mark.parametrize(("path", "data", "expected"), [
+    ("api/v1/index.json", b"{}", "application/json; charset=utf-8"),
+    ("skills/x/index.html", b"<p>", "text/html; charset=utf-8"),
+    ("api/v1/skills/x/files/SKILL.md", b"# x", "text/markdown; charset=utf-8"),
+    ("api/v1/skills/x/files/notes.txt", b"caf\xe9", "text/plain"),  # not UTF-8: no charset claimed
+    ("api/v1/bundles/x/x-0123456789ab.zip", b"PK", "application/zip"),
+    ("api/v1/skills/x/files/diagram.svg", b"<svg/>", "image/svg+xml; charset=utf-8"),
+    ("api/v1/skills/x/files/data.bin", b"\0", "application/octet-stream"),
+    ("api/v1/skills/x/files/LICENSE", b"MIT", "application/octet-stream"),
+    ("api/v1/skills/x/files/page.xht", b"<html/>", "application/xhtml+xml; charset=utf-8"),  # checked by SK517
+    # Python's table calls .xpdl application/xml, an active type, where the validator's (mime-db) does not: such
+    # a file was never read as a page, so it is not served as one
+    ("api/v1/skills/x/files/process.xpdl", b"<x/>", "application/octet-stream"),
+])
+def test_content_types_follow_the_static_hosts_table(path: str, data: bytes, expected: str) -> None:
+    assert content_type(path, data) == expected
+
+
+# ------------------------------------------------------------------------------------------------ the upload
+
+@pytest.mark.slow
+def test_upload_then_only_changes_then_install_from_the_bucket(builds: tuple[Path, Path], endpoint: str,
+                                                               bucket: str, project: Path) -> None:
+    first, second = builds
+    s3 = client(endpoint)
+    s3.put_object(Bucket=bucket, Key="other/keep.json", Body=b"{}")
+    s3.put_object(Bucket=bucket, Key="registry-old/api/v1/index.json", Body=b"{}")  # shares the prefix's letters
+    s3.put_object(Bucket=bucket, Key="reg/stale/left-over.html", Body=b"old")
+
+    result = upload_cli(f"s3://{bucket}/reg", "--out", str(first), "--endpoint-url", endpoint)
+    assert result.exit_code == 0, result.output
+    files = files_of(first)
+    assert re.fullmatch(rf"Uploaded {len(files)} file\(s\) \(\d+ immutable, \d+ other, \d+ index\) and deleted 1 "
+                        rf"object\(s\) at s3://{bucket}/reg/; 0 unchanged\n", result.output)
+    objects = stored(endpoint, bucket)
+    assert {k.removeprefix("reg/") for k in objects if k.startswith("reg/")} == files.keys() | {".skillreg-upload.json"}
+    assert {"other/keep.json", "registry-old/api/v1/index.json"} <= objects.keys()
+    assert all(objects[f"reg/{p}"] == md5(data) for p, data in files.items())
+
+    # Every object's headers, as a plain HTTP reader (a CDN) gets them.
+    base = f"{endpoint}/{bucket}/reg/"
+    for path, data in files.items():
+        with urllib.request.urlopen(base + urllib.request.quote(path)) as response:
+            assert response.headers["Content-Type"] == content_type(path, data), path
+            assert response.headers["Cache-Control"] == (LONG if cache_class(path) == IMMUTABLE else SHORT), path
+    for path, kind in [("api/v1/index.json", "application/json; charset=utf-8"), ("index.html", "text/html; charset=utf-8"),
+                       ("api/v1/skills/csv-profiler/files/SKILL.md", "text/markdown; charset=utf-8")]:
+        head = s3.head_object(Bucket=bucket, Key=f"reg/{path}")
+        assert (head["ContentType"], head["CacheControl"]) == (kind, SHORT)
+    zips = [p for p in files if p.endswith(".zip")]
+    head = s3.head_object(Bucket=bucket, Key=f"reg/{zips[0]}")
+    assert (head["ContentType"], head["CacheControl"]) == ("application/zip", LONG)
+
+    with RefusingProxy(endpoint) as proxy:
+        again = upload_cli(f"s3://{bucket}/reg", "--out", str(first), "--endpoint-url", proxy.url)
+    assert again.exit_code == 0 and again.output.startswith("Uploaded 0 file(s)") and \
+        again.output.endswith(f"; {len(files)} unchanged\n"), again.output
+    # Nothing changed, so nothing is written: one listing and one read of the upload's record.
+    assert sorted(proxy.requests) == [("GET", f"/{bucket}"), ("GET", f"/{bucket}/reg/.skillreg-upload.json")]
+
+    newer = files_of(second)
+    plan, done = upload(second, f"s3://{bucket}/reg", endpoint_url=endpoint)
+    assert done is not None
+    assert sorted(done.uploaded) == sorted(p for p in newer if files.get(p) != newer[p])
+    assert sorted(done.deleted) == sorted(f"reg/{p}" for p in files.keys() - newer.keys())
+    # The removed skill's files go; csv-profiler's old version stays installable by its zip.
+    assert any(REMOVED in key for key in done.deleted)
+    assert not any("csv-profiler" in k and k.endswith(".zip") for k in done.deleted)
+    phases = [phase_of(p) for p in done.uploaded]
+    assert phases == sorted(phases) and done.uploaded[-2:] == ["api/v1/index.json", "api/v1/state.json"]
+    objects = stored(endpoint, bucket)
+    assert {k.removeprefix("reg/") for k in objects if k.startswith("reg/")} == newer.keys() | {".skillreg-upload.json"}
+    assert {"other/keep.json", "registry-old/api/v1/index.json"} <= objects.keys()
+
+    installed = run("install", "csv-profiler", "--registry", base)
+    assert installed.exit_code == 0, installed.output
+    skill_md = next(project.rglob("csv-profiler/SKILL.md"))
+    assert "9.1.0" in skill_md.read_text()
+    assert run("install", REMOVED, "--registry", base).exit_code != 0
+
+
+def test_changed_headers_alone_are_sent_again(builds: tuple[Path, Path], endpoint: str, bucket: str) -> None:
+    out = builds[0]
+    assert upload_cli(f"s3://{bucket}/reg", "--out", str(out), "--endpoint-url", endpoint).exit_code == 0
+    result = upload_cli(f"s3://{bucket}/reg", "--out", str(out), "--endpoint-url", endpoint, "--max-age", "30")
+    assert result.exit_code == 0, result.output
+    short = [p for p in files_of(out) if cache_class(p) != IMMUTABLE]
+    assert result.output.startswith(f"Uploaded {len(short)} file(s) (0 immutable,"), result.output
+    head = client(endpoint).head_object(Bucket=bucket, Key="reg/api/v1/state.json")
+    assert head["CacheControl"] == "public, max-age=30, must-revalidate"
+
+
+@pytest.mark.slow
+def test_dry_run_and_no_delete_change_nothing_they_should_not(builds: tuple[Path, Path], endpoint: str,
+                                                             bucket: str) -> None:
+    first, second = builds
+    dry = upload_cli(f"s3://{bucket}/reg", "--out", str(first), "--endpoint-url", endpoint, "--dry-run")
+    assert dry.exit_code == 0 and dry.output.startswith("Would upload "), dry.output
+    assert stored(endpoint, bucket) == {}
+    assert upload_cli(f"s3://{bucket}/reg", "--out", str(first), "--endpoint-url", endpoint).exit_code == 0
+    kept = upload_cli(f"s3://{bucket}/reg", "--out", str(second), "--endpoint-url", endpoint, "--no-delete")
+    assert kept.exit_code == 0 and "and deleted 0 object(s)" in kept.output, kept.output
+    gone = {f"reg/{p}" for p in files_of(first).keys() - files_of(second).keys()}
+    assert gone and gone <= stored(endpoint, bucket).keys()
+    # A later upload with deletion still removes what the kept ones were.
+    assert upload_cli(f"s3://{bucket}/reg", "--out", str(second), "--endpoint-url", endpoint).exit_code == 0
+    assert not gone & stored(endpoint, bucket).keys()
+
+
+# --------------------------------------------------------------------------------------- a failure part way
+
+def _changed_zip(first: Path, second: Path) -> str:
+    return next(p for p in files_of(second) if p.endswith(".zip") and "csv-profiler" in p and not (first / p).exists())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("refused", ["zip", "api/v1/skills/csv-profiler/head.json"])
+def test_a_refused_key_stops_the_upload_with_every_index_still_pointing_at_files_that_exist(
+        builds: tuple[Path, Path], endpoint: str, bucket: str, refused: str) -> None:
+    first, second = builds
+    assert upload_cli(f"s3://{bucket}/reg", "--out", str(first), "--endpoint-url", endpoint).exit_code == 0
+    before = stored(endpoint, bucket)
+    path = _changed_zip(first, second) if refused == "zip" else refused
+    with RefusingProxy(endpoint, f"/{bucket}/reg/{path}") as proxy:
+        result = upload_cli(f"s3://{bucket}/reg", "--out", str(second), "--endpoint-url", proxy.url)
+    assert proxy.refused == 1  # a 403 is not tried again
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.output, result.output
+    assert lines[0].startswith(f"Error: s3://{bucket}/reg/{path}: AccessDenied: Access Denied (")
+    after = stored(endpoint, bucket)
+    # Nothing was deleted, the later groups were not sent, and the record of the last upload is unchanged.
+    assert before.keys() <= after.keys()
+    assert after["reg/.skillreg-upload.json"] == before["reg/.skillreg-upload.json"]
+    failed_phase = phase_of(path)
+    for key, data in after.items():
+        rel = key.removeprefix("reg/")
+        if key in before and rel != ".skillreg-upload.json" and phase_of(rel) > failed_phase:
+            assert data == before[key], rel
+    # Every index a reader can fetch now names bundles that exist in the bucket.
+    content = by_md5(first, second)
+    index = json.loads(content[after["reg/api/v1/index.json"]])
+    for skill in index["skills"]:
+        detail = json.loads(content[after[f"reg/api/v1/skills/{skill['name']}.json"]])
+        head = json.loads(content[after[f"reg/api/v1/skills/{skill['name']}/head.json"]])
+        for document in (detail, head):
+            for path in _paths(document):
+                assert f"reg/{path}" in after, path
+    # Run again without the fault: the store becomes the second build exactly.
+    assert upload_cli(f"s3://{bucket}/reg", "--out", str(second), "--endpoint-url", endpoint).exit_code == 0
+    final = stored(endpoint, bucket)
+    assert {k.removeprefix("reg/"): v for k, v in final.items() if k != "reg/.skillreg-upload.json"} == \
+        {p: md5(data) for p, data in files_of(second).items()}
+
+
+def _paths(document: Any) -> Iterator[str]:
+    """Every ``path`` of a published file that ``document`` names (bundles, raw files)."""
+    if isinstance(document, dict):
+        if isinstance(document.get("path"), str) and document["path"].startswith("api/v1/"):
+            yield document["path"]
+        for value in document.values():
+            yield from _paths(value)
+    elif isinstance(document, list):
+        for value in document:
+            yield from _paths(value)
+
+
+# ------------------------------------------------------------------------------------------- errors the user sees
+
+@pytest.mark.parametrize(("dest", "message"), [
+    ("https://bucket/reg", "Error: https://bucket/reg: not an s3://BUCKET/PREFIX address\n"),
+    ("s3:///reg", "Error: s3:///reg: not an s3://BUCKET/PREFIX address\n"),
+    ("s3://bkt/reg/../other", "Error: s3://bkt/reg/../other: the prefix may not hold empty, `.` or `..` parts\n"),
+    ("s3://bkt/reg//x", "Error: s3://bkt/reg//x: the prefix may not hold empty, `.` or `..` parts\n"),
+    ("s3://bad_bucket!/reg", "Error: s3://bad_bucket!/reg: 'bad_bucket!' is not a bucket name\n"),
+])
+def test_a_bad_destination_is_one_line(dest: str, message: str, builds: tuple[Path, Path]) -> None:
+    result = upload_cli(dest, "--out", str(builds[0]))
+    assert (result.exit_code, result.output) == (2, message)
+
+
+def test_a_folder_that_is_not_a_build_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("hi")
+    result = upload_cli("s3://bkt/reg", "--out", str(tmp_path))
+    assert result.exit_code == 2
+    assert result.output == (f"Error: {tmp_path}: not a built registry (no api/v1/index.json); "
+                             f"run `skillreg build --out {tmp_path}` first\n")
+    missing = upload_cli("s3://bkt/reg", "--out", str(tmp_path / "nope"))
+    assert missing.exit_code == 2 and "no such folder" in missing.output
+
+
+def test_a_link_out_of_the_output_is_refused(builds: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(builds[0], out, symlinks=True)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the bucket")
+    (out / "api/v1/leak.txt").symlink_to(secret)
+    result = upload_cli("s3://bkt/reg", "--out", str(out), "--endpoint-url", "http://127.0.0.1:9")
+    assert result.exit_code == 2
+    assert result.output == (f"Error: {out}/api/v1/leak.txt: a symbolic link out of the output; "
+                             "refusing to upload what it names\n")
+    (out / "api/v1/leak.txt").unlink()
+    (out / "api/v1/elsewhere").symlink_to(tmp_path, target_is_directory=True)
+    result = upload_cli("s3://bkt/reg", "--out", str(out), "--endpoint-url", "http://127.0.0.1:9")
+    assert (result.exit_code, result.output) == (2, f"Error: {out}/api/v1/elsewhere: a symbolic link to a folder; "
+                                                    "the builder writes none, so this output was changed by "
+                                                    "something else\n")
+
+
+def test_store_errors_are_one_line(builds: tuple[Path, Path], endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = str(builds[0])
+    missing = upload_cli("s3://no-such-bucket/reg", "--out", out, "--endpoint-url", endpoint)
+    assert missing.exit_code == 1
+    assert missing.output == ("Error: s3://no-such-bucket/reg/ (listing): NoSuchBucket: The specified bucket does "
+                              "not exist\n")
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    anonymous = upload_cli("s3://any-bucket/reg", "--out", out, "--endpoint-url", endpoint)
+    assert anonymous.exit_code == 1
+    assert anonymous.output == ("Error: s3://any-bucket/reg/ (listing): no AWS credentials found; set "
+                                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or configure them in "
+                                "~/.aws/credentials\n")
+
+
+def test_an_unreachable_store_is_one_line(builds: tuple[Path, Path]) -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    result = upload_cli("s3://bkt/reg", "--out", str(builds[0]), "--endpoint-url", f"http://127.0.0.1:{port}")
+    assert result.exit_code == 1 and len(result.output.splitlines()) == 1, result.output
+    assert result.output.startswith(f"Error: s3://bkt/reg/ (listing): Could not connect to the endpoint URL: "
+                                    f'"http://127.0.0.1:{port}/bkt?'), result.output
+
+
+def test_without_boto3_the_command_says_what_to_install(builds: tuple[Path, Path],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)  # import boto3 now raises ImportError
+    result = upload_cli("s3://bkt/reg", "--out", str(builds[0]))
+    assert (result.exit_code, result.output) == (1, "Error: uploading needs boto3: pip install 'skill-registry[s3]'\n")
+
+
+def test_destination_keys_stay_below_the_prefix() -> None:
+    assert Destination.parse("s3://bkt/reg/").key("api/v1/index.json") == "reg/api/v1/index.json"
+    assert Destination.parse("s3://bkt").key("index.html") == "index.html"
+    assert str(Destination.parse("s3://bkt/a/b")) == "s3://bkt/a/b/"
+    assert PHASES[-2:] == ("api/v1/index.json", "api/v1/state.json")
