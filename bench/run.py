@@ -78,7 +78,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "(bench/scale.py; --shape defaults to real here)")
     parser.add_argument("--baseline", default=None, metavar="SKILLREG",
                         help="with --scale: also measure this older skillreg program on the same corpus")
+    parser.add_argument("--publish", choices=("lean", "default"), default=None,
+                        help="with --scale: build this checkout with registry.yaml's publish: settings lean (raw "
+                             "files SKILL.md links to, no JSON bundles, no .well-known/skills; the default) or "
+                             "default (every copy); the baseline always gets the corpus's own registry.yaml")
     args = parser.parse_args(argv)
+    if args.publish is not None and args.scale is None:
+        parser.error("--publish needs --scale")
     if args.baseline is not None and args.scale is None:
         parser.error("--baseline needs --scale")
     if args.baseline is not None and shutil.which(args.baseline) is None:
@@ -98,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .scale import scale_main
 
         sys.stdout.write(scale_main(args.scale, args.baseline, args.cache_dir or default_cache_dir(),
-                                    args.shape or "real", args.seed))
+                                    args.shape or "real", args.seed, publish=args.publish or "lean"))
         return 0
     args.shape = args.shape or "synthetic"
     repeat = args.repeat or (3 if args.quick else 5)
