@@ -283,6 +283,23 @@ def test_changing_a_publish_setting_rebuilds_every_skill(tmp_path: Path) -> None
     assert build(load_config(root / "registry.yaml"), out, site=False).written == ()
 
 
+def test_a_lean_rebuild_follows_the_links_a_changed_body_gains_and_loses(tmp_path: Path) -> None:
+    root = registry(tmp_path / "registry", LEAN, names=["csv-profiler"])
+    out = build_of(root, tmp_path / "out")
+    unlinked = out / raw_path("link-kinds", "references/unlinked.md")
+    assert not unlinked.exists()
+    skill_md = root / "skills/link-kinds/SKILL.md"
+    text = skill_md.read_text(encoding="utf-8")
+    skill_md.write_text(text.replace("first, then [notes](./references/notes%20one.md)",
+                                     "first, then [the rest](references/unlinked.md)"), encoding="utf-8")
+    git(root, "commit", "-q", "-am", "link another file")
+    result = build(load_config(root / "registry.yaml"), out, site=False)
+    assert result.written == ("link-kinds",)
+    assert unlinked.read_bytes() == b"# Never linked\n"
+    assert not (out / raw_path("link-kinds", "references/notes one.md")).exists()
+    assert all_files(out) == all_files(build_of(root, tmp_path / "scratch"))
+
+
 def test_two_lean_builds_of_one_commit_are_byte_identical(lean_build: tuple[Path, Path], tmp_path: Path) -> None:
     root, first = lean_build
     second = build_of(root, tmp_path / "again", site=True)
