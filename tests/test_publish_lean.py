@@ -213,7 +213,7 @@ def test_the_page_of_a_lean_build_shows_skill_md_and_every_body_link_lands_on_a_
     "<p>HTML block <a href='assets/form.md'>form</a></p>\n\n[^1] and text.\n\n[^1]: A note [with a link](assets/template.md).\n",
     "[unused reference]: assets/logo.png\n\n[used][ref]\n\n[ref]: <references/notes one.md>\n",
 ])
-def test_the_linked_files_are_exactly_the_files_the_rendered_body_points_at(tmp_path: Path, body: str) -> None:
+def test_the_linked_files_are_the_files_the_rendered_body_points_at(tmp_path: Path, body: str) -> None:
     files = {k.removeprefix("skills/link-kinds/"): v for k, v in LINKS_FILES.items()}
     files["SKILL.md"] = LINKS_MD.split("# Link kinds", 1)[0] + body
     folder = write_tree(tmp_path / "skills" / "link-kinds", files)
