@@ -81,7 +81,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "figures are kept in the cache folder and reused, with the time they were measured)")
     parser.add_argument("--fresh-baseline", action="store_true",
                         help="with --baseline: measure it again rather than reuse its kept figures")
+    parser.add_argument("--publish", choices=("lean", "default"), default=None,
+                        help="with --scale: build this checkout with registry.yaml's publish: settings lean (raw "
+                             "files SKILL.md links to, no JSON bundles, no .well-known/skills; the default) or "
+                             "default (every copy); the baseline always gets the corpus's own registry.yaml")
     args = parser.parse_args(argv)
+    if args.publish is not None and args.scale is None:
+        parser.error("--publish needs --scale")
     if args.baseline is not None and args.scale is None:
         parser.error("--baseline needs --scale")
     if args.baseline is not None and shutil.which(args.baseline) is None:
@@ -101,7 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .scale import scale_main
 
         sys.stdout.write(scale_main(args.scale, args.baseline, args.cache_dir or default_cache_dir(),
-                                    args.shape or "real", args.seed, fresh_baseline=args.fresh_baseline))
+                                    args.shape or "real", args.seed, fresh_baseline=args.fresh_baseline,
+                                    publish=args.publish or "lean"))
         return 0
     args.shape = args.shape or "synthetic"
     repeat = args.repeat or (3 if args.quick else 5)

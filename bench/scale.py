@@ -1,5 +1,6 @@
-"""``python -m bench --scale N [--baseline OLD_SKILLREG]``: a registry of N real-shaped skills, built cold with the
-website, measured as GitHub Pages and its users would pay for it (issue 17), beside an older ``skillreg``.
+"""``python -m bench --scale N [--baseline OLD_SKILLREG] [--publish lean|default]``: a registry of N real-shaped
+skills, built cold with the website, measured as GitHub Pages and its users would pay for it (issue 17), beside
+an older ``skillreg``. This checkout builds with the lean ``publish:`` settings unless ``--publish default``.
 
 Each program builds the same generated corpus (``--shape real`` by default) into its own output with its own
 state folder, then rebuilds after one changed skill. Sizes are counted as ``upload-pages-artifact`` deploys them:
@@ -154,12 +155,30 @@ def _change_one_skill(corpus: Path) -> Callable[[], None]:
     return restore
 
 
-def measure(program: list[str], corpus: Path, work: Path) -> dict[str, Any]:
-    """Every figure for one ``skillreg`` program on ``corpus``; its output stays in ``work`` until the caller
-    removes it."""
+# registry.yaml's `publish:` for `--publish lean`: only the copies a known reader fetches (see the README).
+LEAN_PUBLISH = {"raw_files": "linked", "json_bundles": False, "well_known_skills": False}
+
+
+def lean_config(corpus: Path, work: Path) -> Path:
+    """A copy of the corpus's registry.yaml in ``work`` with the lean ``publish:`` settings; the skills stay where
+    they are (an absolute ``skills_dir``). Only this checkout is given it: older builders reject the section."""
+    import yaml
+
+    data = yaml.safe_load((corpus / "registry.yaml").read_text(encoding="utf-8")) or {}
+    data["skills_dir"] = str((corpus / data.get("skills_dir", "skills")).resolve())
+    data["publish"] = LEAN_PUBLISH
+    path = work / "registry.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=True), encoding="utf-8")
+    return path
+
+
+def measure(program: list[str], corpus: Path, work: Path, config: Path | None = None) -> dict[str, Any]:
+    """Every figure for one ``skillreg`` program on ``corpus`` (built with ``config``, else the corpus's own
+    registry.yaml); its output stays in ``work`` until the caller removes it."""
     out, state = work / "site", work / "state"
     env = {**os.environ, "SKILLREG_STATE_DIR": str(state), "XDG_STATE_HOME": str(state)}
-    command = [*program, "--config", str(corpus / "registry.yaml"), "build", "--keep-going", "--out", str(out)]
+    command = [*program, "--config", str(config or corpus / "registry.yaml"), "build", "--keep-going", "--out",
+               str(out)]
     cold = run_process(command, env=env, timeout=3 * 3600)
     restore = _change_one_skill(corpus)
     try:
@@ -168,12 +187,15 @@ def measure(program: list[str], corpus: Path, work: Path) -> dict[str, Any]:
         restore()
     sizes, files = output_sizes(out)
     index = (out / "api/v1/index.json").read_bytes()
+    skills = max(1, json.loads(index)["count"])
     sitemaps = sorted(out.glob("sitemap*.xml"))
     figures: dict[str, Any] = {
         "build seconds": cold.seconds, "build peak RSS MB": cold.max_rss / 2**20,
         "build tree RSS MB": cold.tree_rss / 2**20, "one-skill rebuild seconds": again.seconds,
         "output MB": sum(sizes.values()) / 2**20, "files": files,
         **{f"{part} MB": size / 2**20 for part, size in sizes.items()},
+        "output KB per skill": sum(sizes.values()) / 1024 / skills,
+        **{f"{part} KB per skill": size / 1024 / skills for part, size in sizes.items()},
         "sitemap files": len(sitemaps),
         "sitemap largest MB": max((p.stat().st_size for p in sitemaps), default=0) / 2**20,
         "index.json MB": len(index) / 2**20, "index.json gzip MB": gzipped(index) / 2**20,
@@ -188,10 +210,12 @@ def measure(program: list[str], corpus: Path, work: Path) -> dict[str, Any]:
     return figures
 
 
-def render(n: int, results: dict[str, dict[str, Any]]) -> str:
+def render(n: int, results: dict[str, dict[str, Any]], publish: str = "default") -> str:
     labels = list(results)
-    lines = [f"Scale benchmark: {n:,} skills ({time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} cores)",
-             "", "| figure | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
+    settings = ("this checkout with publish: raw_files: linked, json_bundles: false, well_known_skills: false"
+                if publish == "lean" else "every program with its default publish settings")
+    lines = [f"Scale benchmark: {n:,} skills ({time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} cores; "
+             f"{settings})", "", "| figure | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
     for key in next(iter(results.values())):
         cells = []
         for label in labels:
@@ -228,9 +252,10 @@ def write_cached(path: Path, figures: dict[str, Any]) -> None:
 
 def scale_main(n: int, baseline: str | None, cache_dir: Path, shape: str = "real", seed: int = 0,
                fresh_baseline: bool = False,
-               log: Callable[[str], None] = lambda message: print(message, file=sys.stderr)) -> str:
+               log: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
+               publish: str = "lean") -> str:
     """Measure this checkout's ``skillreg`` (and ``baseline`` when given) on one corpus of ``n`` skills; the
-    table as Markdown."""
+    table as Markdown. ``publish``: lean builds this checkout with LEAN_PUBLISH, default with the corpus's file."""
     corpus = cached_corpus(cache_dir, n, seed, shape).parent
     programs = {"this checkout": skillreg_command()}
     results: dict[str, dict[str, Any]] = {}
@@ -246,10 +271,11 @@ def scale_main(n: int, baseline: str | None, cache_dir: Path, shape: str = "real
         work = Path(tempfile.mkdtemp(prefix="scale-", dir=cache_dir))
         try:
             log(f"scale: {label}: building {n:,} skills ...")
-            results[label] = measure(program, corpus, work)
+            config = lean_config(corpus, work) if publish == "lean" and label == "this checkout" else None
+            results[label] = measure(program, corpus, work, config)
             log(f"scale: {label}: built in {results[label]['build seconds']:.1f} s")
             if label == "baseline" and baseline is not None:
                 write_cached(baseline_cache(cache_dir, baseline, corpus), results[label])
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    return render(n, results)
+    return render(n, results, publish)

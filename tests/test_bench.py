@@ -394,11 +394,12 @@ def test_scale_measures_two_programs_on_one_corpus(tmp_path: Path) -> None:
     program twice, whose outputs must then be equal in size and count."""
     skillreg = str(Path(sys.executable).parent / "skillreg")
     done = subprocess.run([sys.executable, "-m", "bench", "--scale", "8", "--baseline", skillreg, "--cache-dir",
-                           str(tmp_path / "cache")], cwd=REPO, capture_output=True, text=True, timeout=300)
+                           str(tmp_path / "cache"), "--publish", "default"], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr
-    rows = {line.split(" | ")[0].lstrip("| "): line.strip(" |").split(" | ")[1:]
-            for line in done.stdout.splitlines() if line.startswith("| ") and not line.startswith("| figure")}
+    rows = scale_rows(done.stdout)
     assert done.stdout.startswith("Scale benchmark: 8 skills")
+    assert "every program with its default publish settings" in done.stdout.splitlines()[0]
     for figure in ("build seconds", "build peak RSS MB", "one-skill rebuild seconds", "output MB", "files",
                    "api raw files MB", ".well-known copies MB", "zips MB", "JSON bundles MB", "detail docs MB",
                    "pages MB", "search MB", "sitemap files", "index.json MB", "index.json gzip MB",
@@ -414,6 +415,27 @@ def test_scale_measures_two_programs_on_one_corpus(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert "| figure | baseline (measured " in again.stdout and "scale: baseline: building" not in again.stderr
     assert rows["output MB"][0] in again.stdout.split("| output MB |")[1].splitlines()[0]
+
+
+def scale_rows(table: str) -> dict[str, list[str]]:
+    return {line.split(" | ")[0].lstrip("| "): line.strip(" |").split(" | ")[1:]
+            for line in table.splitlines() if line.startswith("| ") and not line.startswith("| figure")}
+
+
+def test_scale_builds_this_checkout_lean_by_default(tmp_path: Path) -> None:
+    """Without --publish, this checkout builds with the lean publish: settings (a copy of the corpus's
+    registry.yaml in its work folder) and the heading says so; the corpus's own file is left as it was."""
+    cache = tmp_path / "cache"
+    done = subprocess.run([sys.executable, "-m", "bench", "--scale", "8", "--cache-dir", str(cache)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "this checkout with publish: raw_files: linked, json_bundles: false, well_known_skills: false" in \
+        done.stdout.splitlines()[0]
+    rows = scale_rows(done.stdout)
+    assert rows["JSON bundles MB"] == ["0.00"] and rows[".well-known copies MB"] == ["0.00"]
+    assert float(rows["zips MB"][0]) > 0 and float(rows["output KB per skill"][0]) > 0
+    (corpus,) = [p for p in cache.iterdir() if p.name.startswith("corpus-")]
+    assert "publish" not in (corpus / "registry.yaml").read_text(encoding="utf-8")
 
 
 def test_scale_counts_every_path_and_the_search_page_transfer(tmp_path: Path) -> None:

@@ -74,6 +74,19 @@ class HistoryPolicy:
         return f"keep: {self.keep}" if self.keep is not None else f"keep: {self.since}" if self.since else "keep: all"
 
 
+RAW_FILES = ("all", "linked")
+
+
+@dataclass(frozen=True)
+class Publish:
+    """Which copies of each skill's files the build writes (registry.yaml's ``publish:``). The zip is always
+    published: every client installs from it. The defaults publish every copy, as builds always have."""
+
+    raw_files: str = "all"  # all: every file under api/v1/skills/<name>/files/; linked: those SKILL.md's body links
+    json_bundles: bool = True  # api/v1/bundles/<name>/<name>-<digest12>.json, the files as one JSON document
+    well_known_skills: bool = True  # .well-known/skills/ (discovery v0.1): its index and a copy of every file
+
+
 @dataclass(frozen=True)
 class RegistryConfig:
     root: Path  # folder holding registry.yaml (or the current folder when there is none)
@@ -88,6 +101,7 @@ class RegistryConfig:
     categories: tuple[Category, ...] = ()
     policy: Policy = field(default_factory=Policy)
     history: HistoryPolicy = field(default_factory=HistoryPolicy)
+    publish: Publish = field(default_factory=Publish)
 
     @property
     def skills_path(self) -> Path:
@@ -164,6 +178,7 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
 
     policy = _load_policy(raw.get("policy"), bool(categories), path, text)
     history = _load_history(raw.get("history"), text, path)
+    publish = _load_publish(raw.get("publish"), text, path)
 
     return RegistryConfig(
         root=path.parent.resolve(),
@@ -178,6 +193,7 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
         categories=tuple(categories),
         policy=policy,
         history=history,
+        publish=publish,
     )
 
 
@@ -228,6 +244,29 @@ def _load_policy(raw: Any, has_categories: bool, path: Path, text: str) -> Polic
         raise ConfigError(f"{path}:{_line_of(text, 'policy', 'categories')}: `policy.categories` is on but "
                           f"`categories` lists none; add the categories or switch the policy off")
     return policy
+
+
+def _load_publish(raw: Any, text: str, path: Path) -> Publish:
+    """``publish:``: ``raw_files: all | linked``, ``json_bundles`` and ``well_known_skills`` true or false."""
+    if raw is None:
+        return Publish()
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}:{_line_of(text, 'publish')}: `publish` must be a mapping such as "
+                          f"`raw_files: linked`, got {raw!r}")
+    known = tuple(Publish.__dataclass_fields__)
+    for key, value in raw.items():
+        line = _line_of(text, "publish", str(key))
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, 1, 0.6)
+            guess = f"did you mean `{close[0]}`? " if close else ""
+            raise ConfigError(f"{path}:{line}: unknown key `publish.{key}`; {guess}known: {', '.join(known)}")
+        if key == "raw_files":
+            if value not in RAW_FILES:
+                raise ConfigError(f"{path}:{line}: `publish.raw_files` must be {' or '.join(RAW_FILES)}, "
+                                  f"got {value!r}")
+        elif not isinstance(value, bool):
+            raise ConfigError(f"{path}:{line}: `publish.{key}` must be true or false, got {value!r}")
+    return Publish(**raw)
 
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

@@ -10,10 +10,11 @@ import base64
 import datetime as dt
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
-from ..core.config import RegistryConfig
-from ..core.model import Skill
+from ..core.config import Publish, RegistryConfig
+from ..core.markdown import links
+from ..core.model import Skill, SkillFile
 from ..core.urls import (
     API_ROOT,
     API_VERSION,
@@ -24,6 +25,7 @@ from ..core.urls import (
     raw_path,
     versions_path,
 )
+from ..site.render import resolve_link
 from .permissions import permissions
 from .provenance import Provenance, Source
 
@@ -32,6 +34,25 @@ DISCOVERY_V2_SCHEMA = "https://schemas.agentskills.io/discovery/0.2.0/schema.jso
 
 def bundle_stem(skill: Skill) -> str:
     return f"{API_ROOT}/bundles/{skill.name}/{skill.name}-{skill.digest.removeprefix('sha256:')[:12]}"
+
+
+def linked_files(skill: Skill) -> frozenset[str]:
+    """The skill's files that its SKILL.md body links to or embeds, resolved as the website resolves them (the
+    validator's CommonMark link finder, then the page renderer's own rule), so every body link has its file."""
+    paths = {f.path for f in skill.files}
+    found: set[str] = set()
+    for link in links(skill.body):
+        target = resolve_link(link.href, paths, "\0")  # a prefix no URL it keeps (http, mailto, #id) starts with
+        if target is not None and target.startswith("\0"):
+            found.add(unquote(target[1:]))
+    return frozenset(found)
+
+
+def raw_copies(skill: Skill, publish: Publish) -> frozenset[str]:
+    """The paths of ``skill`` that get a raw copy under api/v1/skills/<name>/files/ (``publish.raw_files``)."""
+    if publish.raw_files == "all":
+        return frozenset(f.path for f in skill.files)
+    return linked_files(skill)
 
 
 def url_of(config: RegistryConfig | str, path: str) -> str:
@@ -126,9 +147,23 @@ def _source_links(config: RegistryConfig, prov: Provenance, source_path: str) ->
     }
 
 
+def _file_entry(config: RegistryConfig, name: str, f: SkillFile, raw: frozenset[str]) -> dict[str, Any]:
+    """One ``files[]`` row; ``raw`` and ``url`` only for a file published raw, so nothing points at a missing copy."""
+    entry: dict[str, Any] = {"path": f.path, "size": f.size, "sha256": f.sha256, "executable": f.executable,
+                             "type": "text" if f.is_text else "binary"}
+    if f.path in raw:
+        entry["raw"] = raw_path(name, f.path)
+        entry["url"] = url_of(config, entry["raw"])
+    return entry
+
+
 def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: Provenance,
-                    zip_artifact: Artifact, json_artifact: Artifact) -> dict[str, Any]:
+                    zip_artifact: Artifact, json_artifact: Artifact | None,
+                    raw: frozenset[str] | None = None) -> dict[str, Any]:
+    """``raw``: the paths published raw (every file when None); ``json_artifact`` None: no JSON bundle."""
     frontmatter = json_safe(dict(skill.frontmatter.data)) if skill.frontmatter else {}
+    if raw is None:
+        raw = frozenset(f.path for f in skill.files)
     body = skill.body
     if source.top is not None:
         try:
@@ -149,15 +184,11 @@ def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: 
         "body": {"line": skill.body_line, "length": len(body), "lines": body.count("\n") + (not body.endswith("\n")),
                  "words": len(body.split())},
         "skill_md": skill.skill_md,
-        "files": [
-            {"path": f.path, "size": f.size, "sha256": f.sha256, "executable": f.executable,
-             "type": "text" if f.is_text else "binary", "url": url_of(config, raw_path(skill.name, f.path)),
-             "raw": raw_path(skill.name, f.path)}
-            for f in skill.files
-        ],
+        "files": [_file_entry(config, skill.name, f, raw) for f in skill.files],
         "size": skill.size,
         "digest": skill.digest,
-        "bundles": {"zip": zip_artifact.to_dict(config), "json": json_artifact.to_dict(config)},
+        "bundles": {"zip": zip_artifact.to_dict(config),
+                    **({"json": json_artifact.to_dict(config)} if json_artifact is not None else {})},
         "permissions": permissions(skill).to_dict(),
         "provenance": {
             "created": prov.created,

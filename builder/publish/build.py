@@ -67,6 +67,7 @@ from .api import (
     discovery_v2_entry,
     index_document,
     index_entry,
+    raw_copies,
 )
 from .history import (
     BundleCache,
@@ -300,20 +301,28 @@ def _build_one(folder: Path) -> _Outcome:
     if any(d.severity is Severity.ERROR for d in diagnostics):
         return checked
     prov = job.history.of(skill.name)
+    publish = job.config.publish
     stem = bundle_stem(skill)
     zipped = zip_bytes(skill.files)
-    bundle = dumps(json_bundle(skill))
     zip_art = Artifact(stem + ".zip", sha256_hex(zipped), len(zipped))
-    json_art = Artifact(stem + ".json", sha256_hex(bundle), len(bundle))
     _write(job.tmp, zip_art.path, zipped)
-    _write(job.tmp, json_art.path, bundle)
+    json_art: Artifact | None = None
+    if publish.json_bundles:
+        bundle = dumps(json_bundle(skill))
+        json_art = Artifact(stem + ".json", sha256_hex(bundle), len(bundle))
+        _write(job.tmp, json_art.path, bundle)
+    raw = raw_copies(skill, publish)
     _write(job.tmp, detail_path(skill.name),
-           dumps(detail_document(job.config, job.history.source, skill, prov, zip_art, json_art)))
+           dumps(detail_document(job.config, job.history.source, skill, prov, zip_art, json_art, raw)))
     for f in skill.files:
-        raw = _write(job.tmp, raw_path(skill.name, f.path), f.data)
-        copy = job.tmp / WELL_KNOWN_V1 / skill.name / f.path
-        _mkdirs(copy.parent)
-        os.link(raw, copy)  # the same bytes under the discovery path, without writing them twice
+        written = _write(job.tmp, raw_path(skill.name, f.path), f.data) if f.path in raw else None
+        if publish.well_known_skills:
+            copy = f"{WELL_KNOWN_V1}/{skill.name}/{f.path}"
+            if written is None:
+                _write(job.tmp, copy, f.data)
+            else:
+                _mkdirs((job.tmp / copy).parent)
+                os.link(written, job.tmp / copy)  # the same bytes under the discovery path, written once
     scoped = scoped_discovery_path(skill.name)
     _write(job.tmp, scoped, dumps(discovery_v2_document([discovery_v2_entry(skill, zip_art, scoped)])))
     key = _skill_key(job.config, job.history, skill.name, skill.digest, str(folder), skill.skill_md)
@@ -790,7 +799,9 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
             _write(tmp, SEARCH_INDEX_PATH, dumps(search_index(search_rows)))
             for rel, data in search_files(search_rows).items():
                 _write(tmp, rel, data)
-            _write(tmp, f"{WELL_KNOWN_V1}/index.json", dumps(discovery_v1_document([o.v1 for o in kept if o.v1])))
+            if config.publish.well_known_skills:
+                _write(tmp, f"{WELL_KNOWN_V1}/index.json",
+                       dumps(discovery_v1_document([o.v1 for o in kept if o.v1])))
             _write(tmp, f"{WELL_KNOWN_V2}/index.json", dumps(discovery_v2_document([o.v2 for o in kept if o.v2])))
             write_schemas(tmp)
             _write(tmp, ".nojekyll", b"")

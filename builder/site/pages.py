@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import io
 import json
 import logging
 import os
@@ -18,6 +19,7 @@ import posixpath
 import re
 import shutil
 import tempfile
+import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +131,15 @@ def _read_api(plan: _Plan, rel: str) -> bytes:
     raise BuildError(f"{rel} is missing from the published API")
 
 
+def _skill_md_bytes(plan: _Plan, detail: dict[str, Any]) -> bytes:
+    """SKILL.md as published: its raw copy, or (``publish.raw_files: linked`` copies none) the zip's entry."""
+    entry: dict[str, Any] = next((f for f in detail["files"] if f["path"] == detail["skill_md"]), {})
+    if "raw" in entry:
+        return _read_api(plan, entry["raw"])
+    with zipfile.ZipFile(io.BytesIO(_read_api(plan, detail["bundles"]["zip"]["path"]))) as archive:
+        return archive.read(detail["skill_md"])
+
+
 def _file_tree(files: Sequence[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
     """Nested folders and files, in the API's file order, each file linking to its raw URL."""
     top: list[dict[str, Any]] = []
@@ -197,7 +208,7 @@ def _write_text(path: Path, text: str) -> None:
 def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, docs: Path, name: str) -> None:
     detail = json.loads(_read_api(plan, detail_path(name)))
     raw_prefix = f"{API_ROOT}/skills/{name}/files/"
-    parsed = parse_skill_md(_read_api(plan, raw_prefix + detail["skill_md"]), detail["skill_md"],
+    parsed = parse_skill_md(_skill_md_bytes(plan, detail), detail["skill_md"],
                             max_frontmatter_bytes=plan.max_frontmatter_bytes, skill=name)
     root = "../../"
     raw_url = root + quote(raw_prefix, safe="/")

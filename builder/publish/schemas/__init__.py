@@ -7,6 +7,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ...core.bundle import dumps
+
 PUBLISHED = ("index", "detail", "bundle", "discovery-v1", "discovery-v2", "versions", "head", "state")
 SCHEMA_DIR = "api/v1/schema"
 
@@ -21,7 +23,8 @@ def load_schema(name: str) -> dict[str, Any]:
 
 
 def write_schemas(root: Path) -> None:
+    """Published compact, as every other document (the package keeps them indented, for people to read)."""
     folder = root / SCHEMA_DIR
     folder.mkdir(parents=True, exist_ok=True)
     for name in PUBLISHED:
-        (folder / f"{name}.schema.json").write_text(schema_text(name), encoding="utf-8")
+        (folder / f"{name}.schema.json").write_bytes(dumps(load_schema(name)))
