@@ -349,6 +349,19 @@ def settle() -> None:
         os.sync()
 
 
+def compile_bytecode() -> None:
+    """Write the bytecode of this checkout's ``builder`` package, as pip does when it installs the wheel.
+
+    The checkout is installed editable, so its modules load from the sources; where PYTHONDONTWRITEBYTECODE is
+    set (as on the machine these figures come from) every measured command compiled them again, some 40 ms of
+    start-up that an installed ``skillreg`` never pays. Python still checks each file's bytecode against its
+    source, so an edited module is compiled afresh, never run stale.
+    """
+    import compileall
+
+    compileall.compile_dir(REPO / "builder", quiet=1)
+
+
 def skillreg_command() -> list[str]:
     """The installed console script next to this interpreter, else the same entry point through ``-c``."""
     script = Path(sys.executable).parent / "skillreg"

@@ -490,3 +490,20 @@ def test_run_process_reports_a_failure_a_missing_program_and_a_timeout_and_kills
         run_process(["sh", "-c", f"sleep 2; touch {marker}"], timeout=0.5)
     subprocess.run(["sleep", "2.5"], check=True)
     assert not marker.exists()  # the shell's own child was killed with it
+
+
+def test_the_cli_is_measured_with_its_bytecode_written_as_an_installed_package_has_it() -> None:
+    """The machine's PYTHONDONTWRITEBYTECODE made every measured `skillreg` compile the package again."""
+    import importlib.util
+
+    from bench.harness import compile_bytecode
+
+    compile_bytecode()
+    sources = sorted((REPO / "builder").rglob("*.py"))
+    assert len(sources) > 40
+    for source in sources:
+        compiled = Path(importlib.util.cache_from_source(str(source)))
+        assert compiled.is_file(), source
+        header = compiled.read_bytes()[:16]
+        assert header[:4] == importlib.util.MAGIC_NUMBER
+        assert int.from_bytes(header[8:12], "little") == int(source.stat().st_mtime)  # checked against its source
