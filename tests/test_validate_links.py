@@ -338,3 +338,20 @@ def test_most_plain_mixes_are_read_without_the_parser(monkeypatch: pytest.Monkey
     for _ in range(2000):
         links("Text " + "".join(rng.choice(PLAIN_PIECES) for _ in range(rng.randint(1, 24))))
     assert outcomes.count(True) > 300 and outcomes.count(False) > 100  # links found, and `[` read as text
+
+
+@pytest.mark.parametrize("runs", [
+    "".join("`" * width + "x" for width in range(1, 1400)),  # openers of every width, none closed
+    "".join("`" * width + "x" for width in range(1, 1400)) + "[a](a.md) " * 50,
+    "[a" + "`x" * 300_000 + "](b.md)",  # a link text of unclosed backticks
+    "`" + "``x" * 300_000 + "`",  # one span around many runs of another width
+])
+def test_a_body_of_backtick_runs_is_read_in_seconds(runs: str) -> None:
+    """About a megabyte of inline text only backticks decide: the scan stays linear (the bound leaves room for a
+    busy machine) and agrees with the parser."""
+    body = "Text " + runs + "\n"
+    started = time.perf_counter()
+    found = links(body)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 6.0, f"{len(body):,} characters took {elapsed:.2f} s"
+    assert found == links_full(body)

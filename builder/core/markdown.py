@@ -514,10 +514,12 @@ def _plain_inline_links(content: str, has_references: bool) -> list[tuple[int, s
 
     Like the parser, the scan goes left to right: a code span hides what it holds, a link's text is scanned with
     the code spans in it skipped, and a `[` that starts no inline link is text (unless the body defines
-    references, which such a `[` could use: then the parser decides).
+    references, which such a `[` could use: then the parser decides). Linear: no part of the text is searched
+    more than twice.
     """
     if _NOT_PLAIN.search(content):
         return None
+    spans = _CodeSpans(content)
     found: list[tuple[int, str, str]] = []
     pos = 0
     while True:
@@ -526,9 +528,9 @@ def _plain_inline_links(content: str, has_references: bool) -> list[tuple[int, s
             return found
         at = match.start()
         if content[at] == "`":
-            pos = _after_code_span(content, at)
+            pos = spans.end(at)
             continue
-        label_end = _label_end(content, at)
+        label_end = _label_end(content, at, spans)
         if label_end is None:
             return None
         if label_end < 0:  # no `]` closes it: text
@@ -545,19 +547,30 @@ def _plain_inline_links(content: str, has_references: bool) -> list[tuple[int, s
         pos = tail.end()
 
 
-def _after_code_span(content: str, at: int) -> int:
-    """Where the code span opened by the backticks at ``at`` ends: after the next run of as many backticks, or
-    after the opening run alone when there is none (the backticks are then text)."""
-    opener = _BACKTICKS.match(content, at)
-    assert opener is not None
-    width = opener.end() - at
-    for run in _BACKTICKS.finditer(content, opener.end()):
-        if run.end() - run.start() == width:
-            return run.end()
-    return opener.end()
+class _CodeSpans:
+    """Where the code span opened by a run of backticks ends, as the parser reads it: after the next run of as
+    many backticks, or after the opening run alone when there is none (those backticks are then text). Where
+    each width of run last occurs is found once, so an opener without a closer costs no search."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._last: dict[int, int] | None = None
+
+    def end(self, at: int) -> int:
+        opener = _BACKTICKS.match(self._text, at)
+        assert opener is not None
+        width = opener.end() - at
+        if self._last is None:
+            self._last = {run.end() - run.start(): run.start() for run in _BACKTICKS.finditer(self._text)}
+        if self._last.get(width, -1) < opener.end():
+            return opener.end()
+        for run in _BACKTICKS.finditer(self._text, opener.end()):
+            if run.end() - run.start() == width:
+                return run.end()
+        return opener.end()  # not reached: the table holds a later run of this width
 
 
-def _label_end(content: str, at: int) -> int | None:
+def _label_end(content: str, at: int, spans: _CodeSpans) -> int | None:
     """The position of the `]` that closes the link text opened at ``at`` (code spans in it are skipped whole),
     -1 when none does, None when the text holds a `[` (nested brackets: the parser decides)."""
     pos = at + 1
@@ -570,7 +583,7 @@ def _label_end(content: str, at: int) -> int | None:
             return stop.start()
         if char == "[":
             return None
-        pos = _after_code_span(content, stop.start())
+        pos = spans.end(stop.start())
 
 
 def _file_column(source: list[str], line: int, text: str, column: int) -> int:
