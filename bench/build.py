@@ -110,10 +110,11 @@ def _measure(ctx: BenchContext, n: int) -> list[Row]:
             "interpreter start-up included); validation, API documents, zip and JSON bundles, discovery "
             "indexes.", target),
         Row("build", RSS_LARGEST, n, "MiB", tuple(f.max_rss / MIB for f in cold_disk),
-            "ru_maxrss of the build's process tree (os.wait4): the largest single process, main or worker."),
+            "ru_maxrss of the build's process tree (RUSAGE_CHILDREN of a small wrapper): the largest single "
+            "process, main or worker."),
         Row("build", RSS_TREE, n, "MiB", tuple(f.tree_rss / MIB for f in cold_disk),
-            "the build and its worker processes together, summed every 0.1 s from /proc; pages the forked "
-            "workers share with the main process are counted in each, so this is an upper bound."),
+            "the build and its worker processes together: their PSS summed every 50 ms from /proc (a page the "
+            "forked workers share with the main process counts 1/k in each of the k processes)."),
         Row("build", ONE_CHANGED, n, "s", _seconds(one_changed),
             "a line appended to one SKILL.md, then `skillreg build --no-site` into the same folder: that skill's "
             "files and the indexes are rewritten, the rest reused (checked on the output).",

@@ -9,6 +9,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -205,59 +206,87 @@ def interleaved(subjects: Sequence[Callable[[], object]], repeat: int) -> list[l
 
 @dataclass(frozen=True)
 class Finished:
-    """A command that ran to completion: wall-clock seconds, peak memory, and the tail of what it printed."""
+    """A command that ran to completion: wall-clock seconds, CPU time, peak memory, and what it printed."""
 
     seconds: float
-    max_rss: int  # bytes: the largest single process of the tree (kernel accounting, exact)
-    tree_rss: int  # bytes: the largest sum of RSS over the process and its descendants (sampled)
+    max_rss: int  # bytes: the largest single process of the command's tree (kernel accounting, exact)
+    tree_rss: int  # bytes: the largest sum of PSS over the command's processes at one moment (sampled)
     output: str
+    cpu_seconds: float = 0.0  # user + system time of the command and every process it waited for
+
+
+# The command runs under this small fresh interpreter, which times it and reads its resource usage. Linux carries
+# a process's peak RSS over fork and exec, so a command the benchmark started itself would report at least the
+# benchmark's own size (about 1 GB once it has validated 60,000 skills in process); started from a process of a
+# few megabytes it reports its own. RUSAGE_CHILDREN covers the command and every process it waited for.
+_WRAPPER = """\
+import resource, subprocess, sys, time
+started = time.perf_counter()
+code = subprocess.call(sys.argv[2:])
+seconds = time.perf_counter() - started
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[1], "w", encoding="ascii") as fh:
+    fh.write(f"{code} {seconds!r} {usage.ru_maxrss * 1024} {usage.ru_utime + usage.ru_stime!r}\\n")
+"""
 
 
 def run_process(command: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
                 timeout: float = 1800) -> Finished:
     """Run ``command`` and measure it; a non-zero exit is a BenchError.
 
-    ``os.wait4`` returns the child's own resource usage, whose ``ru_maxrss`` is the largest of the child and
-    the descendants it waited for: the same figure as ``getrusage(RUSAGE_CHILDREN)`` in a fresh wrapper
-    process, without one. Worker processes run side by side, so the sum over the tree is sampled as well.
+    Seconds, CPU time and the largest process's peak RSS come from the wrapper above (``ru_maxrss`` is in
+    kilobytes on Linux). Worker processes run side by side and share the pages they were forked with, so the
+    whole tree is sampled as the sum of each process's PSS: a page shared by k processes counts 1/k in each.
     """
     gc.collect()
-    with tempfile.TemporaryFile() as log:
-        started = time.perf_counter()
-        proc = subprocess.Popen(list(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT)
+    with tempfile.TemporaryFile() as log, tempfile.TemporaryDirectory(prefix="bench-run-") as scratch:
+        result = Path(scratch) / "measured"
+        proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WRAPPER, str(result), *command], cwd=cwd,
+                                env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
         sampler = _TreeSampler(proc.pid)
-        timer = threading.Timer(timeout, proc.kill)
+        timed_out = threading.Event()
+        timer = threading.Timer(timeout, lambda: (timed_out.set(), _kill_group(proc.pid)))
         timer.start()
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
+            proc.wait()
         except BaseException:
-            proc.kill()
+            _kill_group(proc.pid)
             proc.wait()
             raise
         finally:
             timer.cancel()
             sampler.stop()
-        seconds = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
         log.seek(0)
         output = log.read().decode("utf-8", "replace")
-    if proc.returncode != 0:
-        raise BenchError(f"`{' '.join(command)}` exited {proc.returncode}:\n{output[-3000:]}")
-    max_rss = usage.ru_maxrss * 1024  # kilobytes on Linux
-    return Finished(seconds, max_rss, max(sampler.peak, max_rss), output)
+        if timed_out.is_set():
+            raise BenchError(f"`{' '.join(command)}` was killed after {timeout:g} s:\n{output[-3000:]}")
+        try:
+            code, seconds, max_rss, cpu = result.read_text(encoding="ascii").split()
+        except (OSError, ValueError):
+            raise BenchError(f"`{' '.join(command)}` could not be run (wrapper exited {proc.returncode}):\n"
+                             f"{output[-3000:]}") from None
+    if code != "0":
+        raise BenchError(f"`{' '.join(command)}` exited {code}:\n{output[-3000:]}")
+    return Finished(float(seconds), int(max_rss), sampler.peak, output, float(cpu))
+
+
+def _kill_group(pid: int) -> None:
+    """Kill the wrapper and everything the command started (they share the wrapper's new session's group)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 class _TreeSampler:
-    """Every 0.1 s, the summed RSS of a process and all its descendants (found through /proc); keeps the peak.
+    """Every 50 ms, the summed PSS of every process below the wrapper (the command and its descendants, found
+    through /proc); keeps the peak. Where smaps_rollup cannot be read (an old kernel) a process counts its RSS."""
 
-    Forked workers share pages with their parent, which each process's RSS counts again: an upper bound.
-    """
+    INTERVAL = 0.05
 
-    INTERVAL = 0.1
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
+    def __init__(self, wrapper: int) -> None:
+        self.wrapper = wrapper
         self.peak = 0
         self._page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
         self._done = threading.Event()
@@ -266,45 +295,71 @@ class _TreeSampler:
 
     def _run(self) -> None:
         while not self._done.wait(self.INTERVAL):
-            self.peak = max(self.peak, self._tree_rss())
+            self.peak = max(self.peak, sum(self._memory(pid) for pid in self._descendants()))
 
-    def _tree_rss(self) -> int:
-        parents: dict[int, int] = {}
-        rss: dict[int, int] = {}
-        try:
-            entries = os.listdir("/proc")
-        except OSError:
-            return 0
-        for entry in entries:
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    fields = fh.read().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            parents[int(entry)] = int(fields[1])  # fields after "(comm)": state, ppid, ..., rss is the 22nd
-            rss[int(entry)] = int(fields[21]) * self._page
-        tree, frontier = {self.pid}, [self.pid]
-        children: dict[int, list[int]] = {}
-        for pid, ppid in parents.items():
-            children.setdefault(ppid, []).append(pid)
+    def _descendants(self) -> list[int]:
+        found: list[int] = []
+        frontier = [self.wrapper]
         while frontier:
-            for child in children.get(frontier.pop(), ()):
-                if child not in tree:
-                    tree.add(child)
+            for child in _children(frontier.pop()):
+                if child not in found:
+                    found.append(child)
                     frontier.append(child)
-        return sum(rss.get(pid, 0) for pid in tree)
+        return found
+
+    def _memory(self, pid: int) -> int:
+        """Bytes: the process's PSS, else its RSS; 0 once it has gone."""
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
+                for line in fh:
+                    if line.startswith(b"Pss:"):
+                        return int(line.split()[1]) * 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as fh:
+                return int(fh.read().split()[1]) * self._page
+        except (OSError, ValueError, IndexError):
+            return 0
 
     def stop(self) -> None:
         self._done.set()
         self._thread.join()
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``: the kernel's list for each of its threads."""
+    found: list[int] = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for thread in threads:
+        try:
+            with open(f"/proc/{pid}/task/{thread}/children", "rb") as fh:
+                found.extend(int(child) for child in fh.read().split())
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 def settle() -> None:
     """Write out what earlier runs left in the page cache, so that it is not written during the next timing."""
     if hasattr(os, "sync"):
         os.sync()
+
+
+def compile_bytecode() -> None:
+    """Write the bytecode of this checkout's ``builder`` package, as pip does when it installs the wheel.
+
+    The checkout is installed editable, so its modules load from the sources; where PYTHONDONTWRITEBYTECODE is
+    set (as on the machine these figures come from) every measured command compiled them again, some 40 ms of
+    start-up that an installed ``skillreg`` never pays. Python still checks each file's bytecode against its
+    source, so an edited module is compiled afresh, never run stale.
+    """
+    import compileall
+
+    compileall.compile_dir(REPO / "builder", quiet=1)
 
 
 def skillreg_command() -> list[str]:

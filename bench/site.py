@@ -97,10 +97,10 @@ def _ours_alone(ctx: BenchContext, n: int) -> list[Row]:
         Row("site", f"{OURS}, one skill page", n, "KB", (size["page"] / 1000,), ""),
         Row("site", f"{OURS}, peak RSS, all processes (sampled)", n, "MiB",
             tuple(p.tree_rss / MIB for p in processes),
-            "the `write_site` process and its shard workers together, summed every 0.1 s from /proc (shared "
-            "pages counted in each process: an upper bound).", Target("<", 2048)),
+            "the `write_site` process and its shard workers together: their PSS summed every 50 ms from /proc "
+            "(a page shared by k processes counts 1/k in each).", Target("<", 2048)),
         Row("site", f"{OURS}, peak RSS, largest process", n, "MiB", tuple(p.max_rss / MIB for p in processes),
-            "ru_maxrss of the process tree (os.wait4)."),
+            "ru_maxrss of the process tree (RUSAGE_CHILDREN of a small wrapper)."),
     ]
 
 

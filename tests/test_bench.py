@@ -467,3 +467,71 @@ def test_scale_counts_every_path_and_the_search_page_transfer(tmp_path: Path) ->
     whole = library + len(gzip.compress((site / "api/v1/search-index.json").read_bytes(), 6, mtime=0))
     assert search_transfer(old, ["csv", "data"]) == {"csv": whole, "data": whole}
     assert library < sharded
+
+
+# A child that holds MIB_HELD touched MiB and forks three children that keep it (shared, copy-on-write) a moment.
+_FORKED_HOLDERS = """\
+import os, time
+held = bytearray({size})
+held[::4096] = b"\\1" * len(range(0, len(held), 4096))
+children = []
+for _ in range(3):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(0.6)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+"""
+MIB = 1024 * 1024
+MIB_HELD = 64
+
+
+def test_run_process_measures_the_command_not_the_benchmark_nor_shared_pages_twice() -> None:
+    """Issue 14: a benchmark process that had held 60,000 skills (about 1 GB) reported that size as every later
+    command's peak, and the tree counted pages forked workers share once per worker."""
+    from bench.harness import run_process
+
+    big = bytearray(400 * MIB)  # the benchmark after an in-process run of a large corpus
+    big[::4096] = b"\1" * len(range(0, len(big), 4096))
+    small = run_process([sys.executable, "-c", "pass"])
+    holders = run_process([sys.executable, "-c", _FORKED_HOLDERS.format(size=MIB_HELD * MIB)])
+    del big
+    assert small.max_rss < 100 * MIB
+    assert MIB_HELD * MIB < holders.max_rss < (MIB_HELD + 100) * MIB
+    # Four processes each mapping the same 64 MiB: their RSS sums to over 256 MiB, their PSS to about 64 MiB.
+    assert MIB_HELD * MIB * 0.9 < holders.tree_rss < 2 * MIB_HELD * MIB
+    assert holders.seconds >= 0.6 and holders.cpu_seconds > 0
+
+
+def test_run_process_reports_a_failure_a_missing_program_and_a_timeout_and_kills_the_whole_tree(
+        tmp_path: Path) -> None:
+    from bench.harness import BenchError, run_process
+
+    with pytest.raises(BenchError, match=r"`false` exited 1"):
+        run_process(["false"])
+    with pytest.raises(BenchError, match=r"could not be run"):
+        run_process([str(tmp_path / "no-such-program")])
+    marker = tmp_path / "still-running"
+    with pytest.raises(BenchError, match=r"was killed after 0.5 s"):
+        run_process(["sh", "-c", f"sleep 2; touch {marker}"], timeout=0.5)
+    subprocess.run(["sleep", "2.5"], check=True)
+    assert not marker.exists()  # the shell's own child was killed with it
+
+
+def test_the_cli_is_measured_with_its_bytecode_written_as_an_installed_package_has_it() -> None:
+    """The machine's PYTHONDONTWRITEBYTECODE made every measured `skillreg` compile the package again."""
+    import importlib.util
+
+    from bench.harness import compile_bytecode
+
+    compile_bytecode()
+    sources = sorted((REPO / "builder").rglob("*.py"))
+    assert len(sources) > 40
+    for source in sources:
+        compiled = Path(importlib.util.cache_from_source(str(source)))
+        assert compiled.is_file(), source
+        header = compiled.read_bytes()[:16]
+        assert header[:4] == importlib.util.MAGIC_NUMBER
+        assert int.from_bytes(header[8:12], "little") == int(source.stat().st_mtime)  # checked against its source

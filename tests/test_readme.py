@@ -6,7 +6,7 @@ import re
 
 from conftest import REPO
 
-from builder.cli.app import cli
+from builder.cli.app import all_commands
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 
@@ -32,6 +32,6 @@ def test_ci_runs_the_readmes_test_command() -> None:
 
 
 def test_every_command_has_help_and_is_documented() -> None:
-    for name, command in cli.commands.items():
+    for name, command in all_commands().items():
         assert (command.help or "").strip(), f"`skillreg {name}` has no help text"
         assert f"skillreg {name}" in README, f"`skillreg {name}` is not documented in README.md"

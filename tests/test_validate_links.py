@@ -272,3 +272,87 @@ def test_the_link_normaliser_gives_markdown_its_result() -> None:
                 for _ in range(20_000)]
     for url in samples:
         assert normalize_link(url) == normalizeLink(url), url
+
+
+# --- inline text read without the inline parser (links, code spans, images) --------------------------------------
+
+INLINE = [
+    "See [`scripts/run.py`](scripts/run.py) and [the `]` guide](guide.md).",
+    "[a `[x]` b](c.md) and `[d](e.md)` and ``[f](g.md)`` and `` ` [h](i.md) ` ``",
+    "[a`](x.md)` more](y.md)",
+    "[a`b](c.md) then `unclosed [d](d.md)",
+    "``two`one`` [a](a.md) ``` `[no](no.md)` ``` [b](b.md)",
+    "![alt](i.png) !![x](x.png) ![`a`](b.png) !`c`[d](d.md) ![e](e.md",
+    "[a](javascript:x) [b](vbscript:y) [c](data:image/png;base64,AA) [d](data:text/html,x) [e](file:///etc)",
+    "[x][a](b.md) [c] (d.md) [e]](f.md) ]](g.md) [[h](h.md) [i]]",
+    "[a](b.md)c) [d](e(f).md) [g]( h.md) [i](j.md \"t\") [k]() [l](<m.md>)",
+    "[multi\nline](m.md) [a](\nb.md) [c\n](d.md)",
+    "[é](ü/ñ.md) [a](b%20c.md) [d](e.md#frag?q=1) [f](https://EX.com/A) [g](HTTP://x.y) [h](mailto:a@b.c)",
+    "[a](b.md)[c](d.md)![e](f.png)[g](h.md)",
+    "*[a](b.md)* **[c](d.md)** _[e](f.md)_ ~~[g](h.md)~~ [*i*](j.md)",
+    "[a\u00a0b](c\u00a0d.md) [e](f\x85g.md)",
+]
+
+
+@pytest.mark.parametrize("line", INLINE)
+@pytest.mark.parametrize("definition", ["", "\n\n[a]: defined.md\n", "\n\n[x]: x-defined.md\n[e]: e.md\n"])
+def test_inline_text_read_without_the_parser_gives_its_links(line: str, definition: str) -> None:
+    body = line + definition
+    assert links(body) == links_full(body)
+    assert links(f"- {line}\n- after [z](z.md)\n{definition}") == links_full(f"- {line}\n- after [z](z.md)\n{definition}")
+
+
+# Pieces the scan reads itself, and pieces only the parser reads (raw HTML, entities, escapes, footnotes).
+PLAIN_PIECES = ["[", "]", "(", ")", "![", "](", "`", "``", "```", "!", "a", " ", "\n", "x.md", "y z", "*", "_",
+                "https://e.com/a", "javascript:x", "data:image/png;base64,AA", "~~", "\u00e9", "#f", "\"t\"",
+                "](x.md)", "[t](", "[t](x.md)", "`[c](c.md)`"]
+PARSER_PIECES = ["<", "&amp;", "\\", "[^1]", "](<", ">)"]
+
+
+@pytest.mark.parametrize("pieces", [PLAIN_PIECES, PLAIN_PIECES + PARSER_PIECES], ids=["plain", "any"])
+def test_inline_text_read_without_the_parser_gives_its_links_on_random_mixes(pieces: list[str]) -> None:
+    rng = random.Random(16)
+    with_links = 0
+    for k in range(4000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 24)))
+        body = "Text " + line + (["", "", "\n\n[a]: r.md\n", "\n\n[t]: t.md\n"][k % 4])
+        expected = links_full(body)
+        assert links(body) == expected, body
+        with_links += bool(expected)
+    assert with_links > 1500  # most mixes hold a link
+
+
+def test_most_plain_mixes_are_read_without_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The random mixes above exercise the scan, not only the parser it falls back to."""
+    from builder.core import markdown
+
+    outcomes = []
+    scan = markdown._plain_inline_links
+
+    def counted(content: str, has_references: bool) -> list[tuple[int, str, str]] | None:
+        found = scan(content, has_references)
+        outcomes.append(None if found is None else bool(found))
+        return found
+
+    monkeypatch.setattr(markdown, "_plain_inline_links", counted)
+    rng = random.Random(16)
+    for _ in range(2000):
+        links("Text " + "".join(rng.choice(PLAIN_PIECES) for _ in range(rng.randint(1, 24))))
+    assert outcomes.count(True) > 300 and outcomes.count(False) > 100  # links found, and `[` read as text
+
+
+@pytest.mark.parametrize("runs", [
+    "".join("`" * width + "x" for width in range(1, 1400)),  # openers of every width, none closed
+    "".join("`" * width + "x" for width in range(1, 1400)) + "[a](a.md) " * 50,
+    "[a" + "`x" * 300_000 + "](b.md)",  # a link text of unclosed backticks
+    "`" + "``x" * 300_000 + "`",  # one span around many runs of another width
+])
+def test_a_body_of_backtick_runs_is_read_in_seconds(runs: str) -> None:
+    """About a megabyte of inline text only backticks decide: the scan stays linear (the bound leaves room for a
+    busy machine) and agrees with the parser."""
+    body = "Text " + runs + "\n"
+    started = time.perf_counter()
+    found = links(body)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 6.0, f"{len(body):,} characters took {elapsed:.2f} s"
+    assert found == links_full(body)

@@ -22,7 +22,7 @@ from builder.cli.app import cli
 from builder.core.config import RegistryConfig, load_config
 from builder.core.diagnostics import RULES, Diagnostic
 from builder.core.loader import display_path, find_skill_folders
-from builder.validate.checks import ValidationRun, check_registry, validate_folder
+from builder.validate.checks import _CHUNK, _LAST_CHUNK, ValidationRun, _chunks, check_registry, validate_folder
 from builder.validate.report import origin
 
 FIXTURES = REPO / "tests" / "fixtures"
@@ -173,3 +173,31 @@ def test_peak_memory_does_not_grow_with_the_number_of_skills(tmp_path: Path) -> 
     before it streamed, peaked 27 MB higher for the larger registry."""
     small, large = peak_kib(tmp_path / "small", 1_000), peak_kib(tmp_path / "large", 4_000)
     assert large - small < 10 * 1024, (small, large)
+
+
+@pytest.mark.parametrize(("count", "jobs"), [(1000, 2), (1000, 3), (300, 8), (31, 2), (5, 1), (0, 2)])
+def test_chunks_cover_every_folder_in_order_and_shrink_towards_the_end(count: int, jobs: int) -> None:
+    folders = [f"skills/s{i:04d}" for i in range(count)]
+    chunks = _chunks(folders, jobs)
+    assert [f for chunk in chunks for f in chunk] == folders
+    sizes = [len(chunk) for chunk in chunks]
+    assert all(0 < size <= _CHUNK for size in sizes)
+    if jobs > 1 and count >= 1000:  # what the workers have last is small, so they finish together
+        assert sizes[0] == _CHUNK and max(sizes[-2 * jobs:]) <= _LAST_CHUNK
+        assert len(chunks) < 2 * count / _CHUNK  # and the run is not cut into many more pieces
+
+
+def test_many_skills_over_workers_stream_in_the_order_of_sorting_everything(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Enough skills for chunks of every size: the shrinking ones at the end keep the report's order."""
+    files: dict[str, str | bytes] = {"registry.yaml": "title: T\n"}
+    for i in range(300):
+        name = f"s{i:03d}" + ("-x" * (i % 3))
+        files[f"skills/{name}/SKILL.md"] = f"---\nname: {name}\ndescription: d\n---\n[x](gone-{i}.md)\n"
+    files["skills/s100-x/notes.txt"] = "no SKILL.md beside it\n"
+    root = write_tree(tmp_path, files)
+    monkeypatch.chdir(root)
+    config = load_config(root / "registry.yaml")
+    diagnostics, _ = reference([Path("skills")], config, "spec")
+    assert len(diagnostics) >= 300
+    assert list(ValidationRun([Path("skills")], config, "spec", jobs=2)) == diagnostics

@@ -2,7 +2,9 @@
 
 Commands (``registry``: the registry's own, ``client``: reading and installing from one) raise the project's
 errors; the group turns each into one line on stderr and its exit code, so no command shows a traceback and
-none needs its own handling. Exit codes are defined once, in ``core.errors``.
+none needs its own handling. Exit codes are defined once, in ``core.errors``. The client's commands are imported
+only when one of them is asked for (Click's ``list_commands``/``get_command``), so `skillreg validate` starts
+without them.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import click
 from .. import __version__
 from ..core.errors import EXIT_FAILURE, EXIT_INTERRUPTED, SkillRegError, os_error_message
 from ..core.terminal import visible
-from . import client, registry
+from . import registry
 from .context import Context
 
 
@@ -32,8 +34,24 @@ def _handle_error(exc: SkillRegError | OSError | KeyboardInterrupt) -> int:
     return EXIT_FAILURE
 
 
+# The names of the commands in ``client.COMMANDS`` (a test keeps the two lists equal).
+CLIENT_COMMANDS = frozenset({"search", "info", "install", "update", "remove", "list", "verify", "mcp"})
+
+
 class _Group(click.Group):
-    """Runs every command (and the group itself) inside the one error handler."""
+    """Runs every command (and the group itself) inside the one error handler; imports the client's commands when
+    one is looked up or all are listed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *CLIENT_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in CLIENT_COMMANDS and cmd_name not in self.commands:
+            from . import client
+
+            for command in client.COMMANDS:
+                self.add_command(command)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -53,8 +71,15 @@ def cli(ctx: click.Context, config_path: Path | None) -> None:
     ctx.obj = Context(config_path)
 
 
-for _command in (*registry.COMMANDS, *client.COMMANDS):
+for _command in registry.COMMANDS:
     cli.add_command(_command)
+
+
+def all_commands() -> dict[str, click.Command]:
+    """Every command by name, the client's imported: for the generated reference and the tests of the docs."""
+    ctx = click.Context(cli, info_name="skillreg")
+    found = {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
+    return {name: command for name, command in found.items() if command is not None}
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from .app import cli
+from .app import all_commands, cli
 
 CLI_DOC_PATH = "docs/cli.md"
 WIDTH = 100  # fixed, so the page does not depend on the terminal it is generated in
@@ -30,8 +30,7 @@ def cli_markdown() -> str:
              "Every command also takes `-h`/`--help`. Exit codes: 0 success, 1 failure (a failed check included), "
              "2 usage error, 130 interrupted.\n\n",
              f"```\n{_help(cli, 'skillreg', None)}\n```\n"]
-    for name in sorted(cli.commands):
-        command = cli.commands[name]
+    for name, command in sorted(all_commands().items()):
         parts.append(f"\n## skillreg {name}\n\n{command.get_short_help_str(limit=WIDTH)}\n\n"
                      f"```\n{_help(command, name, root)}\n```\n")
     return "".join(parts)

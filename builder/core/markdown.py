@@ -257,6 +257,7 @@ def links(body: str) -> list[Link]:
         for ref in itertools.islice(reversed(env["references"].values()), added) if added else ():
             ref["map"] = [line + ref["map"][0], line + ref["map"][1]]  # the new ones: dicts keep their order
         blocks.append((line, tokens))
+    has_references = bool(env.get("references"))
     with _inline_nesting(PARSER):
         for _, tokens in blocks:
             for token in tokens:
@@ -265,7 +266,11 @@ def links(body: str) -> list[Link]:
                     # Without `](` or `<` it holds no link, image, autolink or tag: only reference uses (their
                     # destination is the definition's, found by the block parser) and checkboxes such as `[ ]`.
                     if "](" in token.content or "<" in token.content:
-                        PARSER.inline.parse(token.content, PARSER, env, token.children)
+                        scanned = _plain_inline_links(token.content, has_references)
+                        if scanned is None:
+                            PARSER.inline.parse(token.content, PARSER, env, token.children)
+                        else:
+                            token.meta["plain"] = scanned
     source = body.split("\n")
     found = [link for offset, tokens in blocks for link in _token_links(tokens, offset, source)]
     found += _reference_links(env, source)
@@ -454,6 +459,9 @@ def _inline_links(block: Token, first: int, source: list[str]) -> Iterator[Link]
     """Links of one block's inline text. Reference uses are left out: their destination is the definition's,
     reported where it is written. Image descriptions are plain text, so links inside them are not walked."""
     content = block.content
+    for start, kind, written in block.meta.get("plain", ()):
+        line, column, _ = _inline_position(content, start, first, source)
+        yield _link(line, column, normalize_link(written), kind, written)
     for token in block.children or ():
         start = token.meta.get("start")
         if start is None:
@@ -461,11 +469,7 @@ def _inline_links(block: Token, first: int, source: list[str]) -> Iterator[Link]
         written = token.meta.get("raw")
         if written is None and token.type != "html_inline" and token.markup != "autolink":
             continue
-        line_start = content.rfind("\n", 0, start) + 1
-        line_end = content.find("\n", start)
-        text = content[line_start:] if line_end < 0 else content[line_start:line_end]
-        line = first + content.count("\n", 0, start)
-        column = _file_column(source, line, text, start - line_start)
+        line, column, text = _inline_position(content, start, first, source)
         if token.type in ("link_open", "image"):
             href = str(token.attrs.get("href" if token.type == "link_open" else "src", ""))
             kind = "autolink" if token.markup == "autolink" else token.type.removesuffix("_open")
@@ -478,6 +482,108 @@ def _inline_links(block: Token, first: int, source: list[str]) -> Iterator[Link]
                 else:
                     tag_column = _file_column(source, at, token.content.split("\n")[tag_line], tag_column)
                 yield _link(at, tag_column, PARSER.normalizeLink(value), kind, value)
+
+
+def _inline_position(content: str, start: int, first: int, source: list[str]) -> tuple[int, int, str]:
+    """(file line, file column, the line's inline text) of ``content[start]``, the inline text of a block whose
+    first line is file line ``first`` (0-based)."""
+    line_start = content.rfind("\n", 0, start) + 1
+    line_end = content.find("\n", start)
+    text = content[line_start:] if line_end < 0 else content[line_start:line_end]
+    line = first + content.count("\n", 0, start)
+    return line, _file_column(source, line, text, start - line_start), text
+
+
+# --- inline text read without the inline parser -----------------------------------------------------------------
+
+# What only the inline parser can read: raw HTML and autolinks, backslash escapes, entities, footnote references.
+_NOT_PLAIN = re.compile(r"[<\\&]|\[\^")
+_BRACKET_OR_BACKTICK = re.compile(r"[\[`]")
+_LABEL_STOP = re.compile(r"[\[\]`]")
+_BACKTICKS = re.compile(r"`+")
+# The rest of an inline link after its text: `](`, a destination of characters no rule of the parser treats
+# apart (no space, control character, parenthesis, bracket, backtick, `<`, `>`, backslash or `&`), and `)`.
+_PLAIN_LINK_END = re.compile(r"\]\(([^\x00-\x20\x7f()<>\[\]`\\&]+)\)")
+
+
+def _plain_inline_links(content: str, has_references: bool) -> list[tuple[int, str, str]] | None:
+    """(start, kind, destination as written) of each link and image of one block's inline text, as markdown-it's
+    inline parser finds them, for text it reads in only one way: plain characters, code spans and links
+    ``[text](destination)`` whose text holds no bracket and whose destination is plain. None for anything else,
+    which the parser reads instead.
+
+    Like the parser, the scan goes left to right: a code span hides what it holds, a link's text is scanned with
+    the code spans in it skipped, and a `[` that starts no inline link is text (unless the body defines
+    references, which such a `[` could use: then the parser decides). Linear: no part of the text is searched
+    more than twice.
+    """
+    if _NOT_PLAIN.search(content):
+        return None
+    spans = _CodeSpans(content)
+    found: list[tuple[int, str, str]] = []
+    pos = 0
+    while True:
+        match = _BRACKET_OR_BACKTICK.search(content, pos)
+        if match is None:
+            return found
+        at = match.start()
+        if content[at] == "`":
+            pos = spans.end(at)
+            continue
+        label_end = _label_end(content, at, spans)
+        if label_end is None:
+            return None
+        if label_end < 0:  # no `]` closes it: text
+            pos = at + 1
+            continue
+        tail = _PLAIN_LINK_END.match(content, label_end)
+        if tail is None or not PARSER.validateLink(normalize_link(tail.group(1))):
+            if has_references or content.startswith("](", label_end):
+                return None  # a reference use, or a destination only the parser can read
+            pos = at + 1  # the `[` is text
+            continue
+        image = at > pos and content[at - 1] == "!"
+        found.append((at - 1, "image", tail.group(1)) if image else (at, "link", tail.group(1)))
+        pos = tail.end()
+
+
+class _CodeSpans:
+    """Where the code span opened by a run of backticks ends, as the parser reads it: after the next run of as
+    many backticks, or after the opening run alone when there is none (those backticks are then text). Where
+    each width of run last occurs is found once, so an opener without a closer costs no search."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._last: dict[int, int] | None = None
+
+    def end(self, at: int) -> int:
+        opener = _BACKTICKS.match(self._text, at)
+        assert opener is not None
+        width = opener.end() - at
+        if self._last is None:
+            self._last = {run.end() - run.start(): run.start() for run in _BACKTICKS.finditer(self._text)}
+        if self._last.get(width, -1) < opener.end():
+            return opener.end()
+        for run in _BACKTICKS.finditer(self._text, opener.end()):
+            if run.end() - run.start() == width:
+                return run.end()
+        return opener.end()  # not reached: the table holds a later run of this width
+
+
+def _label_end(content: str, at: int, spans: _CodeSpans) -> int | None:
+    """The position of the `]` that closes the link text opened at ``at`` (code spans in it are skipped whole),
+    -1 when none does, None when the text holds a `[` (nested brackets: the parser decides)."""
+    pos = at + 1
+    while True:
+        stop = _LABEL_STOP.search(content, pos)
+        if stop is None:
+            return -1
+        char = content[stop.start()]
+        if char == "]":
+            return stop.start()
+        if char == "[":
+            return None
+        pos = spans.end(stop.start())
 
 
 def _file_column(source: list[str], line: int, text: str, column: int) -> int:

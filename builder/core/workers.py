@@ -1,16 +1,19 @@
-"""Spread per-skill work over processes when there is enough of it to pay for starting them."""
+"""Spread per-skill work over processes when there is enough of it to pay for starting them.
+
+The pool's modules (concurrent.futures, multiprocessing, ctypes: some 15 ms of imports) are imported only when
+the work is spread, so a command with a few items starts without them.
+"""
 
 from __future__ import annotations
 
 import collections
-import ctypes
 import os
-import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -30,6 +33,10 @@ def _exit_with_parent(parent: int) -> None:
     """A worker whose parent was killed would wait for work forever; this one ends with it. On Linux the kernel
     sends the worker SIGKILL when the parent exits (prctl PR_SET_PDEATHSIG: nothing runs in the worker for it);
     elsewhere a thread checks the parent twice a second."""
+    import ctypes
+    import signal
+    import threading
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         armed = sys.platform == "linux" and libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
@@ -53,6 +60,19 @@ def _start_worker(parent: int, initializer: Callable[..., Any], *initargs: Any) 
     initializer(*initargs)
 
 
+def _pool(jobs: int, initializer: Callable[..., Any], initargs: tuple[Any, ...]) -> ProcessPoolExecutor:
+    """``jobs`` workers, forked on Linux whatever Python's default (forkserver from 3.14), so that each starts
+    with everything this process has imported instead of importing it again; what each imports when it starts
+    is imported here once, before the fork."""
+    import ctypes  # noqa: F401  (each worker's _exit_with_parent)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker,
+                               initargs=(os.getpid(), initializer, *initargs))
+
+
 def run_parallel(func: Callable[[T], R], items: Sequence[T], *, initializer: Callable[..., Any],
                  initargs: tuple[Any, ...], jobs: int | None = None,
                  on_progress: Callable[[int, int], None] | None = None) -> list[R]:
@@ -68,8 +88,7 @@ def run_parallel(func: Callable[[T], R], items: Sequence[T], *, initializer: Cal
                 on_progress(len(results), total)
         return results
     chunksize = max(1, min(64, total // (jobs * 8) or 1))
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker,
-                             initargs=(os.getpid(), initializer, *initargs)) as pool:
+    with _pool(jobs, initializer, initargs) as pool:
         for result in pool.map(func, items, chunksize=chunksize):
             results.append(result)
             if on_progress:
@@ -89,8 +108,7 @@ def iter_parallel(func: Callable[[T], R], items: Sequence[T], *, initializer: Ca
         for item in items:
             yield func(item)
         return
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker,
-                             initargs=(os.getpid(), initializer, *initargs)) as pool:
+    with _pool(jobs, initializer, initargs) as pool:
         pending: collections.deque[Future[R]] = collections.deque()
         for item in items:
             pending.append(pool.submit(func, item))

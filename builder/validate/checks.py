@@ -193,8 +193,21 @@ def validate_folder(folder: Path, config: RegistryConfig, profile: str) -> tuple
     return loaded.skill, [*loaded.diagnostics, *check_skill(loaded.skill, config, profile)]
 
 
-# Skills sent to a worker at once: few enough that results stream, enough that sending them costs little.
+# Skills sent to a worker at once: few enough that results stream, enough that sending them costs little. Near
+# the end of a run chunks shrink to a quarter of what is left per worker, down to _LAST_CHUNK, so that no worker
+# is still busy with a whole chunk while the others have nothing left to do.
 _CHUNK = 32
+_LAST_CHUNK = 4
+
+
+def _chunks(folders: list[str], jobs: int) -> list[list[str]]:
+    chunks: list[list[str]] = []
+    start, count = 0, len(folders)
+    while start < count:
+        size = _CHUNK if jobs <= 1 else max(_LAST_CHUNK, min(_CHUNK, (count - start) // (jobs * 4)))
+        chunks.append(folders[start:start + size])
+        start += size
+    return chunks
 
 
 def _real_path(folder: str, parents: dict[str, str]) -> str:
@@ -244,21 +257,15 @@ class ValidationRun:
         self.folders = list({_real_path(folder, parents): folder for folder in folders}.values())
 
     def __iter__(self) -> Iterator[Diagnostic]:
-        # A finding can be written once no skill still to come can report one that sorts before it. Every finding
-        # of a skill names its folder or a path below it, so none sorts before the folder's own path: the least
-        # path among the skills still to come bounds them all. Findings are written after each chunk of skills,
-        # so bounds[k] is the least folder path of the chunks after chunk k (None after the last).
-        chunks = [self.folders[i:i + _CHUNK] for i in range(0, len(self.folders), _CHUNK)]
-        bounds: list[str | None] = [None] * len(chunks)
-        for k in range(len(chunks) - 1, 0, -1):
-            least = min(display_path(Path(folder)) for folder in chunks[k])
-            later = bounds[k]
-            bounds[k - 1] = least if later is None or least < later else later
+        jobs = self.jobs if self.jobs is not None else default_jobs(len(self.folders))
+        chunks = _chunks(self.folders, jobs)
+        bounds: list[str | None] | None = None
         pending = list(self._early)  # in the order found; a stable sort keeps that order among equal keys
         names = RegistryNames()
-        jobs = self.jobs if self.jobs is not None else default_jobs(len(self.folders))
         for k, checked in enumerate(iter_parallel(_check_folders, chunks, initializer=_init_worker,
                                                   initargs=(self.config, self.profile, self.keep_skills), jobs=jobs)):
+            if bounds is None:  # worked out while the workers check the chunks already sent, not before
+                bounds = _bounds(chunks)
             for skill, found, key in checked:
                 self.tally.skills += 1
                 if skill is not None:
@@ -277,6 +284,22 @@ class ValidationRun:
         for d in sorted(pending, key=Diagnostic.sort_key):  # findings of no skill, when there is none
             self.tally.count(d)
             yield d
+
+
+def _bounds(chunks: list[list[str]]) -> list[str | None]:
+    """When each chunk's findings may be written: ``bounds[k]`` is the least folder path of the chunks after
+    chunk ``k`` (None after the last).
+
+    A finding can be written once no skill still to come can report one that sorts before it. Every finding of a
+    skill names its folder or a path below it, so none sorts before the folder's own path: the least path among
+    the skills still to come bounds them all. Findings are written after each chunk of skills.
+    """
+    bounds: list[str | None] = [None] * len(chunks)
+    for k in range(len(chunks) - 1, 0, -1):
+        least = min(display_path(Path(folder)) for folder in chunks[k])
+        later = bounds[k]
+        bounds[k - 1] = least if later is None or least < later else later
+    return bounds
 
 
 def _file_of(diagnostic: Diagnostic) -> str:
