@@ -701,7 +701,7 @@ def _write_changed(plan: _Plan, groups: _Groups, previous: Path, old_index: dict
     changed = set(changed)
     named = set(plan.names)
     units: set[str] = {f"skills/{name}" for name in changed if _SLUG.match(name)}
-    _write_skills(plan, sorted(n for n in changed if n in named), jobs if jobs is not None else 1)
+    _write_skills(plan, sorted(n for n in changed if n in named), jobs)
     touched: set[tuple[str, str]] = set()
     for rows in (old.skills, groups.skills):
         for row in rows:
