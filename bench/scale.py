@@ -197,7 +197,8 @@ def render(n: int, results: dict[str, dict[str, Any]]) -> str:
     labels = list(results)
     lines = [f"Scale benchmark: {n:,} skills ({time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} cores)",
              "", "| figure | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
-    for key in next(iter(results.values())):
+    keys = list(dict.fromkeys(key for figures in results.values() for key in figures))  # rows one program lacks
+    for key in keys:
         cells = []
         for label in labels:
             value = results[label].get(key)

@@ -299,3 +299,12 @@ def test_only_files_published_raw_are_linked_and_the_json_bundle_only_when_publi
     assert not [h for h in page.links_to("../../api/v1/bundles/") if h.endswith(".json")]
     assert [h for h in page.links_to("../../api/v1/bundles/") if h.endswith(".zip")]
     assert broken_links(root, "https://example.org/hostile/") == []
+
+
+def test_a_category_page_leaves_out_the_badge_every_skill_on_it_shares(bundled: Path, index: dict) -> None:
+    category = index["skills"][0]["category"]
+    text = (bundled / "categories" / category / "index.html").read_text(encoding="utf-8")
+    assert "sr-list__name" in text and "sr-badge--category" not in text
+    tag = index["skills"][0]["tags"][0]
+    assert f'sr-badge--category">{category}<' in (bundled / "tags" / tag_slug(tag) / "index.html").read_text(
+        encoding="utf-8")

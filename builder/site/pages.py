@@ -647,10 +647,10 @@ def write_site(config: RegistryConfig, root: Path, report: Any = None, *, naive:
     if naive:
         return _write_naive(plan, groups)
     key = _shells_key(plan)
-    shells = _load_shells(state, key) if previous is not None and changed is not None else None
-    old_index = _old_index(previous) if shells is not None else None
-    if shells is not None and old_index is not None and previous is not None and changed is not None:
-        return _write_changed(_with_shells(plan, shells), groups, previous, old_index, changed, jobs)
+    if previous is not None and changed is not None and (previous / INDEX_PATH).is_file():
+        shells = _load_shells(state, key)
+        if shells is not None:
+            return _write_changed(_with_shells(plan, shells), groups, previous, changed, jobs)
     work = Path(tempfile.mkdtemp(prefix=".site-work-", dir=root)).resolve()
     try:
         shells, warnings = _render_shells(plan, work)
@@ -682,36 +682,43 @@ def _with_shells(plan: _Plan, shells: dict[str, Shell]) -> _Plan:
     return replace(plan, shells=shells)
 
 
-def _old_index(previous: Path | None) -> dict[str, Any] | None:
-    if previous is None:
-        return None
-    try:
-        data = json.loads((previous / INDEX_PATH).read_bytes())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+def _published_pages(previous: Path, section: str, slug: str) -> int:
+    """How many pages of a category's or tag's listing ``previous`` holds."""
+    folder = previous / section / slug
+    if not (folder / "index.html").is_file():
+        return 0
+    return 1 + sum(1 for _ in (folder / "page").glob("*/index.html"))
 
 
-def _write_changed(plan: _Plan, groups: _Groups, previous: Path, old_index: dict[str, Any], changed: Collection[str],
+def _previous_rows(previous: Path, names: Iterable[str]) -> list[dict[str, Any]]:
+    """The category and tags each skill had in ``previous`` (from its detail document, where it had one)."""
+    rows = []
+    for name in sorted(names):
+        try:
+            detail = json.loads((previous / detail_path(name)).read_bytes())
+            rows.append({"name": name, "category": detail["category"], "tags": list(detail["tags"])})
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return rows
+
+
+def _write_changed(plan: _Plan, groups: _Groups, previous: Path, changed: Collection[str],
                    jobs: int | None) -> SiteResult:
     """A rebuild: the changed skills' pages, the category and tag pages that list them before or after, the
     navigation pages and sitemaps, each written only where its bytes differ from ``previous``."""
     root = plan.root
-    old = _groups(old_index, plan.categories)
     changed = set(changed)
     named = set(plan.names)
     units: set[str] = {f"skills/{name}" for name in changed if _SLUG.match(name)}
     _write_skills(plan, sorted(n for n in changed if n in named), jobs)
     touched: set[tuple[str, str]] = set()
-    for rows in (old.skills, groups.skills):
-        for row in rows:
-            if row["name"] in changed:
-                touched |= old.of(row) | groups.of(row)
+    for row in _previous_rows(previous, changed) + [s for s in groups.skills if s["name"] in changed]:
+        touched |= groups.of(row)
     env = page_environment()
     pages = _nav_pages(plan, env, groups)
     for section, slug in sorted(touched):
         pages += _group_pages(env, groups, section, slug)
-        before, after = old.pages(section, slug), groups.pages(section, slug)
+        before, after = _published_pages(previous, section, slug), groups.pages(section, slug)
         if after == 0 and before:
             units.add(f"{section}/{slug}")  # the group has no page any more
         elif after <= 1 < before:
