@@ -128,3 +128,22 @@ def test_long_listings_are_paginated_with_stable_links_between_pages(tmp_path: P
     assert "<loc>https://skill-registry.github.io/skill-registry/categories/git/page/2/</loc>" in (
         out / "sitemap.xml").read_text(encoding="utf-8")
     assert broken_links(out, index["registry"]["url"]) == []
+
+
+def test_a_body_only_change_rewrites_that_skills_page_and_no_listing_or_sitemap(tmp_path: Path,
+                                                                                 small_pages: None) -> None:
+    registry = make_registry(tmp_path / "repo", NAMES)
+    config = load_config(registry / "registry.yaml")
+    out = tmp_path / "out"
+    build(config, out)
+    before = _inodes(out)
+    sitemap = (out / "sitemap.xml").stat().st_ino
+    _edit(registry / "skills/commit-message-lint/SKILL.md", "\n## ", "\nOnly the body changes.\n\n## ")
+    build(config, out)
+    after = _inodes(out)
+    rewritten = sorted(rel for rel, inode in before.items() if after.get(rel) != inode)
+    assert rewritten == ["skills/commit-message-lint/index.html"]
+    assert (out / "sitemap.xml").stat().st_ino == sitemap
+    fresh = tmp_path / "fresh"
+    build(config, fresh)
+    assert _tree(out) == _tree(fresh)

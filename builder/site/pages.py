@@ -14,6 +14,7 @@ mkdocs-material's full-text search is off: the site searches the sharded index u
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import json
@@ -62,6 +63,7 @@ PAGE_VERSIONS = 5  # the newest versions listed on a skill page; versions.json h
 PAGE_SIZE = 100  # skills listed on one category or tag page; longer listings go on to page/2/, page/3/, ...
 LISTED_DESCRIPTION_CHARS = 200
 META_DESCRIPTION_CHARS = 150  # what search engines show of a description
+TEMPLATES_CACHE = "site-templates"  # in the state folder: the page templates compiled
 SHELLS_STATE = "site-shells.json"  # in the output's state folder: the shells and the hash of what made them
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _HEADING_UNSAFE = re.compile(r"[^\w .,:;'/+-]+")
@@ -103,15 +105,22 @@ def heading_text(text: str, empty: str = "Untitled") -> str:
     return " ".join(_HEADING_UNSAFE.sub(" ", text).split()) or empty
 
 
+@functools.lru_cache(maxsize=65536)  # a registry's tags repeat: 60,000 skills carry a few thousand distinct ones
 def tag_slug(tag: str) -> str:
     """The folder name of a tag's page: lower-case letters, digits and hyphens, stable for any input."""
     slug = "-".join(t for t in re.split(r"[^a-z0-9]+", tag.lower()) if t)
     return slug if slug and len(slug) <= 64 else "tag-" + hashlib.sha256(tag.encode("utf-8")).hexdigest()[:12]
 
 
-def page_environment() -> jinja2.Environment:
+def page_environment(cache: Path | None = None) -> jinja2.Environment:
+    """The page templates; with ``cache``, their compiled code is kept there (checked against each template's
+    source), so a rebuild does not compile them again."""
+    bytecode = None
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        bytecode = jinja2.FileSystemBytecodeCache(str(cache))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(PAGES), autoescape=True, keep_trailing_newline=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=False)
+                             undefined=jinja2.StrictUndefined, trim_blocks=False, bytecode_cache=bytecode)
     env.filters.update(filesize=_filesize, truncate_text=_truncate, heading=heading_text,
                        urlpath=lambda p: quote(p, safe="/"), basename=posixpath.basename)
     return env
@@ -536,6 +545,7 @@ SITEMAP_INDEX_MAX = 50_000  # sitemaps one index may list
 _SITEMAP_HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n'
                  '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n')
 _SITEMAP_TAIL = "</urlset>\n"
+_PLAIN_PATH = re.compile(r"[a-z0-9/-]*")
 
 
 def sitemap_files(site_url: str, urls: Iterable[str], *, max_urls: int | None = None,
@@ -547,8 +557,11 @@ def sitemap_files(site_url: str, urls: Iterable[str], *, max_urls: int | None = 
     room = (max_bytes or SITEMAP_MAX_BYTES) - len(_SITEMAP_HEAD) - len(_SITEMAP_TAIL)
     parts: list[list[str]] = [[]]
     used = 0
+    base = html.escape(site_url)
     for u in urls:
-        line = f"  <url><loc>{html.escape(site_url + quote(u, safe='/'))}</loc></url>\n"
+        # The site's own paths are slugs, which neither percent-encoding nor XML escaping changes.
+        loc = base + u if _PLAIN_PATH.fullmatch(u) else html.escape(site_url + quote(u, safe="/"))
+        line = f"  <url><loc>{loc}</loc></url>\n"
         if parts[-1] and (len(parts[-1]) >= max_urls or used + len(line) > room):
             parts.append([])
             used = 0
@@ -597,8 +610,8 @@ def _top_files(plan: _Plan, groups: _Groups) -> dict[str, bytes | None]:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_pages_worker(plan: _Plan) -> None:
-    _WORKER.update(plan=plan, env=page_environment(), renderer=BodyRenderer())
+def _init_pages_worker(plan: _Plan, cache: Path | None) -> None:
+    _WORKER.update(plan=plan, env=page_environment(cache), renderer=BodyRenderer())
 
 
 def _write_skill_pages(names: Sequence[str]) -> int:
@@ -608,10 +621,10 @@ def _write_skill_pages(names: Sequence[str]) -> int:
     return len(names)
 
 
-def _write_skills(plan: _Plan, names: Sequence[str], jobs: int | None) -> None:
+def _write_skills(plan: _Plan, names: Sequence[str], jobs: int | None, cache: Path | None) -> None:
     jobs = default_jobs(len(names)) if jobs is None else jobs
     chunks = [list(names[i:i + 50]) for i in range(0, len(names), 50)]
-    run_parallel(_write_skill_pages, chunks, initializer=_init_pages_worker, initargs=(plan,),
+    run_parallel(_write_skill_pages, chunks, initializer=_init_pages_worker, initargs=(plan, cache),
                  jobs=max(1, min(jobs, len(chunks))))
 
 
@@ -650,7 +663,8 @@ def write_site(config: RegistryConfig, root: Path, report: Any = None, *, naive:
     if previous is not None and changed is not None and (previous / INDEX_PATH).is_file():
         shells = _load_shells(state, key)
         if shells is not None:
-            return _write_changed(_with_shells(plan, shells), groups, previous, changed, jobs)
+            return _write_changed(_with_shells(plan, shells), groups, previous, changed, jobs,
+                                  state / TEMPLATES_CACHE if state is not None else None)
     work = Path(tempfile.mkdtemp(prefix=".site-work-", dir=root)).resolve()
     try:
         shells, warnings = _render_shells(plan, work)
@@ -659,9 +673,10 @@ def write_site(config: RegistryConfig, root: Path, report: Any = None, *, naive:
     if state is not None:
         write_atomic(state / SHELLS_STATE, json.dumps({"key": key, "shells": shells}, sort_keys=True).encode())
     plan = _with_shells(plan, shells)
-    _write_skills(plan, plan.names, jobs)
-    pages = _nav_pages(plan, page_environment(), groups)
-    env = page_environment()
+    cache = state / TEMPLATES_CACHE if state is not None else None
+    _write_skills(plan, plan.names, jobs, cache)
+    env = page_environment(cache)
+    pages = _nav_pages(plan, env, groups)
     for section, table in (("categories", groups.categories), ("tags", groups.tags)):
         for slug in table:
             pages += _group_pages(env, groups, section, slug)
@@ -690,35 +705,52 @@ def _published_pages(previous: Path, section: str, slug: str) -> int:
     return 1 + sum(1 for _ in (folder / "page").glob("*/index.html"))
 
 
-def _previous_rows(previous: Path, names: Iterable[str]) -> list[dict[str, Any]]:
-    """The category and tags each skill had in ``previous`` (from its detail document, where it had one)."""
-    rows = []
+def _previous_rows(previous: Path, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """What the listings showed of each skill that had a page in ``previous`` (from its detail document)."""
+    rows = {}
     for name in sorted(names):
+        if not (previous / "skills" / name / "index.html").is_file():
+            continue
         try:
             detail = json.loads((previous / detail_path(name)).read_bytes())
-            rows.append({"name": name, "category": detail["category"], "tags": list(detail["tags"])})
+            rows[name] = {"name": name, "category": detail["category"], "tags": list(detail["tags"]),
+                          "description": detail["description"]}
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return rows
 
 
+def _listed(row: dict[str, Any]) -> tuple[Any, ...]:
+    """What a category or tag listing shows of a skill, and where."""
+    return row["category"], list(row["tags"]), row["description"]
+
+
 def _write_changed(plan: _Plan, groups: _Groups, previous: Path, changed: Collection[str],
-                   jobs: int | None) -> SiteResult:
+                   jobs: int | None, templates_cache: Path | None) -> SiteResult:
     """A rebuild: the changed skills' pages, the category and tag pages that list them before or after, the
     navigation pages and sitemaps, each written only where its bytes differ from ``previous``."""
     root = plan.root
     changed = set(changed)
     named = set(plan.names)
     units: set[str] = {f"skills/{name}" for name in changed if _SLUG.match(name)}
-    _write_skills(plan, sorted(n for n in changed if n in named), jobs)
+    _write_skills(plan, sorted(n for n in changed if n in named), jobs, templates_cache)
+    before_rows = _previous_rows(previous, changed)
+    after_rows = {s["name"]: s for s in groups.skills if s["name"] in changed}
     touched: set[tuple[str, str]] = set()
-    for row in _previous_rows(previous, changed) + [s for s in groups.skills if s["name"] in changed]:
-        touched |= groups.of(row)
-    env = page_environment()
+    for name in changed:
+        old, new = before_rows.get(name), after_rows.get(name)
+        if old is not None and new is not None and _listed(old) == _listed(new):
+            continue  # listed as before (a change to its body or files): every listing reads the same
+        for row in (old, new):
+            if row is not None:
+                touched |= groups.of(row)
+    same_urls = before_rows.keys() == after_rows.keys()  # no page added or removed, so far
+    env = page_environment(templates_cache)
     pages = _nav_pages(plan, env, groups)
     for section, slug in sorted(touched):
         pages += _group_pages(env, groups, section, slug)
         before, after = _published_pages(previous, section, slug), groups.pages(section, slug)
+        same_urls = same_urls and before == after
         if after == 0 and before:
             units.add(f"{section}/{slug}")  # the group has no page any more
         elif after <= 1 < before:
@@ -733,8 +765,9 @@ def _write_changed(plan: _Plan, groups: _Groups, previous: Path, changed: Collec
             (root / page.path).write_bytes(data)
             units.add(page.unit)
             written += 1
-    top = _top_files(plan, groups)
-    for name in [p.name for p in previous.iterdir() if optional_site_file(p.name)]:
+    # The sitemaps list every page: unchanged unless a page was added or removed.
+    top = {} if same_urls else _top_files(plan, groups)
+    for name in [] if same_urls else [p.name for p in previous.iterdir() if optional_site_file(p.name)]:
         top.setdefault(name, None)
     for name, blob in top.items():
         if blob is None:
