@@ -147,3 +147,20 @@ def test_a_body_only_change_rewrites_that_skills_page_and_no_listing_or_sitemap(
     fresh = tmp_path / "fresh"
     build(config, fresh)
     assert _tree(out) == _tree(fresh)
+
+
+def test_a_rebuild_after_the_listing_size_changes_repaginates_every_listing(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    registry = make_registry(tmp_path / "repo", NAMES)
+    config = load_config(registry / "registry.yaml")
+    out = tmp_path / "out"
+    monkeypatch.setattr(pages, "PAGE_SIZE", 2)
+    build(config, out)
+    assert (out / "categories/git/page/2/index.html").is_file()
+    monkeypatch.setattr(pages, "PAGE_SIZE", 4)
+    _edit(registry / "skills/csv-profiler/SKILL.md", "\n## ", "\nA line only the body has.\n\n## ")
+    assert build(config, out).reused
+    assert not (out / "categories/git/page").exists()
+    fresh = tmp_path / "fresh"
+    build(config, fresh)
+    assert _tree(out) == _tree(fresh)

@@ -485,14 +485,16 @@ def _mkdocs_site(plan: _Plan, work: Path, sources: dict[str, str]) -> tuple[Path
 
 
 def _shells_key(plan: _Plan) -> str:
-    """Everything the shells and mkdocs' own output (assets, 404.html) depend on."""
+    """Everything the shells and mkdocs' own output (assets, 404.html) depend on, and the sizes every listing
+    and sitemap is cut to: when any differs, a rebuild writes every page."""
     import material
     import mkdocs
 
     digest = hashlib.sha256()
     config = mkdocs_config(plan, Path("docs"), Path("site"))
     digest.update(json.dumps([__version__, mkdocs.__version__, getattr(material, "__version__", ""), config,
-                              _shell_sources(plan.index["registry"]["title"] or "")], sort_keys=True).encode())
+                              _shell_sources(plan.index["registry"]["title"] or ""),
+                              [PAGE_SIZE, SITEMAP_MAX_URLS, SITEMAP_MAX_BYTES]], sort_keys=True).encode())
     for path in sorted(p for p in TEMPLATES.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         digest.update(path.relative_to(TEMPLATES).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
