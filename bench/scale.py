@@ -28,6 +28,7 @@ from typing import Any
 
 from .corpus import cached_corpus
 from .harness import run_process, skillreg_command
+from .pages import page_figures, site_rebuild_seconds
 from .server import CountingServer
 
 QUERIES = ("data", "git review", "c", "test", "config file")
@@ -143,9 +144,14 @@ def cli_search(root: Path, queries: Sequence[str], cache: Path) -> dict[str, flo
             "downloaded": downloaded}
 
 
+def _changed_skill(corpus: Path) -> Path:
+    """The skill the rebuild figure changes: the middle one by name."""
+    return sorted((corpus / "skills").iterdir())[len(list((corpus / "skills").iterdir())) // 2]
+
+
 def _change_one_skill(corpus: Path) -> Callable[[], None]:
     """Append a line to one SKILL.md; the returned function puts it back."""
-    skill_md = sorted((corpus / "skills").iterdir())[len(list((corpus / "skills").iterdir())) // 2] / "SKILL.md"
+    skill_md = _changed_skill(corpus) / "SKILL.md"
     before = skill_md.read_bytes()
     skill_md.write_bytes(before + b"\nOne more line, changed for the rebuild figure.\n")
 
@@ -207,6 +213,10 @@ def measure(program: list[str], corpus: Path, work: Path, config: Path | None = 
     figures.update({"CLI prepare ms": cli["prepare"] * 1000, "CLI query cold max ms": cli["query cold max"] * 1000,
                     "CLI query warm median ms": cli["query warm median"] * 1000,
                     "CLI downloaded MB": cli["downloaded"] / 2**20})
+    figures.update(page_figures(out))  # bench/pages.py: the website's rows
+    if program == skillreg_command():
+        figures["website share of the one-skill rebuild seconds"] = site_rebuild_seconds(
+            corpus / "registry.yaml", out, _changed_skill(corpus).name, env)
     return figures
 
 
@@ -216,7 +226,8 @@ def render(n: int, results: dict[str, dict[str, Any]], publish: str = "default")
                 if publish == "lean" else "every program with its default publish settings")
     lines = [f"Scale benchmark: {n:,} skills ({time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} cores; "
              f"{settings})", "", "| figure | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
-    for key in next(iter(results.values())):
+    keys = list(dict.fromkeys(key for figures in results.values() for key in figures))  # rows one program lacks
+    for key in keys:
         cells = []
         for label in labels:
             value = results[label].get(key)

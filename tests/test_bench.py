@@ -403,7 +403,9 @@ def test_scale_measures_two_programs_on_one_corpus(tmp_path: Path) -> None:
     for figure in ("build seconds", "build peak RSS MB", "one-skill rebuild seconds", "output MB", "files",
                    "api raw files MB", ".well-known copies MB", "zips MB", "JSON bundles MB", "detail docs MB",
                    "pages MB", "search MB", "sitemap files", "index.json MB", "index.json gzip MB",
-                   "search KB gz 'data'", "keystroke 1 'c' KB gz", "CLI prepare ms", "CLI query warm median ms"):
+                   "search KB gz 'data'", "keystroke 1 'c' KB gz", "CLI prepare ms", "CLI query warm median ms",
+                   "skill page median KB", "skill page chrome largest KB",
+                   "website share of the one-skill rebuild seconds"):
         assert len(rows[figure]) == 2 and all(rows[figure]), figure
     for figure in ("output MB", "files", "search MB", "pages MB", "sitemap files", "search KB gz 'data'"):
         assert rows[figure][0] == rows[figure][1], figure

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 from client_helpers import RegistryServer
 
-from builder.core.urls import API_ROOT, WELL_KNOWN_V2, detail_path, scoped_discovery_path
+from builder.core.urls import API_ROOT, INDEX_PATH, WELL_KNOWN_V2, detail_path, scoped_discovery_path
 
 FOREIGN = Path(__file__).resolve().parent / "foreign"
 NODE = FOREIGN / "node_modules" / ".bin" / "node"
@@ -59,8 +60,13 @@ def test_a_skill_folder_url_installs_that_skill_from_one_archive(site: Path, ski
     name = "csv-profiler"
     project = tmp_path / "project"
     project.mkdir()
+    # The command the skill's page gives, pointed at the test server instead of the registry's address.
+    page = (site / "skills" / name / "index.html").read_text(encoding="utf-8")
+    base = (json.loads((site / INDEX_PATH).read_text())["registry"]["url"] or "").rstrip("/") + "/"
+    [source] = re.findall(r"npx skills add (\S+?)</code>", page)
+    assert source == f"{base}{API_ROOT}/skills/{name}"
     with RegistryServer(site) as server:
-        done = skills_add(skills_cli, f"{server.url}{API_ROOT}/skills/{name}", project)
+        done = skills_add(skills_cli, server.url + source.removeprefix(base), project)
         assert done.returncode == 0, done.stdout + done.stderr
         zip_path = json.loads((site / detail_path(name)).read_text())["bundles"]["zip"]["path"]
         assert zips_fetched(server) == [zip_path]

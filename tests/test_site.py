@@ -48,7 +48,7 @@ def test_every_skill_has_a_page_with_install_commands_files_and_provenance(bundl
         text = page_file.read_text(encoding="utf-8")
         detail = json.loads((bundled / f"api/v1/skills/{name}.json").read_text(encoding="utf-8"))
         assert f"skillreg install {name} --registry {base}" in text
-        assert f"npx skills add {base} --skill {name}" in text
+        assert f"npx skills add {base}api/v1/skills/{name}" in text
         page = read_page(page_file)
         zip_path = detail["bundles"]["zip"]["path"]
         assert f"../../{zip_path}" in page.links_to("../../api/v1/bundles/")
@@ -274,3 +274,37 @@ def test_sitemaps_stay_under_the_byte_limit_and_robots_txt_names_the_index() -> 
     assert robots_txt("https://skills.example.org/") == (b"User-agent: *\nAllow: /\n\n"
                                                           b"Sitemap: https://skills.example.org/sitemap.xml\n")
     assert robots_txt("https://someone.github.io/registry/") is None
+
+
+def test_only_files_published_raw_are_linked_and_the_json_bundle_only_when_published(hostile: Path,
+                                                                                    tmp_path: Path) -> None:
+    """The API may publish raw copies of only some files and drop the JSON bundle; the page links what exists."""
+    root = _api_only(hostile, tmp_path / "out")
+    detail_file = root / "api/v1/skills/evil-skill.json"
+    detail = json.loads(detail_file.read_text(encoding="utf-8"))
+    for f in detail["files"]:
+        if f["path"] in ("SKILL.md", "references/guide.md"):  # SKILL.md then comes out of the zip
+            (root / f.pop("raw")).unlink()
+    (root / detail["bundles"].pop("json")["path"]).unlink()
+    detail_file.write_text(json.dumps(detail), encoding="utf-8")
+    write_site(load_config(hostile.parent / "registry.yaml"), root)
+    page = read_page(root / "skills/evil-skill/index.html")
+    text = (root / "skills/evil-skill/index.html").read_text(encoding="utf-8")
+    raw = "../../api/v1/skills/evil-skill/files/"
+    links = set(page.links_to(raw))
+    assert raw + "scripts/run.sh" in links  # still published raw: linked from the body and the file tree
+    assert not {raw + "references/guide.md", raw + "SKILL.md"} & links
+    assert '<li class="sr-tree__file">guide.md <span class="sr-size">' in text  # listed in the tree, as text
+    assert "the guide" in text and "jump" in text  # the body was read from the zip and rendered
+    assert not [h for h in page.links_to("../../api/v1/bundles/") if h.endswith(".json")]
+    assert [h for h in page.links_to("../../api/v1/bundles/") if h.endswith(".zip")]
+    assert broken_links(root, "https://example.org/hostile/") == []
+
+
+def test_a_category_page_leaves_out_the_badge_every_skill_on_it_shares(bundled: Path, index: dict) -> None:
+    category = index["skills"][0]["category"]
+    text = (bundled / "categories" / category / "index.html").read_text(encoding="utf-8")
+    assert "sr-list__name" in text and "sr-badge--category" not in text
+    tag = index["skills"][0]["tags"][0]
+    assert f'sr-badge--category">{category}<' in (bundled / "tags" / tag_slug(tag) / "index.html").read_text(
+        encoding="utf-8")

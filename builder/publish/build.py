@@ -50,7 +50,6 @@ from ..core.urls import (
     WELL_KNOWN_V2,
     detail_path,
     head_path,
-    optional_site_file,
     raw_path,
     scoped_discovery_path,
     versions_path,
@@ -805,20 +804,25 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
             _write(tmp, f"{WELL_KNOWN_V2}/index.json", dumps(discovery_v2_document([o.v2 for o in kept if o.v2])))
             write_schemas(tmp)
             _write(tmp, ".nojekyll", b"")
-            if site:
-                from ..site.pages import write_site
-
-                write_site(config, tmp, report, api_roots=(tmp, out) if previous is not None else (tmp,))
             removed: list[str] = []
-            if previous is None:
-                _swap(tmp, place)
-            else:
+            changed: list[str] = []
+            if previous is not None:
                 kept_names = {o.name for o in kept}
                 removed = sorted(set(previous) - kept_names - retired_names)
                 changed = sorted({o.name for o in built if o.name in kept_names} | retired_names - {
                     o.name for o in reused if o.retired}) + removed
-                site_units = sorted({p.name for p in tmp.iterdir() if p.name not in ("api", ".well-known", ".nojekyll")}
-                                    | {p.name for p in out.iterdir() if optional_site_file(p.name)})
+            site_units: list[str] = []
+            if site:
+                from ..site.pages import write_site
+
+                # A rebuild writes only the pages its changes touch; the site names them as units to commit.
+                site_units = list(write_site(config, tmp, report, api_roots=(tmp, out) if previous is not None
+                                             else (tmp,), previous=out if previous is not None else None,
+                                             changed=changed if previous is not None else None,
+                                             state=place.state).units)
+            if previous is None:
+                _swap(tmp, place)
+            else:
                 _commit_units(tmp, place, [u for name in changed for u in skill_units(name)] + list(GLOBAL_UNITS)
                               + site_units)
         finally:

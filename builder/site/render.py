@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from urllib.parse import quote, unquote, urlsplit
 
 import nh3
@@ -53,7 +53,8 @@ class BodyRenderer:
                                     clean_content_tags={"script", "style"}, link_rel="noopener noreferrer nofollow")
 
     def render(self, body: str, files: Collection[str], raw_prefix: str) -> str:
-        """``raw_prefix`` is the URL (relative to the page) of the skill's raw files folder, ending in ``/``."""
+        """``raw_prefix`` is the URL (relative to the page) of the skill's raw files folder, ending in ``/``; or
+        ``files`` maps each linkable path to its URL (only files published raw can be linked)."""
         self._files, self._raw_prefix = files, raw_prefix
         env: dict[str, object] = {}
         tokens = PARSER.parse(body, env)
@@ -105,7 +106,8 @@ def _plain_text(inline: Token) -> str:
 
 
 def resolve_link(value: str, files: Collection[str], raw_prefix: str) -> str | None:
-    """Keep absolute http(s)/mailto URLs, point skill-relative paths at raw files, drop everything else."""
+    """Keep absolute http(s)/mailto URLs, point skill-relative paths at raw files, drop everything else.
+    ``files`` is the set of linkable paths (each at ``raw_prefix`` + path) or a mapping of each to its URL."""
     url = value.strip()
     if url.startswith("#"):
         return "#" + ID_PREFIX + url[1:] if _SAFE_ID.match(url[1:]) else None
@@ -118,4 +120,6 @@ def resolve_link(value: str, files: Collection[str], raw_prefix: str) -> str | N
     path = posixpath.normpath(path) if path else ""
     if path not in files:
         return None
+    if isinstance(files, Mapping):
+        return str(files[path])
     return raw_prefix + quote(path)
