@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from client_helpers import RegistryServer
+from site_helpers import bundled_site
 
 from builder.core.urls import API_ROOT, INDEX_PATH, WELL_KNOWN_V2, detail_path, scoped_discovery_path
 
@@ -23,6 +24,12 @@ FOREIGN = Path(__file__).resolve().parent / "foreign"
 NODE = FOREIGN / "node_modules" / ".bin" / "node"
 SKILLS_CLI = FOREIGN / "node_modules" / "skills" / "bin" / "cli.mjs"
 REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled registry built with its website (the client tests' ``site`` has no pages)."""
+    return bundled_site(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="module")
