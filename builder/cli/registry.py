@@ -126,6 +126,29 @@ def _show_progress() -> bool:
     return sys.stderr.isatty() and not os.environ.get("CI")
 
 
+@contextlib.contextmanager
+def _progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr for a long step, drawn once the step knows its total; None (no bar) when stderr
+    is not a terminal. The callback takes (done, total) and moves the bar one item."""
+    if not _show_progress():
+        yield None
+        return
+    bar: Any = None
+
+    def step(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+        bar.update(1)
+
+    try:
+        yield step
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+
+
 def _say_waiting(out: Path, holder: int | None) -> None:
     _say_waiting_for(f"another build of {out}/", holder)
 
@@ -157,25 +180,14 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     from ..publish.build import build as run_build
     from ..validate.report import format_text
 
-    bar = None
-
-    def progress(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = click.progressbar(length=total, label="Building", file=sys.stderr)
-            bar.__enter__()
-        bar.update(1)
-
     try:
-        result = run_build(obj.config, out, base_url=base_url, jobs=jobs, keep_going=keep_going, profile=profile,
-                           site=site, on_progress=progress if _show_progress() else None, wait=not no_wait,
-                           on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache)
+        with _progress("Building") as progress:
+            result = run_build(obj.config, out, base_url=base_url, jobs=jobs, keep_going=keep_going,
+                               profile=profile, site=site, on_progress=progress, wait=not no_wait,
+                               on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache)
     except BuildFailed as failed:
         click.echo(format_text(failed.report), nl=False)
         raise
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
     if result.report.diagnostics and (verbose or result.skipped or result.report.warnings):
         click.echo(format_text(result.report), nl=False)
     if result.skipped:
@@ -411,22 +423,10 @@ def upload(dest: str, out: Path, endpoint_url: str | None, region: str | None, m
     from ..publish.objectstore import describe
     from ..publish.objectstore import upload as run_upload
 
-    bar = None
-
-    def progress(sent: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = click.progressbar(length=total, label="Uploading", file=sys.stderr)
-            bar.__enter__()
-        bar.update(1)
-
-    try:
+    with _progress("Uploading") as progress:
         plan, result = run_upload(out, dest, endpoint_url=endpoint_url, region=region, jobs=jobs, max_age=max_age,
                                   delete=not no_delete, dry_run=dry_run, on_wait=functools.partial(_say_waiting, out),
-                                  on_progress=progress if _show_progress() else None)
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
+                                  on_progress=progress)
     counts = describe(f.path for f in plan.uploads)
     classes = f"{counts['immutable']} immutable, {counts['mutable']} other, {counts['index']} index"
     if result is None:

@@ -222,6 +222,14 @@ def _line_of(text: str, *keys: str) -> int:
     return _node_at(text, *keys)[0]
 
 
+def _unknown_key(path: Path, line: int, what: str, key: object, known: tuple[str, ...]) -> ConfigError:
+    """``unknown policy `semvr`; did you mean `semver`? known: ...``, naming the file and line."""
+    name = str(key).rpartition(".")[2]
+    close = difflib.get_close_matches(name, known, 1, 0.6)
+    guess = f"did you mean `{close[0]}`? " if close else ""
+    return ConfigError(f"{path}:{line}: unknown {what} `{key}`; {guess}known: {', '.join(known)}")
+
+
 def _load_policy(raw: Any, has_categories: bool, path: Path, text: str) -> Policy:
     """``policy:``: each known rule set switched on or off with true/false; anything else names its line."""
     if raw is None:
@@ -232,10 +240,7 @@ def _load_policy(raw: Any, has_categories: bool, path: Path, text: str) -> Polic
     known = tuple(Policy.__dataclass_fields__)
     for key, value in raw.items():
         if key not in known:
-            close = difflib.get_close_matches(str(key), known, 1, 0.6)
-            guess = f"did you mean `{close[0]}`? " if close else ""
-            raise ConfigError(f"{path}:{_line_of(text, 'policy', str(key))}: unknown policy `{key}`; {guess}"
-                              f"known: {', '.join(known)}")
+            raise _unknown_key(path, _line_of(text, "policy", str(key)), "policy", key, known)
         if not isinstance(value, bool):
             raise ConfigError(f"{path}:{_line_of(text, 'policy', key)}: `policy.{key}` must be true or false, "
                               f"got {value!r}")
@@ -257,9 +262,7 @@ def _load_publish(raw: Any, text: str, path: Path) -> Publish:
     for key, value in raw.items():
         line = _line_of(text, "publish", str(key))
         if key not in known:
-            close = difflib.get_close_matches(str(key), known, 1, 0.6)
-            guess = f"did you mean `{close[0]}`? " if close else ""
-            raise ConfigError(f"{path}:{line}: unknown key `publish.{key}`; {guess}known: {', '.join(known)}")
+            raise _unknown_key(path, line, "key", f"publish.{key}", known)
         if key == "raw_files":
             if value not in RAW_FILES:
                 raise ConfigError(f"{path}:{line}: `publish.raw_files` must be {' or '.join(RAW_FILES)}, "
