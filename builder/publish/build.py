@@ -160,16 +160,25 @@ class _Outcome:
     latest: str | None = None  # its versions.json's latest (what head.json and state.json publish)
     retired: bool = False  # gone from skills/: only its versions are published
     packed: int = 0  # old versions' zips packed from git in this run (not kept in the manifest)
+    rows: tuple[bytes | None, ...] = ()  # the rows above encoded, in ``ROW_KINDS`` order (``encoded``)
 
-    def head(self) -> Skill:
+    def head(self, folder: Path | None = None) -> Skill:
+        """What the registry-wide rules read of the skill; ``folder``, when given, is ``Path(self.folder)``."""
         data = {"name": self.declared} if self.declared is not None else {}
         fm = Frontmatter(data, {"name": self.name_line}, 1, 1)
-        return Skill(self.name, Path(self.folder), self.skill_md, fm, "", 1, ())
+        return Skill(self.name, folder or Path(self.folder), self.skill_md, fm, "", 1, ())
 
     def row(self, kind: str) -> bytes | None:
         """This skill's row of one global document (``ROW_KINDS``), encoded as it stands inside the document."""
+        if self.rows:
+            return self.rows[ROW_KINDS.index(kind)]
         value = getattr(self, kind, None)
         return None if value is None else _encode_row(value)
+
+    def encoded(self) -> _Outcome:
+        """The outcome with its rows as bytes only: what a worker sends back and the parent keeps per skill."""
+        return replace(self, rows=tuple(self.row(kind) for kind in ROW_KINDS), index=None, v1=None, v2=None,
+                       search=None)
 
     def to_record(self) -> Row:
         """The manifest's row: ``COLUMNS``, then the encoded global-document rows."""
@@ -255,7 +264,7 @@ def _build_retired(name: str) -> _Outcome:
 
 def _build_task(task: tuple[str, Path | None]) -> _Outcome:
     name, folder = task
-    return _build_one(folder) if folder is not None else _build_retired(name)
+    return (_build_one(folder) if folder is not None else _build_retired(name)).encoded()
 
 
 def signature(folder: Path) -> str:
@@ -518,8 +527,7 @@ def _write_documents(tmp: Path, out: Path, config: RegistryConfig, source: Sourc
         if kind == "index":
             meta["index_sha256"] = sha256_hex(data)
         if kind == "search":
-            table = [o.search if o.fresh and o.search is not None else SearchRow(*json.loads(row))
-                     for o, row in zip(kept, rows) if row is not None]
+            table = [SearchRow(*json.loads(row)) for row in rows if row is not None]
             units += _write_shards(tmp, out, search_files(table), whole=stored is None)
     return units
 
@@ -894,7 +902,8 @@ def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone
                 _close_objects()  # the one this process started when it built the skills itself
             retired = sorted((o for o in reused + built if o.retired), key=lambda o: o.name)
             outcomes = sorted((o for o in reused + built if not o.retired), key=lambda o: (o.name, o.folder))
-            heads = tuple(o.head() for o in outcomes)
+            paths = {str(folder): folder for folder in folders}  # (str of a Path is kept once computed)
+            heads = tuple(o.head(paths.get(o.folder)) for o in outcomes)
             diagnostics = [d for o in outcomes for d in o.diagnostics]
             diagnostics += _registry_findings(outcomes, heads, stored, meta)
             diagnostics.sort(key=Diagnostic.sort_key)
