@@ -204,3 +204,23 @@ def test_a_manifest_missing_rows_makes_a_full_build(tmp_path: Path) -> None:
         db.execute("UPDATE skills SET search_row = NULL WHERE name = ?", (SKILLS[0],))
     result = build(config, out, site=False)
     assert sorted(result.written) == sorted(SKILLS) and result.reused == ()
+
+
+def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large registry's rebuild compares folder signatures in workers; a small one shows the same result."""
+    import builder.publish.build as building
+
+    repo = make_registry(tmp_path / "repo", [*SKILLS, *MORE], commit=False)
+    folders = sorted((repo / "skills").iterdir())
+    alone = building._signatures(folders, None)
+    monkeypatch.setattr(building, "PARALLEL_SIGNATURES", 2)
+    monkeypatch.setattr(building, "_SIGNATURE_CHUNK", 2)
+    assert building._signatures(folders, 2) == alone == [building.signature(f) for f in folders]
+    assert len(set(alone)) == len(folders)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    build(config, out, site=False, jobs=2)
+    BODY_LINE(repo)
+    result = build(config, out, site=False, jobs=2)
+    assert result.written == ("secret-scanner",) and len(result.reused) == len(folders) - 1
