@@ -201,7 +201,7 @@ def test_a_manifest_missing_rows_makes_a_full_build(tmp_path: Path) -> None:
     config = load_config(repo / "registry.yaml")
     build(config, out, site=False)
     with closing(sqlite3.connect(_place(out).manifest)) as db, db:
-        db.execute("UPDATE skills SET search_row = NULL WHERE name = ?", (SKILLS[0],))
+        db.execute("DELETE FROM search_rows WHERE name = ?", (SKILLS[0],))
     result = build(config, out, site=False)
     assert sorted(result.written) == sorted(SKILLS) and result.reused == ()
 

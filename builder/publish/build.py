@@ -30,7 +30,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import MISSING, asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -193,11 +193,17 @@ class _Outcome:
         (name, folder, skill_md, declared, name_line, sig, digest, key, history, digests, latest, retired,
          diagnostics) = record
         found = () if not diagnostics else _findings(diagnostics)
-        return cls(name=name, folder=folder, skill_md=skill_md, declared=declared, name_line=name_line,
-                   diagnostics=found, signature=sig, digest=digest, key=key, history=history,
-                   digests=tuple(digests.split()), latest=latest, retired=bool(retired), fresh=False)
+        # Made without the frozen dataclass's __init__ (one call per field): a rebuild reads 60,000 of these.
+        outcome = object.__new__(cls)
+        outcome.__dict__.update(_STORED_DEFAULTS, name=name, folder=folder, skill_md=skill_md, declared=declared,
+                                name_line=name_line, diagnostics=found, signature=sig, digest=digest, key=key,
+                                history=history, digests=tuple(digests.split()), latest=latest,
+                                retired=bool(retired))
+        return outcome
 
 
+# What an outcome read from the manifest has beyond its columns: not built now, rows left in the manifest.
+_STORED_DEFAULTS = {**{f.name: f.default for f in fields(_Outcome) if f.default is not MISSING}, "fresh": False}
 _FINDING_FIELDS = tuple(f.name for f in fields(Diagnostic))
 
 
@@ -894,12 +900,12 @@ def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone
         stored = None
     reused: list[_Outcome] = []
     to_build: list[tuple[str, Path | None]] = []
-    candidates = [f for f in folders if previous is not None and f.name in previous
-                  and previous[f.name].folder == str(f)]
-    signatures = dict(zip(candidates, _signatures(candidates, jobs), strict=True))
+    known = previous or {}
+    candidates = [f for f in folders if (old := known.get(f.name)) is not None and old.folder == str(f)]
+    signatures = dict(zip(map(str, candidates), _signatures(candidates, jobs), strict=True))
     for folder in folders:
-        old = previous.get(folder.name) if previous is not None else None
-        if (old is not None and old.folder == str(folder) and old.signature == signatures[folder]
+        old = known.get(folder.name)
+        if (old is not None and old.folder == str(folder) and old.signature == signatures.get(old.folder)
                 and old.history == git.fingerprint(folder.name)
                 and (old.digest is None or old.key == _skill_key(config, history, old.name, old.digest, old.folder,
                                                                    old.skill_md))):

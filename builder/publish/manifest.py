@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-MANIFEST_VERSION = 6
+MANIFEST_VERSION = 7
 # The global documents a skill contributes a row to, in the order of the ``*_row`` columns.
 ROW_KINDS = ("index", "v1", "v2", "search")
 # Per skill: what decides its reuse, what the registry-wide rules and state.json need, its findings as JSON.
@@ -28,8 +28,9 @@ _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE skills (name TEXT PRIMARY KEY, folder TEXT NOT NULL, skill_md TEXT NOT NULL, declared TEXT,"
     " name_line INTEGER NOT NULL, signature TEXT NOT NULL, digest TEXT, key TEXT, history TEXT,"
-    " digests TEXT NOT NULL, latest TEXT, retired INTEGER NOT NULL,"
-    " diagnostics TEXT NOT NULL, " + ", ".join(f"{kind}_row BLOB" for kind in ROW_KINDS) + ")",
+    " digests TEXT NOT NULL, latest TEXT, retired INTEGER NOT NULL, diagnostics TEXT NOT NULL)",
+    # One table per document, so that assembling one reads only its own rows.
+    *(f"CREATE TABLE {kind}_rows (name TEXT PRIMARY KEY, row BLOB NOT NULL) WITHOUT ROWID" for kind in ROW_KINDS),
 )
 Row = tuple[Any, ...]  # COLUMNS, then one encoded row (bytes or None) per ROW_KINDS
 
@@ -43,20 +44,20 @@ class StoredManifest:
 
     def skills(self) -> Iterator[Row]:
         """Every skill's ``COLUMNS``."""
-        return self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM skills")  # noqa: S608 (constant columns)
+        return self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM skills")
 
     def rows(self, kind: str, names: Sequence[str] | None = None) -> dict[str, bytes]:
         """Name -> the skill's encoded row of one global document (``ROW_KINDS``), for the skills that have one:
         all of them, or those of ``names``."""
         if kind not in ROW_KINDS:
             raise ValueError(kind)
-        query = f"SELECT name, {kind}_row FROM skills WHERE {kind}_row IS NOT NULL"  # noqa: S608 (checked kind)
+        query = f"SELECT name, row FROM {kind}_rows"  # (kind is one of ROW_KINDS)
         if names is None:
             return dict(self.db.execute(query))
         found: dict[str, bytes] = {}
         for start in range(0, len(names), 500):  # SQLite bounds the parameters of one statement
             chunk = names[start:start + 500]
-            found.update(self.db.execute(f"{query} AND name IN ({', '.join('?' * len(chunk))})", chunk))
+            found.update(self.db.execute(f"{query} WHERE name IN ({', '.join('?' * len(chunk))})", chunk))
         return found
 
     def close(self) -> None:
@@ -77,8 +78,8 @@ def read_manifest(path: Path, settings: str, index_sha256: str | None) -> Stored
                 or meta.get("index_sha256") != index_sha256):
             db.close()
             return None
-        missing = " OR ".join(f"{kind}_row IS NULL" for kind in ROW_KINDS)
-        if db.execute(f"SELECT 1 FROM skills WHERE digest IS NOT NULL AND retired = 0 AND ({missing}) LIMIT 1"  # noqa: S608
+        missing = " OR ".join(f"NOT EXISTS (SELECT 1 FROM {kind}_rows r WHERE r.name = s.name)" for kind in ROW_KINDS)
+        if db.execute(f"SELECT 1 FROM skills s WHERE digest IS NOT NULL AND retired = 0 AND ({missing}) LIMIT 1"
                       ).fetchone() is not None:
             db.close()
             return None  # a published skill without its rows: not a manifest this builder wrote
@@ -103,8 +104,18 @@ def write_manifest(path: Path, *, meta: Mapping[str, str], rows: Iterable[Row], 
             path.unlink(missing_ok=True)
 
 
-_INSERT = (f"INSERT OR REPLACE INTO skills ({', '.join(COLUMNS)}, {', '.join(f'{k}_row' for k in ROW_KINDS)}) "
-           f"VALUES ({', '.join('?' * (len(COLUMNS) + len(ROW_KINDS)))})")
+_INSERT = f"INSERT OR REPLACE INTO skills ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+
+
+def _store(db: sqlite3.Connection, rows: Iterable[Row]) -> None:
+    """Insert or replace each skill's record and its document rows (a kind it has no row of loses the old one)."""
+    records = list(rows)
+    db.executemany(_INSERT, [record[:len(COLUMNS)] for record in records])
+    for number, kind in enumerate(ROW_KINDS, len(COLUMNS)):
+        db.executemany(f"DELETE FROM {kind}_rows WHERE name = ?",
+                       [(record[0],) for record in records if record[number] is None])
+        db.executemany(f"INSERT OR REPLACE INTO {kind}_rows VALUES (?, ?)",
+                       [(record[0], record[number]) for record in records if record[number] is not None])
 
 
 def _replace(path: Path, meta: Mapping[str, str], rows: Iterable[Row]) -> None:
@@ -114,7 +125,7 @@ def _replace(path: Path, meta: Mapping[str, str], rows: Iterable[Row]) -> None:
             db.execute("PRAGMA journal_mode=OFF")  # a new file, put in place only when complete
             for statement in _SCHEMA:
                 db.execute(statement)
-            db.executemany(_INSERT, rows)
+            _store(db, rows)
             db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
             db.commit()
         with open(staged, "rb+") as fh:
@@ -127,6 +138,7 @@ def _replace(path: Path, meta: Mapping[str, str], rows: Iterable[Row]) -> None:
 
 def _update(path: Path, meta: Mapping[str, str], rows: Iterable[Row], removed: Sequence[str]) -> None:
     with closing(sqlite3.connect(path)) as db, db:  # one transaction: every change or none
-        db.executemany("DELETE FROM skills WHERE name = ?", [(name,) for name in removed])
-        db.executemany(_INSERT, rows)
+        for table in ("skills", *(f"{kind}_rows" for kind in ROW_KINDS)):
+            db.executemany(f"DELETE FROM {table} WHERE name = ?", [(name,) for name in removed])
+        _store(db, rows)
         db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", sorted(meta.items()))
