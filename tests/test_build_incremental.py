@@ -224,3 +224,18 @@ def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_
     BODY_LINE(repo)
     result = build(config, out, site=False, jobs=2)
     assert result.written == ("secret-scanner",) and len(result.reused) == len(folders) - 1
+
+
+def test_a_website_rebuild_reads_the_documents_that_did_not_change(tmp_path: Path) -> None:
+    """The website reads index.json and the search manifest from the staged output; a rebuild that changes
+    neither (nothing changed at all, or a body line) still builds the website, and equals a build from scratch."""
+    repo = make_registry(tmp_path / "repo", SKILLS[:2], commit=False)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    build(config, out)
+    assert build(config, out).written == ()
+    _append("csv-profiler/SKILL.md", "\nOne more line of body.\n")(repo)
+    assert build(config, out).written == ("csv-profiler",)
+    fresh = tmp_path / "fresh"
+    build(config, fresh)
+    assert all_files(out) == all_files(fresh)

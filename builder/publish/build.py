@@ -975,6 +975,8 @@ def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone
             write_schemas(tmp)
             _write(tmp, ".nojekyll", b"")
             global_units += [SCHEMA_DIR, ".nojekyll"]
+            if site and previous is not None:
+                _lend(out, tmp, [rel for rel in (INDEX_PATH, SHARDS_INDEX_PATH) if rel not in global_units])
             if site:
                 from ..site.pages import write_site
 
@@ -1015,6 +1017,17 @@ def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone
         warnings=tuple(warnings),
         packed=sum(o.packed for o in built),
     )
+
+
+def _lend(out: Path, tmp: Path, paths: Sequence[str]) -> None:
+    """Link unchanged published documents the website reads into the staging folder; they are no units, so
+    they go with it."""
+    for rel in paths:
+        _mkdirs((tmp / rel).parent)
+        try:
+            os.link(out / rel, tmp / rel)
+        except OSError:
+            shutil.copyfile(out / rel, tmp / rel)
 
 
 def _read_or_none(path: Path) -> bytes | None:
