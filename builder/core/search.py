@@ -209,6 +209,8 @@ def _digest(data: bytes) -> str:
 
 def _gaps(rows: list[int]) -> list[int]:
     """Sorted row numbers as the first one and then the gaps between neighbours: small numbers compress well."""
+    if len(rows) < 2:  # most postings of a token in a field (none, or one row): no iterators to set up
+        return list(rows)
     return list(map(operator.sub, rows, itertools.chain((0,), rows)))
 
 
