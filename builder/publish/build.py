@@ -461,6 +461,9 @@ def _settings(config: RegistryConfig, profile: str, site: bool) -> str:
                                  sort_keys=True, default=str).encode())
 
 
+_PLAIN_NAME = re.compile(r"[^/\\\x00]+")  # one part of a ``_safe_unit``: no separator, no NUL
+
+
 def _previous(stored: StoredManifest | None) -> dict[str, _Outcome] | None:
     """The previous build's outcomes, when its manifest is one this builder wrote: skill names in it are plain
     folder names (a unit path made from any other name could leave the output)."""
@@ -470,7 +473,8 @@ def _previous(stored: StoredManifest | None) -> dict[str, _Outcome] | None:
         previous = {record[0]: _Outcome.from_record(record) for record in stored.skills()}
     except (sqlite3.Error, ValueError, KeyError, TypeError):
         return None
-    if not all(isinstance(name, str) and _safe_unit(name) and "/" not in name for name in previous):
+    if not all(isinstance(name, str) and _PLAIN_NAME.fullmatch(name) and name not in (".", "..")
+               for name in previous):
         return None
     return previous
 
