@@ -14,6 +14,7 @@ from build_helpers import SKILLS, all_files, git, make_registry
 
 from builder.core.bundle import dumps
 from builder.core.config import load_config
+from builder.core.errors import BuildError
 from builder.core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, search_index
 from builder.core.urls import INDEX_PATH, STATE_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2
 from builder.publish.api import discovery_v1_document, discovery_v2_document, index_document
@@ -191,8 +192,9 @@ def test_an_unchanged_invalid_skill_is_not_validated_again(tmp_path: Path) -> No
     assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
 
 
-def test_a_manifest_missing_rows_makes_a_full_build(tmp_path: Path) -> None:
-    """A record that cannot give every published row is not one this builder wrote: the build starts over."""
+def test_a_manifest_missing_rows_stops_the_build_and_the_next_one_is_full(tmp_path: Path) -> None:
+    """A record that cannot give every published row is not one this builder wrote: the build stops without
+    changing the output, and deletes it, so the next build starts over."""
     import sqlite3
     from contextlib import closing
 
@@ -201,9 +203,29 @@ def test_a_manifest_missing_rows_makes_a_full_build(tmp_path: Path) -> None:
     config = load_config(repo / "registry.yaml")
     build(config, out, site=False)
     with closing(sqlite3.connect(_place(out).manifest)) as db, db:
-        db.execute("DELETE FROM search_rows WHERE name = ?", (SKILLS[0],))
+        db.execute("DELETE FROM search_rows WHERE name = ?", (SKILLS[1],))
+    before = all_files(out)
+    DESCRIPTION(repo)  # csv-profiler's search row changes: the others are read from the record
+    with pytest.raises(BuildError) as stopped:
+        build(config, out, site=False)
+    assert str(stopped.value) == (f"the record of the last build of {out} lacks the search row of `{SKILLS[1]}`, "
+                                  "so it was deleted; nothing was changed: build again to rebuild every skill")
+    assert all_files(out) == before and not _place(out).manifest.exists()
     result = build(config, out, site=False)
     assert sorted(result.written) == sorted(SKILLS) and result.reused == ()
+    assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
+
+
+def test_outcomes_and_heads_made_without_init_equal_those_made_with_it() -> None:
+    from builder.core.model import Frontmatter, Skill
+    from builder.publish.build import _made
+
+    fm = _made(Frontmatter, data={"name": "x"}, lines={"name": 2}, start_line=1, end_line=3)
+    assert fm == Frontmatter({"name": "x"}, {"name": 2}, 1, 3) and fm.sources == {} and fm.sources is not _made(
+        Frontmatter, data={}, lines={}, start_line=1, end_line=1).sources  # a new dict each, as default_factory
+    skill = _made(Skill, name="x", folder=Path("/s/x"), skill_md="SKILL.md", frontmatter=fm, body="", body_line=4,
+                  files=())
+    assert skill == Skill("x", Path("/s/x"), "SKILL.md", fm, "", 4, ())
 
 
 def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_path: Path,

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import MISSING, asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import __version__
 from ..core.bundle import dumps, json_bundle, zip_bytes
@@ -165,8 +165,9 @@ class _Outcome:
     def head(self, folder: Path | None = None) -> Skill:
         """What the registry-wide rules read of the skill; ``folder``, when given, is ``Path(self.folder)``."""
         data = {"name": self.declared} if self.declared is not None else {}
-        fm = Frontmatter(data, {"name": self.name_line}, 1, 1)
-        return Skill(self.name, folder or Path(self.folder), self.skill_md, fm, "", 1, ())
+        fm = _made(Frontmatter, data=data, lines={"name": self.name_line}, start_line=1, end_line=1)
+        return _made(Skill, name=self.name, folder=folder or Path(self.folder), skill_md=self.skill_md,
+                     frontmatter=fm, body="", body_line=1, files=())
 
     def row(self, kind: str) -> bytes | None:
         """This skill's row of one global document (``ROW_KINDS``), encoded as it stands inside the document."""
@@ -193,17 +194,27 @@ class _Outcome:
         (name, folder, skill_md, declared, name_line, sig, digest, key, history, digests, latest, retired,
          diagnostics) = record
         found = () if not diagnostics else _findings(diagnostics)
-        # Made without the frozen dataclass's __init__ (one call per field): a rebuild reads 60,000 of these.
-        outcome = object.__new__(cls)
-        outcome.__dict__.update(_STORED_DEFAULTS, name=name, folder=folder, skill_md=skill_md, declared=declared,
-                                name_line=name_line, diagnostics=found, signature=sig, digest=digest, key=key,
-                                history=history, digests=tuple(digests.split()), latest=latest,
-                                retired=bool(retired))
-        return outcome
+        return _made(cls, fresh=False, name=name, folder=folder, skill_md=skill_md, declared=declared,
+                     name_line=name_line, diagnostics=found, signature=sig, digest=digest, key=key, history=history,
+                     digests=tuple(digests.split()), latest=latest, retired=bool(retired))
 
 
-# What an outcome read from the manifest has beyond its columns: not built now, rows left in the manifest.
-_STORED_DEFAULTS = {**{f.name: f.default for f in fields(_Outcome) if f.default is not MISSING}, "fresh": False}
+_DEFAULTS: dict[type, tuple[dict[str, Any], dict[str, Callable[[], Any]]]] = {}
+_Made = TypeVar("_Made")
+
+
+def _made(cls: type[_Made], **values: Any) -> _Made:
+    """``cls(**values)`` for a frozen dataclass without ``__post_init__``, made without its ``__init__`` (one
+    ``object.__setattr__`` per field): a rebuild at 60,000 skills makes three of these per skill."""
+    if cls not in _DEFAULTS:
+        known = fields(cls)  # type: ignore[arg-type]
+        _DEFAULTS[cls] = ({f.name: f.default for f in known if f.default is not MISSING},
+                          {f.name: f.default_factory for f in known if f.default_factory is not MISSING})
+    defaults, factories = _DEFAULTS[cls]
+    made = object.__new__(cls)
+    made.__dict__.update(defaults, **{name: make() for name, make in factories.items() if name not in values},
+                         **values)
+    return made
 _FINDING_FIELDS = tuple(f.name for f in fields(Diagnostic))
 
 
@@ -553,9 +564,13 @@ def _write_documents(tmp: Path, out: Path, config: RegistryConfig, source: Sourc
             continue
         kept_rows = stored.rows(kind) if stored is not None else {}
         rows = [o.row(kind) if o.fresh else kept_rows.get(o.name) for o in kept]
-        if any(row is None for row in rows):
-            raise BuildError(f"the build's record of {display_path(out)} lacks a skill's {kind} row; "
-                             "delete the output folder and build again")
+        lacking = next((o.name for o, row in zip(kept, rows) if row is None), None)
+        if lacking is not None:
+            if stored is not None:  # not what this builder writes: the next build starts from scratch
+                stored.path.unlink(missing_ok=True)
+            raise BuildError(f"the record of the last build of {display_path(out)} lacks the {kind} row of "
+                             f"`{lacking}`, so it was deleted; nothing was changed: build again to rebuild every "
+                             "skill")
         data = _assemble(frames[kind], [row for row in rows if row is not None])
         _write(tmp, path, data)
         units.append(path)

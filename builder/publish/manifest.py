@@ -39,6 +39,7 @@ Row = tuple[Any, ...]  # COLUMNS, then one encoded row (bytes or None) per ROW_K
 class StoredManifest:
     """The previous build's manifest, open for reading until ``close``."""
 
+    path: Path
     db: sqlite3.Connection
     meta: Mapping[str, str]
 
@@ -78,15 +79,10 @@ def read_manifest(path: Path, settings: str, index_sha256: str | None) -> Stored
                 or meta.get("index_sha256") != index_sha256):
             db.close()
             return None
-        missing = " OR ".join(f"NOT EXISTS (SELECT 1 FROM {kind}_rows r WHERE r.name = s.name)" for kind in ROW_KINDS)
-        if db.execute(f"SELECT 1 FROM skills s WHERE digest IS NOT NULL AND retired = 0 AND ({missing}) LIMIT 1"
-                      ).fetchone() is not None:
-            db.close()
-            return None  # a published skill without its rows: not a manifest this builder wrote
     except sqlite3.Error:
         db.close()
         return None
-    return StoredManifest(db, meta)
+    return StoredManifest(path, db, meta)
 
 
 def write_manifest(path: Path, *, meta: Mapping[str, str], rows: Iterable[Row], removed: Sequence[str] = (),
