@@ -261,3 +261,20 @@ def test_a_website_rebuild_reads_the_documents_that_did_not_change(tmp_path: Pat
     fresh = tmp_path / "fresh"
     build(config, fresh)
     assert all_files(out) == all_files(fresh)
+
+
+def test_the_cyclic_collector_runs_again_after_a_build_whatever_its_end(tmp_path: Path) -> None:
+    """The build pauses Python's cyclic collector while it handles its per-skill records; a caller gets it back
+    after a build that succeeded and after one that stopped."""
+    import gc
+
+    from builder.publish.build import BuildFailed
+
+    repo = make_registry(tmp_path / "repo", SKILLS[:2], commit=False)
+    config = load_config(repo / "registry.yaml")
+    build(config, tmp_path / "site", site=False)
+    assert gc.isenabled()
+    BREAK(repo)
+    with pytest.raises(BuildFailed):
+        build(config, tmp_path / "site", site=False)
+    assert gc.isenabled()

@@ -18,6 +18,7 @@ this module names them, beside the output, and units below it reached without a 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -239,6 +240,7 @@ _OBJECTS: GitObjects | None = None  # this process's reader of git objects, star
 
 def _init_worker(job: _Job) -> None:
     global _JOB
+    gc.enable()  # a worker forked while the parent had paused it (``_build_with``) collects as usual
     _JOB = job
     _MADE.clear()
 
@@ -292,6 +294,7 @@ _SIGNATURE_CHUNK = 1_000
 
 def _no_setup() -> None:
     """Signature workers need nothing but the folder names they are sent."""
+    gc.enable()
 
 
 def _signature_chunk(folders: list[str]) -> list[str]:
@@ -900,11 +903,14 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
     with suppress(OSError):
         (place.state / "manifest.json").unlink(missing_ok=True)  # the record of builders before manifest.sqlite
     stored = read_manifest(place.manifest, settings, sha256_hex(index_before) if index_before is not None else None)
+    collecting = gc.isenabled()
     try:
         return _build_with(config, place, folders, gone, git, history, warnings, settings, index_before, stored,
                            jobs=jobs, keep_going=keep_going, profile=profile, site=site, on_progress=on_progress,
                            bundle_cache=bundle_cache)
     finally:
+        if collecting:
+            gc.enable()
         if stored is not None:
             stored.close()
 
@@ -914,6 +920,11 @@ def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone
                 stored: StoredManifest | None, *, jobs: int | None, keep_going: bool, profile: str, site: bool,
                 on_progress: Callable[[int, int], None] | None, bundle_cache: Path) -> BuildResult:
     out = place.base
+    # The cyclic collector is paused while the parent makes and reads one small object per skill (60,000 of
+    # them, none in a cycle): its full collections would walk the whole heap again and again. It runs while
+    # workers are forked and while the website is written; _build_locked restores it on any exit.
+    collecting = gc.isenabled()
+    gc.disable()
     previous = _previous(stored)
     if previous is None:
         stored = None
@@ -946,6 +957,8 @@ def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone
         record.touch()
         tmp.parent.mkdir(parents=True, exist_ok=True)
         tmp.mkdir()
+        if collecting:
+            gc.enable()
         try:
             try:
                 built = run_parallel(_build_task, to_build, initializer=_init_worker,
@@ -953,6 +966,7 @@ def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone
                                      on_progress=on_progress)
             finally:
                 _close_objects()  # the one this process started when it built the skills itself
+            gc.disable()
             retired = sorted((o for o in reused + built if o.retired), key=lambda o: o.name)
             outcomes = sorted((o for o in reused + built if not o.retired), key=lambda o: (o.name, o.folder))
             paths = {str(folder): folder for folder in folders}  # (str of a Path is kept once computed)
@@ -994,6 +1008,8 @@ def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone
             write_schemas(tmp)
             _write(tmp, ".nojekyll", b"")
             global_units += [SCHEMA_DIR, ".nojekyll"]
+            if collecting:
+                gc.enable()
             if site and previous is not None:
                 _lend(out, tmp, [rel for rel in (INDEX_PATH, SHARDS_INDEX_PATH) if rel not in global_units])
             if site:
