@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -182,15 +184,24 @@ def test_a_committed_manifest_is_never_read(workspace: Path) -> None:
     config = load_config(repo / "registry.yaml")
     build(config, repo / "site", site=False)
     place = _place(repo / "site")
-    manifest = json.loads(place.manifest.read_text())
-    manifest["skills"]["zz-forged"] = {**manifest["skills"][SKILLS[0]], "name": "zz-forged"}
-    committed = repo / ".skillreg-cache" / f"build-{place.state.name}.json"  # where the old builder read it
+    _copy_skill_row(place.manifest, SKILLS[0], "zz-forged")
+    committed = repo / ".skillreg-cache" / f"build-{place.state.name}.sqlite"  # beside the checkout
     committed.parent.mkdir()
-    committed.write_text(json.dumps(manifest))
+    forged = place.manifest.read_bytes()
+    committed.write_bytes(forged)
     place.manifest.unlink()  # a runner with a fresh state folder: only the committed copy is left
     result = build(config, repo / "site", site=False)
     assert (result.written, result.reused, result.removed) == ((SKILLS[0],), (), ())
-    assert committed.read_text() == json.dumps(manifest)
+    assert committed.read_bytes() == forged
+
+
+def _copy_skill_row(manifest: Path, name: str, as_name: str) -> None:
+    """Add a row to the builder's manifest: ``name``'s, under another name."""
+    with closing(sqlite3.connect(manifest)) as db, db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(skills)")]
+        (row,) = db.execute("SELECT * FROM skills WHERE name = ?", (name,)).fetchall()
+        db.execute(f"INSERT INTO skills ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                   (as_name, *row[1:]))
 
 
 def test_the_builders_own_manifest_is_checked_too(workspace: Path) -> None:
@@ -201,10 +212,7 @@ def test_the_builders_own_manifest_is_checked_too(workspace: Path) -> None:
     (workspace / "victim" / "keep.txt").write_text("keep me\n")
     build_ok(repo, "site")
     place = _place(repo / "site")
-    manifest = json.loads(place.manifest.read_text())
-    hostile = "../../../../../victim"
-    manifest["skills"][hostile] = {**manifest["skills"][SKILLS[0]], "name": hostile}
-    place.manifest.write_text(json.dumps(manifest))
+    _copy_skill_row(place.manifest, SKILLS[0], "../../../../../victim")
     result = skillreg(["build", "--out", "site", "--no-site", "-v"], cwd=repo)
     assert result.returncode == 0 and f"Written: {SKILLS[0]}" in result.stdout
     assert (workspace / "victim" / "keep.txt").read_text() == "keep me\n"
@@ -219,7 +227,7 @@ def test_records_live_in_the_state_folder_and_nothing_is_left_beside_the_output(
     state = Path(os.environ["SKILLREG_STATE_DIR"])
     place = _place(repo / "site")
     assert place.state.is_relative_to(state)
-    assert sorted(p.name for p in place.state.iterdir()) == ["bundles", "history.json", "lock", "manifest.json",
+    assert sorted(p.name for p in place.state.iterdir()) == ["bundles", "history.json", "lock", "manifest.sqlite",
                                                              "provenance.json", "trash"]  # ours
     deadline = time.monotonic() + 20  # replaced trees are deleted by a detached process
     while (leftovers(repo, "site") or any(place.trash_records.iterdir())) and time.monotonic() < deadline:

@@ -209,6 +209,8 @@ def _digest(data: bytes) -> str:
 
 def _gaps(rows: list[int]) -> list[int]:
     """Sorted row numbers as the first one and then the gaps between neighbours: small numbers compress well."""
+    if len(rows) < 2:  # most postings of a token in a field (none, or one row): no iterators to set up
+        return list(rows)
     return list(map(operator.sub, rows, itertools.chain((0,), rows)))
 
 
@@ -228,9 +230,10 @@ def _best_of(levels: Iterable[tuple[int, Iterable[int]]]) -> dict[int, int]:
 
 def _score_lists(best: dict[int, int]) -> list[list[Any]]:
     """Row -> points as [[points, gaps of its rows], ...], most points first."""
-    ordered = sorted(best)
-    return [[points, _gaps([row for row in ordered if best[row] == points])]
-            for points in sorted(set(best.values()), reverse=True)]
+    by_points: dict[int, list[int]] = defaultdict(list)
+    for row in sorted(best):
+        by_points[best[row]].append(row)
+    return [[points, _gaps(by_points[points])] for points in sorted(by_points, reverse=True)]
 
 
 def term_path(key: str, digest: str) -> str:

@@ -3,9 +3,10 @@
 Nothing in the output changes until everything is ready. New files are staged in a temporary folder beside
 the output. A first build, or one whose cache cannot be trusted, stages everything and swaps the whole
 folder in (atomically exchanged where Linux allows). A rebuild stages only the skills whose files changed
-(found by comparing file sizes, times and inodes with the last build, as git's index does), plus the
-indexes and the website, then moves those units into place under a journal: if the process dies part way,
-the next build puts the previous output back before doing anything else.
+(found by comparing file sizes, times and inodes with the last build, as git's index does), the
+registry-wide documents one of whose rows changed (joined from the rows the manifest keeps as bytes, see
+``manifest``) and the website, then moves those units into place under a journal: if the process dies part
+way, the next build puts the previous output back before doing anything else.
 
 Every version a skill had on the built branch is published too (``history``): its ``versions.json`` is part of
 the skill's units, and the zips of old versions come from the bundle cache or are packed from git objects.
@@ -18,20 +19,22 @@ this module names them, beside the output, and units below it reached without a 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
 import re
 import secrets
 import shutil
+import sqlite3
 import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import asdict, dataclass, replace
+from dataclasses import MISSING, asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import __version__
 from ..core.bundle import dumps, json_bundle, zip_bytes
@@ -41,7 +44,15 @@ from ..core.errors import BuildError, UsageError, os_error_message
 from ..core.fs import LockHeld, exchange, exclusive_lock, state_dir, write_atomic
 from ..core.loader import display_path, find_skill_folders
 from ..core.model import Frontmatter, Skill, sha256_hex
-from ..core.search import SEARCH_INDEX_PATH, SHARDS_ROOT, SearchRow, search_entry, search_files, search_index
+from ..core.search import (
+    SEARCH_INDEX_PATH,
+    SHARDS_INDEX_PATH,
+    SHARDS_ROOT,
+    SearchRow,
+    search_entry,
+    search_files,
+    search_index,
+)
 from ..core.urls import (
     API_ROOT,
     INDEX_PATH,
@@ -54,7 +65,7 @@ from ..core.urls import (
     scoped_discovery_path,
     versions_path,
 )
-from ..core.workers import run_parallel
+from ..core.workers import default_jobs, run_parallel
 from ..validate.checks import ValidationReport, check_registry, validate_folder
 from .api import (
     Artifact,
@@ -82,13 +93,11 @@ from .history import (
     version_of,
     versions_document,
 )
-from .provenance import History, read_history
+from .manifest import MANIFEST_VERSION, ROW_KINDS, Row, StoredManifest, read_manifest, write_manifest
+from .provenance import History, Source, read_history
 from .schemas import SCHEMA_DIR, write_schemas
 
-MANIFEST_VERSION = 5
 BUNDLE_CACHE_ENV = "SKILLREG_BUNDLE_CACHE"
-GLOBAL_UNITS = (INDEX_PATH, STATE_PATH, SEARCH_INDEX_PATH, SHARDS_ROOT, SCHEMA_DIR, f"{WELL_KNOWN_V1}/index.json",
-                f"{WELL_KNOWN_V2}/index.json", ".nojekyll")
 
 
 class BuildFailed(BuildError):
@@ -154,35 +163,77 @@ class _Outcome:
     latest: str | None = None  # its versions.json's latest (what head.json and state.json publish)
     retired: bool = False  # gone from skills/: only its versions are published
     packed: int = 0  # old versions' zips packed from git in this run (not kept in the manifest)
+    rows: tuple[bytes | None, ...] = ()  # the rows above encoded, in ``ROW_KINDS`` order (``encoded``)
 
-    def head(self) -> Skill:
+    def head(self, folder: Path | None = None) -> Skill:
+        """What the registry-wide rules read of the skill; ``folder``, when given, is ``Path(self.folder)``."""
         data = {"name": self.declared} if self.declared is not None else {}
-        fm = Frontmatter(data, {"name": self.name_line}, 1, 1)
-        return Skill(self.name, Path(self.folder), self.skill_md, fm, "", 1, ())
+        fm = _made(Frontmatter, data=data, lines={"name": self.name_line}, start_line=1, end_line=1)
+        return _made(Skill, name=self.name, folder=folder or Path(self.folder), skill_md=self.skill_md,
+                     frontmatter=fm, body="", body_line=1, files=())
 
-    def to_json(self) -> dict[str, Any]:
-        """The manifest keeps each row once: the discovery and search rows repeat the index row's fields."""
-        data = {name: getattr(self, name) for name in self.__dataclass_fields__
-                if name not in ("fresh", "v1", "v2", "search", "packed")}
-        data["diagnostics"] = [d.to_dict() for d in self.diagnostics]
-        if self.v1 is not None and self.v2 is not None and self.search is not None:
-            data["extra"] = {"files": self.v1["files"], "url": self.v2["url"], "archive": self.v2["digest"],
-                             "headings": self.search.headings}
-        return data
+    def row(self, kind: str) -> bytes | None:
+        """This skill's row of one global document (``ROW_KINDS``), encoded as it stands inside the document."""
+        if self.rows:
+            return self.rows[ROW_KINDS.index(kind)]
+        value = getattr(self, kind, None)
+        return None if value is None else _encode_row(value)
+
+    def encoded(self) -> _Outcome:
+        """The outcome with its rows as bytes only: what a worker sends back and the parent keeps per skill."""
+        return replace(self, rows=tuple(self.row(kind) for kind in ROW_KINDS), index=None, v1=None, v2=None,
+                       search=None)
+
+    def to_record(self) -> Row:
+        """The manifest's row: ``COLUMNS``, then the encoded global-document rows."""
+        diagnostics = _findings_json(self.diagnostics) if self.diagnostics else ""
+        return (self.name, self.folder, self.skill_md, self.declared, self.name_line, self.signature, self.digest,
+                self.key, self.history, " ".join(self.digests), self.latest, int(self.retired), diagnostics,
+                *(self.row(kind) for kind in ROW_KINDS))
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> _Outcome:
-        diagnostics = tuple(Diagnostic(**{**d, "severity": Severity(d["severity"])}) for d in data["diagnostics"])
-        extra, index = data.pop("extra", None), data.get("index")
-        rows: dict[str, Any] = {}
-        if extra is not None and index is not None:
-            name, description = index["name"], index["description"]
-            rows = {"v1": {"name": name, "description": description, "files": extra["files"]},
-                    "v2": {"name": name, "type": "archive", "description": description, "url": extra["url"],
-                           "digest": extra["archive"]},
-                    "search": SearchRow(name, description, index["category"] or "", index["tags"], extra["headings"])}
-        return cls(**{**data, **rows, "diagnostics": diagnostics, "digests": tuple(data.get("digests", ())),
-                      "fresh": False})
+    def from_record(cls, record: Sequence[Any]) -> _Outcome:
+        """An outcome read back from the manifest: its global-document rows stay there (``StoredManifest.rows``)."""
+        (name, folder, skill_md, declared, name_line, sig, digest, key, history, digests, latest, retired,
+         diagnostics) = record
+        found = () if not diagnostics else _findings(diagnostics)
+        return _made(cls, fresh=False, name=name, folder=folder, skill_md=skill_md, declared=declared,
+                     name_line=name_line, diagnostics=found, signature=sig, digest=digest, key=key, history=history,
+                     digests=tuple(digests.split()), latest=latest, retired=bool(retired))
+
+
+_DEFAULTS: dict[type, tuple[dict[str, Any], dict[str, Callable[[], Any]]]] = {}
+_Made = TypeVar("_Made")
+
+
+def _made(cls: type[_Made], **values: Any) -> _Made:
+    """``cls(**values)`` for a frozen dataclass without ``__post_init__``, made without its ``__init__`` (one
+    ``object.__setattr__`` per field): a rebuild at 60,000 skills makes three of these per skill."""
+    if cls not in _DEFAULTS:
+        known = fields(cls)  # type: ignore[arg-type]
+        _DEFAULTS[cls] = ({f.name: f.default for f in known if f.default is not MISSING},
+                          {f.name: f.default_factory for f in known if f.default_factory is not MISSING})
+    defaults, factories = _DEFAULTS[cls]
+    made = object.__new__(cls)
+    made.__dict__.update(defaults, **{name: make() for name, make in factories.items() if name not in values},
+                         **values)
+    return made
+_FINDING_FIELDS = tuple(f.name for f in fields(Diagnostic))
+
+
+def _findings_json(found: Sequence[Diagnostic]) -> str:
+    return json.dumps([[getattr(d, name) for name in _FINDING_FIELDS] for d in found])
+
+
+def _findings(text: str) -> tuple[Diagnostic, ...]:
+    """Findings as ``_findings_json`` recorded them."""
+    return tuple(Diagnostic(**{**dict(zip(_FINDING_FIELDS, values, strict=True)), "severity": Severity(values[
+        _FINDING_FIELDS.index("severity")])}) for values in json.loads(text))
+
+
+def _encode_row(value: object) -> bytes:
+    """A value as ``dumps`` encodes it inside a list: the same options, so rows join into identical documents."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 _JOB: _Job | None = None
@@ -191,6 +242,7 @@ _OBJECTS: GitObjects | None = None  # this process's reader of git objects, star
 
 def _init_worker(job: _Job) -> None:
     global _JOB
+    gc.enable()  # a worker forked while the parent had paused it (``_build_with``) collects as usual
     _JOB = job
     _MADE.clear()
 
@@ -233,13 +285,39 @@ def _build_retired(name: str) -> _Outcome:
 
 def _build_task(task: tuple[str, Path | None]) -> _Outcome:
     name, folder = task
-    return _build_one(folder) if folder is not None else _build_retired(name)
+    return (_build_one(folder) if folder is not None else _build_retired(name)).encoded()
 
 
-def signature(folder: Path) -> str:
+# Above this many folders a rebuild compares their signatures in worker processes: at 60,000 skills the stat
+# calls are most of what a rebuild after one change does.
+PARALLEL_SIGNATURES = 20_000
+_SIGNATURE_CHUNK = 1_000
+
+
+def _no_setup() -> None:
+    """Signature workers need nothing but the folder names they are sent."""
+    gc.enable()
+
+
+def _signature_chunk(folders: list[str]) -> list[str]:
+    return [signature(folder) for folder in folders]
+
+
+def _signatures(folders: Sequence[Path], jobs: int | None) -> list[str]:
+    """``signature`` of each folder, in order."""
+    names = [str(folder) for folder in folders]
+    workers = (jobs if jobs is not None else default_jobs(len(names))) if len(names) >= PARALLEL_SIGNATURES else 1
+    if workers <= 1:
+        return _signature_chunk(names)
+    chunks = [names[start:start + _SIGNATURE_CHUNK] for start in range(0, len(names), _SIGNATURE_CHUNK)]
+    done = run_parallel(_signature_chunk, chunks, initializer=_no_setup, initargs=(), jobs=workers)
+    return [sig for chunk in done for sig in chunk]
+
+
+def signature(folder: Path | str) -> str:
     """What changes when any file of the folder changes: path, type, size, mtime and inode of every entry."""
     lines: list[str] = []
-    stack = [(str(folder), "")]
+    stack = [(os.fspath(folder), "")]
     while stack:
         current, prefix = stack.pop()
         try:
@@ -351,7 +429,7 @@ class _Place:
 
     @property
     def manifest(self) -> Path:
-        return self.state / "manifest.json"
+        return self.state / "manifest.sqlite"
 
     @property
     def trash_records(self) -> Path:
@@ -409,30 +487,131 @@ def _settings(config: RegistryConfig, profile: str, site: bool) -> str:
                                  sort_keys=True, default=str).encode())
 
 
-def _read_manifest(path: Path, settings: str, out: Path) -> dict[str, _Outcome] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("version") != MANIFEST_VERSION or data.get("settings") != settings:
-            return None
-        if data.get("index_sha256") != sha256_hex((out / INDEX_PATH).read_bytes()):
-            return None  # the output was changed by something else since
-        if not all(_safe_unit(name) and "/" not in name for name in data["skills"]):
-            return None  # not what this builder writes: skill names are plain folder names
-        return {name: _Outcome.from_json(entry) for name, entry in data["skills"].items()}
-    except (OSError, ValueError, KeyError, TypeError):
+_PLAIN_NAME = re.compile(r"[^/\\\x00]+")  # one part of a ``_safe_unit``: no separator, no NUL
+
+
+def _previous(stored: StoredManifest | None) -> dict[str, _Outcome] | None:
+    """The previous build's outcomes, when its manifest is one this builder wrote: skill names in it are plain
+    folder names (a unit path made from any other name could leave the output)."""
+    if stored is None:
         return None
-
-
-def _write_manifest(path: Path, settings: str, out: Path, outcomes: list[_Outcome]) -> None:
-    """Best effort: the manifest only saves work, and one that is missing or stale makes the next build full."""
-    data = {"version": MANIFEST_VERSION, "settings": settings,
-            "index_sha256": sha256_hex((out / INDEX_PATH).read_bytes()),
-            "skills": {o.name: o.to_json() for o in outcomes}}
     try:
-        write_atomic(path, json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
-    except OSError:
-        with suppress(OSError):
-            path.unlink(missing_ok=True)
+        previous = {record[0]: _Outcome.from_record(record) for record in stored.skills()}
+    except (sqlite3.Error, ValueError, KeyError, TypeError):
+        return None
+    if not all(isinstance(name, str) and _PLAIN_NAME.fullmatch(name) and name not in (".", "..")
+               for name in previous):
+        return None
+    return previous
+
+
+def _names_key(names: Sequence[str]) -> str:
+    return hashlib.sha1("\n".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _registry_findings(outcomes: Sequence[_Outcome], heads: Sequence[Skill], stored: StoredManifest | None,
+                       meta: dict[str, str]) -> list[Diagnostic]:
+    """``check_registry`` over the heads, or its findings as the manifest keeps them when no skill's name,
+    folder or SKILL.md changed (nor the folder paths are shown from)."""
+    key = hashlib.sha1("\n".join([os.getcwd(), *(f"{o.name}\0{o.folder}\0{o.skill_md}\0{o.declared}\0{o.name_line}"
+                                                 for o in outcomes)]).encode("utf-8", "surrogateescape")).hexdigest()
+    meta["registry"] = key
+    if stored is not None and stored.meta.get("registry") == key and "registry_findings" in stored.meta:
+        with suppress(ValueError, KeyError, TypeError):
+            found = list(_findings(stored.meta["registry_findings"]))
+            meta["registry_findings"] = stored.meta["registry_findings"]
+            return found
+    found = check_registry(heads)
+    meta["registry_findings"] = _findings_json(found)
+    return found
+
+
+# The registry-wide documents made of one row per published skill: (path, the rows' kind, the list's key).
+_DOCUMENTS = ((INDEX_PATH, "index"), (f"{WELL_KNOWN_V1}/index.json", "v1"), (f"{WELL_KNOWN_V2}/index.json", "v2"),
+              (SEARCH_INDEX_PATH, "search"))
+
+
+def _frames(config: RegistryConfig, source: Source, count: int) -> dict[str, dict[str, Any]]:
+    """Each document of ``_DOCUMENTS`` with an empty list of skills: its rows go in as the bytes they are."""
+    return {"index": {**index_document(config, source, []), "count": count}, "v1": discovery_v1_document([]),
+            "v2": discovery_v2_document([]), "search": search_index([])}
+
+
+def _assemble(frame: dict[str, Any], rows: Sequence[bytes]) -> bytes:
+    """``dumps`` of the frame with ``rows`` (each encoded by ``_encode_row``) as its ``skills`` list, without
+    decoding or encoding a row again."""
+    head = dumps(frame)
+    marker = b'"skills":[]'
+    if frame.get("skills") != [] or head.count(marker) != 1:
+        raise ValueError("not a frame of one of the registry-wide documents")
+    cut = head.index(marker) + len(marker) - 1
+    return b"".join((head[:cut], b",".join(rows), head[cut:]))
+
+
+def _stale_documents(kept: Sequence[_Outcome], frames: dict[str, dict[str, Any]], stored: StoredManifest | None,
+                     meta: dict[str, str]) -> set[str]:
+    """The kinds of ``_DOCUMENTS`` whose bytes differ from what the output holds: any when the published skills
+    or a frame changed, else those where a skill built this time has a row other than the one it had."""
+    for kind, frame in frames.items():
+        meta[f"frame:{kind}"] = sha256_hex(dumps(frame))
+    meta["published"] = _names_key([o.name for o in kept])
+    if stored is None or stored.meta.get("published") != meta["published"]:
+        return set(frames)
+    stale = {kind for kind in frames if stored.meta.get(f"frame:{kind}") != meta[f"frame:{kind}"]}
+    fresh = [o for o in kept if o.fresh]
+    for kind in set(frames) - stale:
+        before = stored.rows(kind, [o.name for o in fresh])
+        if any(o.row(kind) != before.get(o.name) for o in fresh):
+            stale.add(kind)
+    return stale
+
+
+def _write_documents(tmp: Path, out: Path, config: RegistryConfig, source: Source, kept: Sequence[_Outcome],
+                     stored: StoredManifest | None, meta: dict[str, str]) -> list[str]:
+    """Stage the registry-wide documents that change and return the units to commit for them. A row of a skill
+    reused from the last build comes from the manifest as the bytes it was published as; the search shards,
+    named by their content's digest, are staged only when new, and those no longer named are removed."""
+    frames = _frames(config, source, len(kept))
+    stale = _stale_documents(kept, frames, stored, meta)
+    units: list[str] = []
+    for path, kind in _DOCUMENTS:
+        if kind not in stale or (kind == "v1" and not config.publish.well_known_skills):
+            continue
+        kept_rows = stored.rows(kind) if stored is not None else {}
+        rows = [o.row(kind) if o.fresh else kept_rows.get(o.name) for o in kept]
+        lacking = next((o.name for o, row in zip(kept, rows) if row is None), None)
+        if lacking is not None:
+            if stored is not None:  # not what this builder writes: the next build starts from scratch
+                stored.path.unlink(missing_ok=True)
+            raise BuildError(f"the record of the last build of {display_path(out)} lacks the {kind} row of "
+                             f"`{lacking}`, so it was deleted; nothing was changed: build again to rebuild every "
+                             "skill")
+        data = _assemble(frames[kind], [row for row in rows if row is not None])
+        _write(tmp, path, data)
+        units.append(path)
+        if kind == "index":
+            meta["index_sha256"] = sha256_hex(data)
+        if kind == "search":
+            table = [SearchRow(*json.loads(row)) for row in rows if row is not None]
+            units += _write_shards(tmp, out, search_files(table), whole=stored is None)
+    return units
+
+
+def _write_shards(tmp: Path, out: Path, files: dict[str, bytes], *, whole: bool) -> list[str]:
+    """Stage the sharded search index: every file for a whole build, else only the files the output lacks (a
+    shard's name is its content's digest) and the shards' manifest, with a unit removing each file no longer
+    named. Returns the units."""
+    have: set[str] = set()
+    if not whole:
+        for folder, _dirs, names in os.walk(out / SHARDS_ROOT):
+            rel = Path(folder).relative_to(out).as_posix()
+            have.update(f"{rel}/{name}" for name in names)
+    units = []
+    for rel, data in files.items():
+        if rel == SHARDS_INDEX_PATH or rel not in have:
+            _write(tmp, rel, data)
+            units.append(rel)
+    return units + sorted(have - set(files))
 
 
 # ----------------------------------------------------------------------------------- putting the output in place
@@ -707,6 +886,12 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
                              on_progress=on_progress, bundle_cache=bundle_cache or place.state / "bundles")
 
 
+def _skill_folders(roots: Sequence[Path]) -> list[Path]:
+    if len(roots) == 1:
+        return find_skill_folders(roots[0])  # sorted by name already, each once
+    return sorted({f for root in roots for f in find_skill_folders(root)}, key=lambda p: (p.name, str(p)))
+
+
 def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, jobs: int | None, keep_going: bool,
                   profile: str, site: bool, on_progress: Callable[[int, int], None] | None,
                   bundle_cache: Path) -> BuildResult:
@@ -714,7 +899,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
     _recover(place)
     _empty_trash(place)
     _check_out(place.out, config)
-    folders = sorted({f for root in roots for f in find_skill_folders(root)}, key=lambda p: (p.name, str(p)))
+    folders = _skill_folders(roots)
     history = read_history(roots[0], place.state / "provenance.json")
     git = read_skills_history(config.skills_path, place.state / "history.json")
     whole = any(root.resolve() == config.skills_path.resolve() for root in roots)
@@ -727,13 +912,42 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
                         "history (git fetch --unshallow, or actions/checkout with fetch-depth: 0) to publish them")
     settings = _settings(config, profile, site)
     index_before = (out / INDEX_PATH).read_bytes() if (out / INDEX_PATH).is_file() else None
-    previous = _read_manifest(place.manifest, settings, out) if index_before is not None else None
+    with suppress(OSError):
+        (place.state / "manifest.json").unlink(missing_ok=True)  # the record of builders before manifest.sqlite
+    stored = read_manifest(place.manifest, settings, sha256_hex(index_before) if index_before is not None else None)
+    collecting = gc.isenabled()
+    try:
+        return _build_with(config, place, folders, gone, git, history, warnings, settings, index_before, stored,
+                           jobs=jobs, keep_going=keep_going, profile=profile, site=site, on_progress=on_progress,
+                           bundle_cache=bundle_cache)
+    finally:
+        if collecting:
+            gc.enable()
+        if stored is not None:
+            stored.close()
 
+
+def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone: list[str], git: GitHistory,
+                history: History, warnings: list[str], settings: str, index_before: bytes | None,
+                stored: StoredManifest | None, *, jobs: int | None, keep_going: bool, profile: str, site: bool,
+                on_progress: Callable[[int, int], None] | None, bundle_cache: Path) -> BuildResult:
+    out = place.base
+    # The cyclic collector is paused while the parent makes and reads one small object per skill (60,000 of
+    # them, none in a cycle): its full collections would walk the whole heap again and again. It runs while
+    # workers are forked and while the website is written; _build_locked restores it on any exit.
+    collecting = gc.isenabled()
+    gc.disable()
+    previous = _previous(stored)
+    if previous is None:
+        stored = None
     reused: list[_Outcome] = []
     to_build: list[tuple[str, Path | None]] = []
+    known = previous or {}
+    candidates = [f for f in folders if (old := known.get(f.name)) is not None and old.folder == str(f)]
+    signatures = dict(zip(map(str, candidates), _signatures(candidates, jobs), strict=True))
     for folder in folders:
-        old = previous.get(folder.name) if previous is not None else None
-        if (old is not None and old.folder == str(folder) and old.signature == signature(folder)
+        old = known.get(folder.name)
+        if (old is not None and old.folder == str(folder) and old.signature == signatures.get(old.folder)
                 and old.history == git.fingerprint(folder.name)
                 and (old.digest is None or old.key == _skill_key(config, history, old.name, old.digest, old.folder,
                                                                    old.skill_md))):
@@ -747,6 +961,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
         else:
             to_build.append((name, None))
 
+    meta: dict[str, str] = {"version": str(MANIFEST_VERSION), "settings": settings}
     tmp = place.fresh("tmp")
     record = place.trash_records / tmp.name  # if this process is killed, the next build removes ``tmp``
     try:
@@ -754,6 +969,8 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
         record.touch()
         tmp.parent.mkdir(parents=True, exist_ok=True)
         tmp.mkdir()
+        if collecting:
+            gc.enable()
         try:
             try:
                 built = run_parallel(_build_task, to_build, initializer=_init_worker,
@@ -761,17 +978,19 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
                                      on_progress=on_progress)
             finally:
                 _close_objects()  # the one this process started when it built the skills itself
+            gc.disable()
             retired = sorted((o for o in reused + built if o.retired), key=lambda o: o.name)
             outcomes = sorted((o for o in reused + built if not o.retired), key=lambda o: (o.name, o.folder))
-            heads = tuple(o.head() for o in outcomes)
+            paths = {str(folder): folder for folder in folders}  # (str of a Path is kept once computed)
+            heads = tuple(o.head(paths.get(o.folder)) for o in outcomes)
             diagnostics = [d for o in outcomes for d in o.diagnostics]
-            diagnostics += check_registry(heads)
+            diagnostics += _registry_findings(outcomes, heads, stored, meta)
             diagnostics.sort(key=Diagnostic.sort_key)
             report = ValidationReport(heads, tuple(diagnostics))
             invalid = report.invalid_names()
             if invalid and not keep_going:
                 raise BuildFailed(report)
-            kept = [o for o in outcomes if o.name not in invalid and o.index is not None]
+            kept = [o for o in outcomes if o.name not in invalid and o.digest is not None]
             for o in built:
                 if o.name in invalid:
                     for unit in skill_units(o.name):
@@ -787,28 +1006,31 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
                     _close_objects()
                 retired += built_retired
                 built += built_retired
-            known = {o.name: set(o.digests) for o in [*kept, *retired] if o.digests}
-            check_marks(config.history, config.path, known.get, {o.name: o.digest for o in kept if o.digest})
+            by_name = {o.name: o for o in [*kept, *retired] if o.digests}
+            check_marks(config.history, config.path, lambda name: set(by_name[name].digests) if name in by_name
+                        else None, {o.name: o.digest for o in kept if o.digest})
             retired_names = {o.name for o in retired}
             source = history.source
-            _write(tmp, INDEX_PATH, dumps(index_document(config, source, [o.index for o in kept if o.index])))
-            _write(tmp, STATE_PATH, dumps(state_document(len(kept), {o.name: o.latest for o in [*kept, *retired]})))
-            search_rows = [o.search for o in kept if o.search]
-            # The whole index in one file, for clients released before the sharded one (see the README).
-            _write(tmp, SEARCH_INDEX_PATH, dumps(search_index(search_rows)))
-            for rel, data in search_files(search_rows).items():
-                _write(tmp, rel, data)
-            if config.publish.well_known_skills:
-                _write(tmp, f"{WELL_KNOWN_V1}/index.json",
-                       dumps(discovery_v1_document([o.v1 for o in kept if o.v1])))
-            _write(tmp, f"{WELL_KNOWN_V2}/index.json", dumps(discovery_v2_document([o.v2 for o in kept if o.v2])))
+            meta["index_sha256"] = sha256_hex(index_before) if index_before is not None else ""
+            global_units = _write_documents(tmp, out, config, source, kept, stored, meta)
+            state = dumps(state_document(len(kept), {o.name: o.latest for o in [*kept, *retired]}))
+            if previous is None or _read_or_none(out / STATE_PATH) != state:
+                _write(tmp, STATE_PATH, state)
+                global_units.append(STATE_PATH)
             write_schemas(tmp)
             _write(tmp, ".nojekyll", b"")
+            global_units += [SCHEMA_DIR, ".nojekyll"]
+            if collecting:
+                gc.enable()
+            if site and previous is not None:
+                _lend(out, tmp, [rel for rel in (INDEX_PATH, SHARDS_INDEX_PATH) if rel not in global_units])
             removed: list[str] = []
             changed: list[str] = []
             if previous is not None:
                 kept_names = {o.name for o in kept}
-                removed = sorted(set(previous) - kept_names - retired_names)
+                removed = sorted(name for name, o in previous.items()
+                                 if name not in kept_names and name not in retired_names
+                                 and _published(out, name, o))
                 changed = sorted({o.name for o in built if o.name in kept_names} | retired_names - {
                     o.name for o in reused if o.retired}) + removed
             site_units: list[str] = []
@@ -823,7 +1045,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
             if previous is None:
                 _swap(tmp, place)
             else:
-                _commit_units(tmp, place, [u for name in changed for u in skill_units(name)] + list(GLOBAL_UNITS)
+                _commit_units(tmp, place, [u for name in changed for u in skill_units(name)] + global_units
                               + site_units)
         finally:
             _remove(tmp)
@@ -833,8 +1055,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
         if mapped is None:
             raise
         raise mapped from None
-    if previous is None or built or removed or (out / INDEX_PATH).read_bytes() != index_before:
-        _write_manifest(place.manifest, settings, out, kept + retired)
+    _record(place.manifest, stored, meta, outcomes, retired, built, previous)
     fresh = {o.name for o in built}
     return BuildResult(
         out=place.out, report=report,
@@ -848,3 +1069,46 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
         warnings=tuple(warnings),
         packed=sum(o.packed for o in built),
     )
+
+
+def _lend(out: Path, tmp: Path, paths: Sequence[str]) -> None:
+    """Link unchanged published documents the website reads into the staging folder; they are no units, so
+    they go with it."""
+    for rel in paths:
+        _mkdirs((tmp / rel).parent)
+        try:
+            os.link(out / rel, tmp / rel)
+        except OSError:
+            shutil.copyfile(out / rel, tmp / rel)
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _published(out: Path, name: str, old: _Outcome) -> bool:
+    """Whether the previous output holds anything of ``name`` (a skill recorded as invalid published nothing)."""
+    return (old.retired or old.digest is not None) and (
+        os.path.lexists(out / detail_path(name)) or os.path.lexists(out / versions_path(name)))
+
+
+def _record(path: Path, stored: StoredManifest | None, meta: dict[str, str], outcomes: Sequence[_Outcome],
+            retired: Sequence[_Outcome], built: Sequence[_Outcome], previous: dict[str, _Outcome] | None) -> None:
+    """Write the manifest: every skill's outcome (invalid ones too, so an unchanged invalid skill is not
+    validated again), a skill left out under --keep-going as its invalid self rather than its kept history."""
+    names = {o.name for o in outcomes}
+    records = [*outcomes, *(o for o in retired if o.name not in names)]
+    if stored is None or previous is None:
+        if stored is not None:
+            stored.close()
+        write_manifest(path, meta=meta, rows=[o.to_record() for o in records])
+        return
+    stored.close()
+    fresh = [o for o in records if o.fresh]
+    recorded = {o.name for o in records}
+    dropped = sorted(name for name in previous if name not in recorded)
+    if fresh or dropped or any(stored.meta.get(k) != v for k, v in meta.items()):
+        write_manifest(path, meta=meta, rows=[o.to_record() for o in fresh], removed=dropped, update=True)

@@ -1,0 +1,280 @@
+"""A rebuild equals a build from scratch, byte for byte, after any sequence of changes; and it writes only what
+changed: registry-wide documents whose rows are the same stay as they were, search shards are added by name."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from build_helpers import SKILLS, all_files, git, make_registry
+
+from builder.core.bundle import dumps
+from builder.core.config import load_config
+from builder.core.errors import BuildError
+from builder.core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, search_index
+from builder.core.urls import INDEX_PATH, STATE_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2
+from builder.publish.api import discovery_v1_document, discovery_v2_document, index_document
+from builder.publish.build import _place, build
+from builder.publish.provenance import read_history
+
+Step = Callable[[Path], None]
+MORE = ["readme-writer", "todo-collector"]
+
+
+def _edit(rel: str, old: str, new: str) -> Step:
+    def step(repo: Path) -> None:
+        path = repo / "skills" / rel
+        text = path.read_text(encoding="utf-8")
+        assert old in text
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return step
+
+
+def _append(rel: str, text: str) -> Step:
+    def step(repo: Path) -> None:
+        with open(repo / "skills" / rel, "a", encoding="utf-8") as fh:
+            fh.write(text)
+    return step
+
+
+def _add(name: str) -> Step:
+    def step(repo: Path) -> None:
+        shutil.copytree(Path(__file__).parent.parent / "skills" / name, repo / "skills" / name)
+    return step
+
+
+def _remove(name: str) -> Step:
+    return lambda repo: shutil.rmtree(repo / "skills" / name)
+
+
+def _rename(old: str, new: str) -> Step:
+    def step(repo: Path) -> None:
+        os.rename(repo / "skills" / old, repo / "skills" / new)
+        _edit(f"{new}/SKILL.md", f"name: {old}", f"name: {new}")(repo)
+    return step
+
+
+def _touch(rel: str) -> Step:
+    def step(repo: Path) -> None:
+        path = repo / "skills" / rel
+        path.write_bytes(path.read_bytes())  # a new mtime, the same bytes
+    return step
+
+
+def _registry(old: str, new: str) -> Step:
+    def step(repo: Path) -> None:
+        path = repo / "registry.yaml"
+        text = path.read_text(encoding="utf-8")
+        assert old in text
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return step
+
+
+BODY_LINE = _append("secret-scanner/SKILL.md", "\nOne more line of body.\n")
+DESCRIPTION = _edit("csv-profiler/SKILL.md", "description: Profiles CSV", "description: Profiles quirky CSV")
+HEADING = _append("changelog-from-git/SKILL.md", "\n## Zebra crossings\n\nA new section.\n")
+NEW_FILE = lambda repo: (repo / "skills/secret-scanner/references/extra.md").write_text("# Extra\n")  # noqa: E731
+BREAK = _edit("secret-scanner/SKILL.md", "name: secret-scanner", "name: Secret Scanner")
+MEND = _edit("secret-scanner/SKILL.md", "name: Secret Scanner", "name: secret-scanner")
+
+RETITLE = _registry("title: ", "title: Renamed ")
+REBASE = _registry("base_url: https://", "base_url: http://")
+FULL = (RETITLE, REBASE)  # the settings changed: nothing can be reused
+SEQUENCES = {
+    "edits": [BODY_LINE, DESCRIPTION, HEADING, NEW_FILE, _touch("csv-profiler/SKILL.md"), BODY_LINE],
+    "adds-and-removals": [_add(MORE[0]), _remove("changelog-from-git"), _add(MORE[1]), DESCRIPTION,
+                          _remove(MORE[0])],
+    "renames": [_rename("csv-profiler", "csv-inspector"), BODY_LINE, _rename("csv-inspector", "csv-profiler")],
+    "invalid-and-back": [BREAK, DESCRIPTION, MEND, HEADING],
+    "registry-yaml": [RETITLE, BODY_LINE, REBASE, DESCRIPTION],
+}
+
+
+def _scratch(config_path: Path, out: Path) -> dict[str, bytes]:
+    """A build of the same sources into a new output, with its own (empty) records."""
+    build(load_config(config_path), out, site=False, keep_going=True)
+    return all_files(out)
+
+
+@pytest.mark.parametrize("in_git", [True, False], ids=["git", "folder"])
+@pytest.mark.parametrize("sequence", list(SEQUENCES))
+def test_every_rebuild_equals_a_build_from_scratch(tmp_path: Path, sequence: str, in_git: bool) -> None:
+    repo = make_registry(tmp_path / "repo", SKILLS, commit=in_git)
+    out = tmp_path / "site"
+    build(load_config(repo / "registry.yaml"), out, site=False, keep_going=True)
+    for number, step in enumerate(SEQUENCES[sequence]):
+        step(repo)
+        if in_git:
+            git(repo, "add", "-A")
+            git(repo, "commit", "-q", "--allow-empty", "-m", f"step {number}", date=f"2026-02-{number + 1:02d}T10:00:00Z")
+        result = build(load_config(repo / "registry.yaml"), out, site=False, keep_going=True)
+        assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / f"scratch-{number}"), number
+        if step not in FULL:
+            assert result.reused, number  # an incremental build, not a full one
+
+
+def _inodes(out: Path, *paths: str) -> dict[str, int]:
+    return {path: (out / path).stat().st_ino for path in paths}
+
+
+def test_a_body_edit_leaves_the_search_documents_in_place(tmp_path: Path) -> None:
+    """A line of body text is in no search row: the search index and its shards are not written again."""
+    repo = make_registry(tmp_path / "repo", SKILLS, commit=False)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    build(config, out, site=False)
+    shards = sorted(p.relative_to(out).as_posix() for p in (out / "api/v1/search").rglob("*.json"))
+    search = _inodes(out, SEARCH_INDEX_PATH, *shards)
+    index = _inodes(out, INDEX_PATH)
+    BODY_LINE(repo)
+    result = build(config, out, site=False)
+    assert result.written == ("secret-scanner",)
+    assert _inodes(out, SEARCH_INDEX_PATH, *shards) == search
+    assert _inodes(out, INDEX_PATH) != index  # the skill's digest is in its index row
+
+
+def test_a_description_edit_adds_only_the_shards_it_changes(tmp_path: Path) -> None:
+    repo = make_registry(tmp_path / "repo", SKILLS, commit=False)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    build(config, out, site=False)
+    before = {p.relative_to(out).as_posix(): p.stat().st_ino for p in (out / "api/v1/search").rglob("*.json")}
+    DESCRIPTION(repo)
+    build(config, out, site=False)
+    after = {p.relative_to(out).as_posix(): p.stat().st_ino for p in (out / "api/v1/search").rglob("*.json")}
+    kept = set(before) & set(after) - {SHARDS_INDEX_PATH}
+    assert kept and set(after) - set(before) and set(before) - set(after)  # some stay, some come, some go
+    assert all(before[path] == after[path] for path in kept)  # a shard of the same name is the same file
+    assert after[SHARDS_INDEX_PATH] != before[SHARDS_INDEX_PATH]
+    assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
+
+
+def test_the_assembled_documents_equal_the_documents_encoded_whole(tmp_path: Path) -> None:
+    """The registry-wide documents are joined from rows kept as bytes; they equal encoding each document whole."""
+    repo = make_registry(tmp_path / "repo", [*SKILLS, *MORE])
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    build(config, out, site=False)
+    BODY_LINE(repo)
+    build(config, out, site=False)  # rows of four skills from the manifest, one encoded now
+    def read(path: str) -> list[dict[str, object]]:
+        skills: list[dict[str, object]] = json.loads((out / path).read_bytes())["skills"]
+        return skills
+
+    source = read_history(repo / "skills").source
+    assert (out / INDEX_PATH).read_bytes() == dumps(index_document(config, source, read(INDEX_PATH)))
+    assert (out / f"{WELL_KNOWN_V1}/index.json").read_bytes() == dumps(
+        discovery_v1_document(read(f"{WELL_KNOWN_V1}/index.json")))
+    assert (out / f"{WELL_KNOWN_V2}/index.json").read_bytes() == dumps(
+        discovery_v2_document(read(f"{WELL_KNOWN_V2}/index.json")))
+    assert (out / SEARCH_INDEX_PATH).read_bytes() == dumps(search_index(read(SEARCH_INDEX_PATH)))
+    assert json.loads((out / STATE_PATH).read_bytes())["count"] == len(SKILLS) + len(MORE)
+
+
+def test_an_unchanged_invalid_skill_is_not_validated_again(tmp_path: Path) -> None:
+    """Under --keep-going an invalid skill's findings are recorded like any outcome: an unchanged one is reused,
+    and still reported."""
+    repo = make_registry(tmp_path / "repo", SKILLS, commit=False)
+    BREAK(repo)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    first = build(config, out, site=False, keep_going=True)
+    assert first.skipped == ("secret-scanner",)
+    BODY_LINE(repo)
+    DESCRIPTION(repo)
+    again = build(config, out, site=False, keep_going=True)
+    assert again.skipped == ("secret-scanner",) and again.written == ("csv-profiler",)
+    assert [d.to_dict() for d in again.report] == [d.to_dict() for d in first.report]
+    assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
+
+
+def test_a_manifest_missing_rows_stops_the_build_and_the_next_one_is_full(tmp_path: Path) -> None:
+    """A record that cannot give every published row is not one this builder wrote: the build stops without
+    changing the output, and deletes it, so the next build starts over."""
+    import sqlite3
+    from contextlib import closing
+
+    repo = make_registry(tmp_path / "repo", SKILLS, commit=False)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    build(config, out, site=False)
+    with closing(sqlite3.connect(_place(out).manifest)) as db, db:
+        db.execute("DELETE FROM search_rows WHERE name = ?", (SKILLS[1],))
+    before = all_files(out)
+    DESCRIPTION(repo)  # csv-profiler's search row changes: the others are read from the record
+    with pytest.raises(BuildError) as stopped:
+        build(config, out, site=False)
+    assert str(stopped.value) == (f"the record of the last build of {out} lacks the search row of `{SKILLS[1]}`, "
+                                  "so it was deleted; nothing was changed: build again to rebuild every skill")
+    assert all_files(out) == before and not _place(out).manifest.exists()
+    result = build(config, out, site=False)
+    assert sorted(result.written) == sorted(SKILLS) and result.reused == ()
+    assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
+
+
+def test_outcomes_and_heads_made_without_init_equal_those_made_with_it() -> None:
+    from builder.core.model import Frontmatter, Skill
+    from builder.publish.build import _made
+
+    fm = _made(Frontmatter, data={"name": "x"}, lines={"name": 2}, start_line=1, end_line=3)
+    assert fm == Frontmatter({"name": "x"}, {"name": 2}, 1, 3) and fm.sources == {} and fm.sources is not _made(
+        Frontmatter, data={}, lines={}, start_line=1, end_line=1).sources  # a new dict each, as default_factory
+    skill = _made(Skill, name="x", folder=Path("/s/x"), skill_md="SKILL.md", frontmatter=fm, body="", body_line=4,
+                  files=())
+    assert skill == Skill("x", Path("/s/x"), "SKILL.md", fm, "", 4, ())
+
+
+def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large registry's rebuild compares folder signatures in workers; a small one shows the same result."""
+    import builder.publish.build as building
+
+    repo = make_registry(tmp_path / "repo", [*SKILLS, *MORE], commit=False)
+    folders = sorted((repo / "skills").iterdir())
+    alone = building._signatures(folders, None)
+    monkeypatch.setattr(building, "PARALLEL_SIGNATURES", 2)
+    monkeypatch.setattr(building, "_SIGNATURE_CHUNK", 2)
+    assert building._signatures(folders, 2) == alone == [building.signature(f) for f in folders]
+    assert len(set(alone)) == len(folders)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    build(config, out, site=False, jobs=2)
+    BODY_LINE(repo)
+    result = build(config, out, site=False, jobs=2)
+    assert result.written == ("secret-scanner",) and len(result.reused) == len(folders) - 1
+
+
+def test_a_website_rebuild_reads_the_documents_that_did_not_change(tmp_path: Path) -> None:
+    """The website reads index.json and the search manifest from the staged output; a rebuild that changes
+    neither (nothing changed at all, or a body line) still builds the website, and equals a build from scratch."""
+    repo = make_registry(tmp_path / "repo", SKILLS[:2], commit=False)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    build(config, out)
+    assert build(config, out).written == ()
+    _append("csv-profiler/SKILL.md", "\nOne more line of body.\n")(repo)
+    assert build(config, out).written == ("csv-profiler",)
+    fresh = tmp_path / "fresh"
+    build(config, fresh)
+    assert all_files(out) == all_files(fresh)
+
+
+def test_the_cyclic_collector_runs_again_after_a_build_whatever_its_end(tmp_path: Path) -> None:
+    """The build pauses Python's cyclic collector while it handles its per-skill records; a caller gets it back
+    after a build that succeeded and after one that stopped."""
+    import gc
+
+    from builder.publish.build import BuildFailed
+
+    repo = make_registry(tmp_path / "repo", SKILLS[:2], commit=False)
+    config = load_config(repo / "registry.yaml")
+    build(config, tmp_path / "site", site=False)
+    assert gc.isenabled()
+    BREAK(repo)
+    with pytest.raises(BuildFailed):
+        build(config, tmp_path / "site", site=False)
+    assert gc.isenabled()
