@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import html
+import io
 import json
 import logging
 import math
@@ -262,12 +263,8 @@ def _skill_md(plan: _Plan, detail: dict[str, Any]) -> bytes:
     entry = next((f for f in detail["files"] if f["path"] == detail["skill_md"]), None)
     if entry is not None and entry.get("raw"):
         return _read_api(plan, entry["raw"])
-    zip_rel = detail["bundles"]["zip"]["path"]
-    for root in plan.api_roots:
-        if (root / zip_rel).is_file():
-            with zipfile.ZipFile(root / zip_rel) as archive:
-                return archive.read(detail["skill_md"])
-    raise BuildError(f"{zip_rel} is missing from the published API")
+    with zipfile.ZipFile(io.BytesIO(_read_api(plan, detail["bundles"]["zip"]["path"]))) as archive:
+        return archive.read(detail["skill_md"])
 
 
 def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, name: str) -> _Page:
