@@ -270,6 +270,7 @@ def scale_main(n: int, baseline: str | None, cache_dir: Path, shape: str = "real
     corpus = cached_corpus(cache_dir, n, seed, shape).parent
     programs = {"this checkout": skillreg_command()}
     results: dict[str, dict[str, Any]] = {}
+    cached: Path | None = None  # where the baseline's figures are kept
     if baseline is not None:
         cached = baseline_cache(cache_dir, baseline, corpus)
         stored = None if fresh_baseline else read_cached(cached)
@@ -285,8 +286,8 @@ def scale_main(n: int, baseline: str | None, cache_dir: Path, shape: str = "real
             config = lean_config(corpus, work) if publish == "lean" and label == "this checkout" else None
             results[label] = measure(program, corpus, work, config)
             log(f"scale: {label}: built in {results[label]['build seconds']:.1f} s")
-            if label == "baseline" and baseline is not None:
-                write_cached(baseline_cache(cache_dir, baseline, corpus), results[label])
+            if label == "baseline" and cached is not None:
+                write_cached(cached, results[label])
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return render(n, results, publish)
