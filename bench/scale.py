@@ -52,7 +52,7 @@ def part_of(rel: str) -> str:
         return "index"
     if rel.startswith("sitemap") and rel.endswith(".xml"):
         return "sitemaps"
-    if rel.endswith(".html"):
+    if rel.endswith((".html", ".html.gz")):  # .html.gz: a skill page's body with publish.page_body: fetched
         return "pages"
     return "other"
 
@@ -162,7 +162,7 @@ def _change_one_skill(corpus: Path) -> Callable[[], None]:
 
 
 # registry.yaml's `publish:` for `--publish lean`: only the copies a known reader fetches (see the README).
-LEAN_PUBLISH = {"raw_files": "linked", "json_bundles": False, "well_known_skills": False}
+LEAN_PUBLISH = {"raw_files": "linked", "json_bundles": False, "well_known_skills": False, "page_body": "fetched"}
 
 
 def lean_config(corpus: Path, work: Path) -> Path:

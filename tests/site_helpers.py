@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -80,6 +81,13 @@ def hostile_site(base: Path) -> Path:
         write_hostile_registry(root)
         assert build(load_config(root / "registry.yaml"), out).published == ("evil-skill",)
     return out
+
+
+def set_page_body(registry: Path, value: str) -> None:
+    """Give ``registry``'s registry.yaml the ``publish:`` section ``page_body: value`` (replacing any there)."""
+    text = (registry / "registry.yaml").read_text(encoding="utf-8")
+    text = re.sub(r"\npublish:\n(  .*\n)*", "\n", text)
+    (registry / "registry.yaml").write_text(text + f"publish:\n  page_body: {value}\n", encoding="utf-8")
 
 
 def write_hostile_registry(root: Path) -> Path:

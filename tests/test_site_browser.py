@@ -7,11 +7,12 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from conftest import REPO
-from site_helpers import bundled_site, hostile_site, serve
+from site_helpers import bundled_site, hostile_site, serve, set_page_body, write_hostile_registry
 
 from builder.core.search import rank
 
@@ -411,3 +412,131 @@ def test_the_page_fetches_the_sharded_index_a_query_at_a_time(driver, site: str,
     _wait(driver, lambda d: _result_names(d) == expected, f"home search for 'csv-profil' did not show {expected}")
     assert fetched()[len(first) + len(second):] == []
     assert _errors(driver) == []
+
+
+# ------------------------------------------------------------------------------ publish.page_body: fetched
+
+def _fetched_registry(base: Path) -> Path:
+    """The bundled registry with ``publish.page_body: fetched``, built once per module."""
+    from builder.core.config import load_config
+    from builder.publish.build import build
+
+    out = base / "fetched-site"
+    if not (out / "index.html").is_file():
+        registry = base / "fetched-registry"
+        registry.mkdir(exist_ok=True)
+        shutil.copy(REPO / "registry.yaml", registry / "registry.yaml")
+        shutil.copytree(REPO / "skills", registry / "skills", dirs_exist_ok=True)
+        set_page_body(registry, "fetched")
+        build(load_config(registry / "registry.yaml"), out, keep_going=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def fetched(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _fetched_registry(tmp_path_factory.getbasetemp())
+
+
+def _body_html(driver) -> str:  # type: ignore[no-untyped-def]
+    return driver.execute_script(  # type: ignore[no-any-return]
+        "var b = document.querySelector('.sr-body'); return b && !b.hasAttribute('data-src') ? b.innerHTML : null;")
+
+
+def test_a_fetched_page_shows_the_body_an_inline_page_holds(driver, fetched: Path, bundled: Path) -> None:
+    import gzip
+
+    name = "csv-profiler"
+    inline = (bundled / f"skills/{name}/index.html").read_text(encoding="utf-8")
+    body = gzip.decompress((fetched / f"skills/{name}/skill-md.html.gz").read_bytes()).decode()
+    assert body in inline  # the same bytes the inline build put in its page
+    with serve(fetched) as url:
+        driver.get(f"{url}skills/{name}/")
+        _wait(driver, lambda d: _body_html(d) is not None, "the body was not loaded")
+        shown = driver.execute_script("return document.querySelector('.sr-body').innerHTML")
+        # The browser's serialisation of the same markup: compare what it parsed, not the bytes.
+        expected = driver.execute_script("var t = document.createElement('div'); t.innerHTML = arguments[0];"
+                                         "return t.innerHTML;", body)
+        assert shown == expected
+        headings = driver.find_elements("css selector", ".sr-body h2[id], .sr-body h3[id]")
+        assert headings, "the body has no headings to link to"
+        anchor = headings[-1].get_attribute("id")
+        assert _errors(driver) == []
+        # A link to one of the body's headings lands on it, although the heading arrives after the page.
+        driver.get("about:blank")
+        driver.get(f"{url}skills/{name}/#{anchor}")
+        _wait(driver, lambda d: _body_html(d) is not None, "the body was not loaded")
+        _wait(driver, lambda d: d.execute_script(
+            "var r = document.getElementById(arguments[0]).getBoundingClientRect();"
+            "return r.top >= -1 && r.top < window.innerHeight;", anchor), f"#{anchor} was not scrolled to")
+        assert driver.execute_script("return window.scrollY") > 0
+
+
+class _EncodingHandler(SimpleHTTPRequestHandler):
+    """Serves ``.gz`` files as ``Content-Encoding: gzip``, as some static hosts do (the browser unpacks them)."""
+
+    def end_headers(self) -> None:
+        if self.path.split("?")[0].endswith(".gz"):
+            self.send_header("Content-Encoding", "gzip")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+def test_a_fetched_body_served_with_content_encoding_is_shown_too(driver, fetched: Path) -> None:
+    import functools
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_EncodingHandler, directory=str(fetched)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        driver.get(f"http://127.0.0.1:{server.server_port}/skills/csv-profiler/")
+        _wait(driver, lambda d: _body_html(d) is not None, "the body was not loaded")
+        assert driver.find_elements("css selector", ".sr-body h2, .sr-body p")
+        assert _errors(driver) == []
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_a_missing_fetched_body_leaves_the_note_and_its_links(driver, fetched: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "site"
+    shutil.copytree(fetched, copy)
+    (copy / "skills/csv-profiler/skill-md.html.gz").unlink()
+    (copy / "skills/secret-scanner/skill-md.html.gz").write_bytes(b"\x1f\x8bnot gzip at all")
+    with serve(copy) as url:
+        for name, why in (("csv-profiler", "HTTP 404"), ("secret-scanner", "")):  # gone; not gzip after all
+            driver.get(f"{url}skills/{name}/")
+            _wait(driver, lambda d: d.execute_script(
+                "return document.querySelector('.sr-body').getAttribute('data-error')") is not None,
+                f"{name}: no error shown")
+            note = driver.find_element("css selector", ".sr-body__note").text
+            assert "could not be loaded" in note and why in note, note
+            link = driver.find_element("css selector", ".sr-body__note a").get_attribute("href")
+            assert link.endswith(".zip")
+
+
+def test_the_hostile_skill_fetched_never_runs_script(driver, tmp_path: Path) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    from builder.core.config import load_config
+    from builder.publish.build import build
+
+    root = write_hostile_registry(tmp_path / "hostile")
+    set_page_body(root, "fetched")
+    build(load_config(root / "registry.yaml"), root / "site")
+    with serve(root / "site") as url:
+        driver.get(url + "skills/evil-skill/")
+        _wait(driver, lambda d: _body_html(d) is not None, "the body was not loaded")
+        for element in driver.find_elements(By.CSS_SELECTOR, ".sr-lede, .sr-body *"):
+            if element.is_displayed():
+                ActionChains(driver).move_to_element(element).perform()
+        for link in driver.find_elements(By.CSS_SELECTOR, ".sr-body a:not([href])"):
+            link.click()
+        time.sleep(0.5)  # an injected handler would have run by now
+        assert driver.execute_script("return window.__pwned === true") is False
+        assert driver.find_elements(By.CSS_SELECTOR, ".sr-body script, .sr-body iframe, .sr-body form") == []

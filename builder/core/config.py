@@ -75,6 +75,7 @@ class HistoryPolicy:
 
 
 RAW_FILES = ("all", "linked")
+PAGE_BODY = ("inline", "fetched")
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,8 @@ class Publish:
     raw_files: str = "all"  # all: every file under api/v1/skills/<name>/files/; linked: those SKILL.md's body links
     json_bundles: bool = True  # api/v1/bundles/<name>/<name>-<digest12>.json, the files as one JSON document
     well_known_skills: bool = True  # .well-known/skills/ (discovery v0.1): its index and a copy of every file
+    # inline: the skill page holds its rendered SKILL.md; fetched: the page loads it from skills/<name>/skill-md.html.gz
+    page_body: str = "inline"
 
 
 @dataclass(frozen=True)
@@ -252,7 +255,8 @@ def _load_policy(raw: Any, has_categories: bool, path: Path, text: str) -> Polic
 
 
 def _load_publish(raw: Any, text: str, path: Path) -> Publish:
-    """``publish:``: ``raw_files: all | linked``, ``json_bundles`` and ``well_known_skills`` true or false."""
+    """``publish:``: ``raw_files: all | linked``, ``page_body: inline | fetched``, ``json_bundles`` and
+    ``well_known_skills`` true or false."""
     if raw is None:
         return Publish()
     if not isinstance(raw, dict):
@@ -263,10 +267,10 @@ def _load_publish(raw: Any, text: str, path: Path) -> Publish:
         line = _line_of(text, "publish", str(key))
         if key not in known:
             raise _unknown_key(path, line, "key", f"publish.{key}", known)
-        if key == "raw_files":
-            if value not in RAW_FILES:
-                raise ConfigError(f"{path}:{line}: `publish.raw_files` must be {' or '.join(RAW_FILES)}, "
-                                  f"got {value!r}")
+        choices = {"raw_files": RAW_FILES, "page_body": PAGE_BODY}.get(key)
+        if choices is not None:
+            if value not in choices:
+                raise ConfigError(f"{path}:{line}: `publish.{key}` must be {' or '.join(choices)}, got {value!r}")
         elif not isinstance(value, bool):
             raise ConfigError(f"{path}:{line}: `publish.{key}` must be true or false, got {value!r}")
     return Publish(**raw)

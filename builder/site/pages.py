@@ -15,6 +15,7 @@ mkdocs-material's full-text search is off: the site searches the sharded index u
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import html
 import io
@@ -66,6 +67,7 @@ LISTED_DESCRIPTION_CHARS = 200
 META_DESCRIPTION_CHARS = 150  # what search engines show of a description
 TEMPLATES_CACHE = "site-templates"  # in the state folder: the page templates compiled
 SHELLS_STATE = "site-shells.json"  # in the output's state folder: the shells and the hash of what made them
+BODY_FILE = "skill-md.html.gz"  # with publish.page_body: fetched, beside the skill page: its body, gzip-compressed
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _HEADING_UNSAFE = re.compile(r"[^\w .,:;'/+-]+")
 _TOKEN = re.compile(r"SR0([A-Z]+)0")
@@ -193,6 +195,7 @@ class _Page:
     heading: str = ""  # the h1 of a generated kind (the navigation pages take theirs from mkdocs)
     slug: str = ""
     number: int = 0
+    body: bytes | None = None  # a fetched body: the page's rendered SKILL.md, written as BODY_FILE beside it
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,7 @@ class _Plan:
     max_frontmatter_bytes: int
     naive: bool  # the benchmark's baseline: HTML kept in the Markdown, every page in the nav, full-text search
     shells: dict[str, Shell] = field(default_factory=dict)
+    fetched_body: bool = False  # publish.page_body: fetched (the page loads its body from BODY_FILE)
 
     @property
     def categories(self) -> dict[str, dict[str, Any]]:
@@ -275,8 +279,10 @@ def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, na
     raw_urls = {f["path"]: root + quote(f["raw"], safe="/") for f in detail["files"] if f.get("raw")}
     prov = detail["provenance"]
     site_url = plan.site_url or "<registry-url>/"
+    body = renderer.render(parsed.body, raw_urls, "")
+    fetched = plan.fetched_body and not plan.naive
     article = env.get_template("skill.html").render(
-        s=detail, root=root, body=Markup(renderer.render(parsed.body, raw_urls, "")),
+        s=detail, root=root, body=Markup(body), body_src=BODY_FILE if fetched else None,
         category=plan.categories.get(detail["category"] or ""),
         tags=[{"name": t, "slug": tag_slug(t)} for t in detail["tags"]],
         perms=detail["permissions"], bundles=detail["bundles"], prov=prov,
@@ -286,8 +292,10 @@ def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, na
         source_url=_http_url(prov.get("source_url")), history_url=_http_url(prov.get("history_url")),
         detail_path=detail_path(name), author=declared_author(detail["frontmatter"]),
         **_versions(plan, name))
+    # Compressed once, reproducibly (no time or name in the gzip header): the same body, the same bytes.
+    packed = gzip.compress(body.encode("utf-8"), 9, mtime=0) if fetched else None
     return _Page(f"skills/{name}/index.html", f"skills/{name}", "skill", name, detail["description"], article,
-                 heading=name, slug=name)
+                 heading=name, slug=name, body=packed)
 
 
 def _versions(plan: _Plan, name: str) -> dict[str, Any]:
@@ -413,6 +421,8 @@ def _write_page(plan: _Plan, page: _Page) -> None:
     path = plan.root / page.path
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(_page_bytes(plan, page))
+    if page.body is not None:
+        (path.parent / BODY_FILE).write_bytes(page.body)
 
 
 # ------------------------------------------------------------------------------------------------------- mkdocs
@@ -638,7 +648,7 @@ def _plan(config: RegistryConfig, root: Path, index: dict[str, Any], *, naive: b
         site_url += "/"
     names = tuple(s["name"] for s in index["skills"] if _SLUG.match(s["name"]))
     return _Plan(tuple(api_roots or (root,)), root, index, names, site_url, config.limits.max_frontmatter_bytes,
-                 naive)
+                 naive, fetched_body=config.publish.page_body == "fetched")
 
 
 def write_site(config: RegistryConfig, root: Path, report: Any = None, *, naive: bool = False,
