@@ -308,3 +308,38 @@ def test_a_category_page_leaves_out_the_badge_every_skill_on_it_shares(bundled: 
     tag = index["skills"][0]["tags"][0]
     assert f'sr-badge--category">{category}<' in (bundled / "tags" / tag_slug(tag) / "index.html").read_text(
         encoding="utf-8")
+
+
+def test_permissions_say_in_one_line_that_a_skill_ships_no_scripts(bundled: Path, index: dict) -> None:
+    kinds = set()
+    for skill in index["skills"]:
+        name = skill["name"]
+        text = (bundled / "skills" / name / "index.html").read_text(encoding="utf-8")
+        perms = json.loads((bundled / f"api/v1/skills/{name}.json").read_text(encoding="utf-8"))["permissions"]
+        section = text[text.index('<h2 id="permissions">'):]
+        if any(perms.values()):
+            kinds.add("some")
+            assert "<dt>Scripts it ships</dt>" in section and "It ships no scripts" not in section, name
+            for script in perms["scripts"]:
+                assert f"<code>{script}</code>" in section, (name, script)
+        else:
+            kinds.add("none")
+            assert "It ships no scripts and declares no allowed tools." in section and "<dl>" not in section, name
+    assert "some" in kinds
+
+
+def test_a_skill_with_no_scripts_or_tools_gets_the_one_line(tmp_path: Path) -> None:
+    from conftest import write_tree
+
+    from builder.core.config import load_config
+    from builder.publish.build import build
+
+    write_tree(tmp_path, {
+        "registry.yaml": "title: T\nbase_url: https://example.org/r/\n",
+        "skills/plain-words/SKILL.md": "---\nname: plain-words\ndescription: Only instructions, used in tests.\n"
+                                       "---\n# Plain\n\nJust words.\n",
+    })
+    build(load_config(tmp_path / "registry.yaml"), tmp_path / "out")
+    text = (tmp_path / "out/skills/plain-words/index.html").read_text(encoding="utf-8")
+    section = text[text.index('<h2 id="permissions">'):]
+    assert "It ships no scripts and declares no allowed tools." in section and "<dl>" not in section
