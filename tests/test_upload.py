@@ -30,14 +30,20 @@ from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.publish.build import build
 from builder.publish.objectstore import (
+    DELETE_AFTER,
     IMMUTABLE,
     INDEX,
     MUTABLE,
     PHASES,
     Destination,
+    S3Store,
+    UploadPlan,
     cache_class,
     content_type,
     phase_of,
+    plan_upload,
+    run_upload,
+    scan_output,
     upload,
 )
 
@@ -305,7 +311,7 @@ def test_upload_then_only_changes_then_install_from_the_bucket(builds: tuple[Pat
     s3.put_object(Bucket=bucket, Key="registry-old/api/v1/index.json", Body=b"{}")  # shares the prefix's letters
     s3.put_object(Bucket=bucket, Key="reg/stale/left-over.html", Body=b"old")
 
-    result = upload_cli(f"s3://{bucket}/reg", "--out", str(first), "--endpoint-url", endpoint)
+    result = upload_cli(f"s3://{bucket}/reg", "--out", str(first), "--endpoint-url", endpoint, "--delete-after", "0")
     assert result.exit_code == 0, result.output
     files = files_of(first)
     assert re.fullmatch(rf"Uploaded {len(files)} file\(s\) \(\d+ immutable, \d+ other, \d+ index\) and deleted 1 "
@@ -337,7 +343,7 @@ def test_upload_then_only_changes_then_install_from_the_bucket(builds: tuple[Pat
     assert sorted(proxy.requests) == [("GET", f"/{bucket}"), ("GET", f"/{bucket}/reg/.skillreg-upload.json")]
 
     newer = files_of(second)
-    plan, done = upload(second, f"s3://{bucket}/reg", endpoint_url=endpoint)
+    plan, done = upload(second, f"s3://{bucket}/reg", endpoint_url=endpoint, delete_after=0)
     assert done is not None
     assert sorted(done.uploaded) == sorted(p for p in newer if files.get(p) != newer[p])
     assert sorted(done.deleted) == sorted(f"reg/{p}" for p in files.keys() - newer.keys())
@@ -381,8 +387,62 @@ def test_dry_run_and_no_delete_change_nothing_they_should_not(builds: tuple[Path
     gone = {f"reg/{p}" for p in files_of(first).keys() - files_of(second).keys()}
     assert gone and gone <= stored(endpoint, bucket).keys()
     # A later upload with deletion still removes what the kept ones were.
-    assert upload_cli(f"s3://{bucket}/reg", "--out", str(second), "--endpoint-url", endpoint).exit_code == 0
+    assert upload_cli(f"s3://{bucket}/reg", "--out", str(second), "--endpoint-url", endpoint,
+                      "--delete-after", "0").exit_code == 0
     assert not gone & stored(endpoint, bucket).keys()
+
+
+def test_what_the_output_dropped_stays_until_it_has_been_gone_delete_after(builds: tuple[Path, Path],
+                                                                         endpoint: str, bucket: str) -> None:
+    first, second = builds
+    dest = f"s3://{bucket}/reg"
+    destination = Destination.parse(dest)
+    store = S3Store(bucket, endpoint_url=endpoint)
+    assert upload_cli(dest, "--out", str(first), "--endpoint-url", endpoint).exit_code == 0
+    gone = {f"reg/{p}" for p in files_of(first).keys() - files_of(second).keys()}
+    assert gone
+
+    def upload_at(out: Path, moment: float) -> UploadPlan:
+        plan = plan_upload(scan_output(out), destination, store, now=moment)
+        run_upload(out, plan, store)
+        return plan
+
+    start = 1_800_000_000
+    plan = upload_at(second, start)
+    # Nothing is deleted yet: a reader holding the old index.json still finds the removed skill's files.
+    assert plan.delete == () and set(plan.waiting) == gone
+    assert set(plan.waiting.values()) == {start + DELETE_AFTER}
+    assert gone <= stored(endpoint, bucket).keys()
+    # Later uploads before the hour is up keep them, and keep the time they went (not their own).
+    plan = upload_at(second, start + DELETE_AFTER - 1)
+    assert plan.delete == () and set(plan.waiting.values()) == {start + DELETE_AFTER}
+    # An object that comes back stops waiting; going again starts the wait again.
+    plan = upload_at(first, start + DELETE_AFTER - 1)
+    assert plan.delete == () and not gone & plan.waiting.keys()
+    assert set(plan.waiting) == {f"reg/{p}" for p in files_of(second).keys() - files_of(first).keys()}
+    plan = upload_at(second, start + DELETE_AFTER)
+    assert plan.delete == () and set(plan.waiting.values()) == {start + 2 * DELETE_AFTER}
+    plan = upload_at(second, start + 2 * DELETE_AFTER)
+    assert set(plan.delete) == gone and plan.waiting == {}
+    assert not gone & stored(endpoint, bucket).keys()
+    # The removed skill's old zip is not among them (its versions stay installable).
+    assert not any(k.endswith(".zip") and "csv-profiler" in k for k in gone)
+
+
+def test_the_command_says_what_it_kept_and_until_when(builds: tuple[Path, Path], endpoint: str, bucket: str) -> None:
+    first, second = builds
+    dest = f"s3://{bucket}/reg"
+    assert upload_cli(dest, "--out", str(first), "--endpoint-url", endpoint).exit_code == 0
+    gone = files_of(first).keys() - files_of(second).keys()
+    dry = upload_cli(dest, "--out", str(second), "--endpoint-url", endpoint, "--dry-run")
+    assert re.search(rf"delete 0 object\(s\) .*; {len(gone)} object\(s\) the output dropped kept until "
+                     r"\d{4}-\d\d-\d\d \d\d:\d\d UTC at the latest \(--delete-after\)", dry.output), dry.output
+    kept = upload_cli(dest, "--out", str(second), "--endpoint-url", endpoint)
+    assert kept.exit_code == 0 and "and deleted 0 object(s)" in kept.output and "kept until" in kept.output
+    now = upload_cli(dest, "--out", str(second), "--endpoint-url", endpoint, "--delete-after", "0")
+    assert now.exit_code == 0 and f"and deleted {len(gone)} object(s)" in now.output, now.output
+    assert "kept until" not in now.output
+    assert upload_cli(dest, "--out", str(second), "--delete-after", "-1").exit_code == 2
 
 
 # --------------------------------------------------------------------------------------- a failure part way
@@ -424,8 +484,9 @@ def test_a_refused_key_stops_the_upload_with_every_index_still_pointing_at_files
         for document in (detail, head):
             for path in _paths(document):
                 assert f"reg/{path}" in after, path
-    # Run again without the fault: the store becomes the second build exactly.
-    assert upload_cli(f"s3://{bucket}/reg", "--out", str(second), "--endpoint-url", endpoint).exit_code == 0
+    # Run again without the fault (deleting at once): the store becomes the second build exactly.
+    assert upload_cli(f"s3://{bucket}/reg", "--out", str(second), "--endpoint-url", endpoint,
+                      "--delete-after", "0").exit_code == 0
     final = stored(endpoint, bucket)
     assert {k.removeprefix("reg/"): v for k, v in final.items() if k != "reg/.skillreg-upload.json"} == \
         {p: md5(data) for p, data in files_of(second).items()}

@@ -8,6 +8,7 @@ become one line on stderr in the group's handler (``app``), which also picks the
 from __future__ import annotations
 
 import contextlib
+import datetime
 import functools
 import os
 import shutil
@@ -411,30 +412,43 @@ def check_deploy(url: str, commit: str, timeout: float, interval: float) -> None
               help="Cache lifetime in seconds of files whose name stays while their content changes.")
 @click.option("--jobs", type=click.IntRange(min=1), default=16, show_default=True, help="Uploads at a time.")
 @click.option("--no-delete", is_flag=True, help="Keep objects below the prefix that the output no longer holds.")
+@click.option("--delete-after", type=click.IntRange(min=0), metavar="SECONDS",
+              help="Delete an object the output dropped only once it has been gone this long (so readers holding "
+                   "an older index still find what it names); 0: at once. Default: an hour.")
 @click.option("--dry-run", is_flag=True, help="Say what would be uploaded and deleted; change nothing.")
 def upload(dest: str, out: Path, endpoint_url: str | None, region: str | None, max_age: int, jobs: int,
-           no_delete: bool, dry_run: bool) -> None:
+           no_delete: bool, delete_after: int | None, dry_run: bool) -> None:
     """Upload the output of `skillreg build` to s3://BUCKET/PREFIX: only what changed, content-addressed files
-    first (cached for a year), the indexes last (cached --max-age seconds), then delete what the output dropped.
+    first (cached for a year), the indexes last (cached --max-age seconds), then delete what the output dropped
+    at least --delete-after seconds ago (what it dropped since waits for a later upload).
 
     Credentials come from the usual AWS environment variables or configuration files (needs boto3:
     pip install 'skill-registry[s3]').
     """
-    from ..publish.objectstore import describe
+    from ..publish.objectstore import DELETE_AFTER, describe
     from ..publish.objectstore import upload as run_upload
+
+    if delete_after is None:
+        delete_after = DELETE_AFTER
 
     with _progress("Uploading") as progress:
         plan, result = run_upload(out, dest, endpoint_url=endpoint_url, region=region, jobs=jobs, max_age=max_age,
-                                  delete=not no_delete, dry_run=dry_run, on_wait=functools.partial(_say_waiting, out),
-                                  on_progress=progress)
+                                  delete=not no_delete, delete_after=delete_after, dry_run=dry_run,
+                                  on_wait=functools.partial(_say_waiting, out), on_progress=progress)
     counts = describe(f.path for f in plan.uploads)
     classes = f"{counts['immutable']} immutable, {counts['mutable']} other, {counts['index']} index"
+    waiting = plan.waiting
+    kept = ""
+    if waiting and not no_delete:
+        when = datetime.datetime.fromtimestamp(max(waiting.values()), datetime.UTC)
+        kept = (f"; {len(waiting)} object(s) the output dropped kept until {when:%Y-%m-%d %H:%M} UTC at the latest "
+                "(--delete-after), for an upload after that to delete")
     if result is None:
         click.echo(f"Would upload {len(plan.uploads)} file(s) ({classes}) and delete {len(plan.delete)} object(s) "
-                   f"at {plan.destination}; {plan.unchanged} unchanged")
+                   f"at {plan.destination}; {plan.unchanged} unchanged{kept}")
         return
     click.echo(f"Uploaded {len(result.uploaded)} file(s) ({classes}) and deleted {len(result.deleted)} object(s) "
-               f"at {result.destination}; {result.unchanged} unchanged")
+               f"at {result.destination}; {result.unchanged} unchanged{kept}")
 
 
 COMMANDS = [validate, new, build, serve, export, import_, prompt, marketplace, rules, check_deploy, upload]

@@ -7,8 +7,10 @@ year as immutable; every other name keeps its place while its content changes an
 changed is sent (the listing's ETag is the MD5 of a single-part upload, and a manifest stored beside the output
 records the headers each object was given), in an order that keeps every reader consistent: immutable files
 first, then the other files, the indexes last, ``state.json`` at the very end. Objects the output no longer holds
-are deleted only after that, and only below the destination's prefix. A failure stops before the next group, so
-the indexes readers use still point at files that exist.
+are deleted only after that, only below the destination's prefix, and only once they have been out of the output
+for ``delete_after`` seconds (an hour by default; the record notes when each went): a reader, or a CDN, holding
+an index from before the upload may still fetch what it names. A failure stops before the next group, so the
+indexes readers use still point at files that exist.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import posixpath
 import re
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -61,6 +64,9 @@ SHORT_MAX_AGE = 60
 MANIFEST_NAME = ".skillreg-upload.json"
 MANIFEST_VERSION = 1
 DELETE_BATCH = 1000  # DeleteObjects takes at most 1,000 keys a request
+# How long an object the output dropped stays: far longer than an index is cached (--max-age), so whatever an
+# index a reader or a CDN still holds names is there to fetch.
+DELETE_AFTER = 3600
 
 # The upload groups, in order; each finishes before the next starts. Readers fetch an index first and then what
 # it names, so what an index names is always in place before the index itself.
@@ -351,6 +357,14 @@ class UploadPlan:
     delete: tuple[str, ...]  # keys
     manifest: dict[str, list[str]]  # path -> [md5, content type, cache control] once done
     recorded: dict[str, list[str]]  # the same, as the last upload left it
+    gone: dict[str, int] = field(default_factory=dict)  # key -> when it was first out of the output (Unix time)
+    recorded_gone: dict[str, int] = field(default_factory=dict)  # the same, as the last upload left it
+    delete_after: int = DELETE_AFTER
+
+    @property
+    def waiting(self) -> dict[str, int]:
+        """Keys out of the output, kept for now: key -> when they may be deleted (Unix time)."""
+        return {key: since + self.delete_after for key, since in self.gone.items() if key not in self.delete}
 
     @property
     def uploads(self) -> list[LocalFile]:
@@ -365,27 +379,32 @@ class UploadResult:
     unchanged: int = 0
 
 
-def _read_manifest(store: ObjectStore, key: str) -> dict[str, list[str]]:
-    """The headers each object was given by the last upload; an unreadable record only means sending again."""
+def _read_manifest(store: ObjectStore, key: str) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """The headers each object was given by the last upload, and since when each key it kept is out of the output.
+    An unreadable record only means sending again and waiting ``delete_after`` again before deleting."""
     raw = store.get(key)
     if raw is None:
-        return {}
+        return {}, {}
     try:
         data = json.loads(raw)
         if data.get("version") != MANIFEST_VERSION or not isinstance(data.get("files"), dict):
-            return {}
-        return {p: h for p, h in data["files"].items() if isinstance(h, list) and all(isinstance(x, str) for x in h)}
+            return {}, {}
+        files = {p: h for p, h in data["files"].items() if isinstance(h, list) and all(isinstance(x, str) for x in h)}
+        gone = data.get("gone")
+        since = {k: t for k, t in gone.items() if isinstance(t, int)} if isinstance(gone, dict) else {}
+        return files, since
     except (ValueError, AttributeError):
-        return {}
+        return {}, {}
 
 
 def plan_upload(files: Sequence[LocalFile], destination: Destination, store: ObjectStore, *,
-                delete: bool = True) -> UploadPlan:
+                delete: bool = True, delete_after: int = DELETE_AFTER, now: float | None = None) -> UploadPlan:
     """What to send and delete: a file is skipped only when the store holds its bytes (ETag = MD5, same size)
-    and the manifest says it was given the same headers."""
+    and the manifest says it was given the same headers. An object the output no longer holds is deleted once
+    it has been out of it for ``delete_after`` seconds (``now``: the time to judge by, default the clock's)."""
     remote = store.list(destination.root)
     manifest_key = destination.key(MANIFEST_NAME)
-    recorded = _read_manifest(store, manifest_key) if manifest_key in remote else {}
+    recorded, recorded_gone = _read_manifest(store, manifest_key) if manifest_key in remote else ({}, {})
     groups: list[list[LocalFile]] = [[] for _ in PHASES]
     unchanged = 0
     for f in files:
@@ -395,11 +414,17 @@ def plan_upload(files: Sequence[LocalFile], destination: Destination, store: Obj
         else:
             groups[phase_of(f.path)].append(f)
     wanted = {destination.key(f.path) for f in files} | {manifest_key}
-    gone = tuple(sorted(k for k in remote if k not in wanted and k.startswith(destination.root))) if delete else ()
+    moment = int(time.time() if now is None else now)
+    # An object back in the output is no longer gone; one that just went starts waiting now.
+    gone = {k: recorded_gone.get(k, moment) for k in sorted(remote)
+            if k not in wanted and k.startswith(destination.root)}
+    due = tuple(k for k, since in gone.items() if moment - since >= delete_after) if delete else ()
     manifest = {f.path: f.headers for f in files}
-    if not delete:  # objects left in place keep their record, so a later upload with deletion still knows them
-        manifest = {**{p: h for p, h in recorded.items() if destination.key(p) in remote}, **manifest}
-    return UploadPlan(destination, tuple(tuple(g) for g in groups), unchanged, gone, manifest, recorded)
+    kept = set(gone) - set(due)
+    # Objects left in place keep their record, so a later upload knows their headers and when they went.
+    manifest = {**{p: h for p, h in recorded.items() if destination.key(p) in kept}, **manifest}
+    return UploadPlan(destination, tuple(tuple(g) for g in groups), unchanged, due, manifest, recorded,
+                      {k: t for k, t in gone.items() if k in kept}, recorded_gone, delete_after)
 
 
 def _run_group(items: Sequence[Any], work: Callable[[Any], None], jobs: int) -> None:
@@ -462,9 +487,9 @@ def run_upload(out: Path, plan: UploadPlan, store: ObjectStore, *, jobs: int = 1
     for batch in _batches(plan.delete, DELETE_BATCH):
         store.delete(batch)
         result.deleted.extend(batch)
-    if plan.manifest == plan.recorded:
-        return result  # nothing was sent or the record already says so
-    record = {"version": MANIFEST_VERSION, "files": plan.manifest}
+    if plan.manifest == plan.recorded and plan.gone == plan.recorded_gone:
+        return result  # nothing was sent or deleted, or the record already says so
+    record = {"version": MANIFEST_VERSION, "files": plan.manifest, "gone": plan.gone}
     store.put(plan.destination.key(MANIFEST_NAME),
               json.dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8"),
               content_type="application/json", cache_control="no-store")
@@ -472,7 +497,7 @@ def run_upload(out: Path, plan: UploadPlan, store: ObjectStore, *, jobs: int = 1
 
 
 def upload(out: Path, dest: str, *, endpoint_url: str | None = None, region: str | None = None, jobs: int = 16,
-           max_age: int = SHORT_MAX_AGE, delete: bool = True, dry_run: bool = False,
+           max_age: int = SHORT_MAX_AGE, delete: bool = True, delete_after: int = DELETE_AFTER, dry_run: bool = False,
            store: ObjectStore | None = None, on_progress: Callable[[int, int], None] | None = None,
            on_wait: Callable[[int | None], None] | None = None) -> tuple[UploadPlan, UploadResult | None]:
     """Upload the built output ``out`` to ``dest`` (``s3://bucket/prefix``), holding the output's build lock so
@@ -486,7 +511,7 @@ def upload(out: Path, dest: str, *, endpoint_url: str | None = None, region: str
         recover(out)  # an interrupted build's output is put back as it was before it is read
         files = scan_output(out, max_age=max_age)
         store = store or S3Store(destination.bucket, endpoint_url=endpoint_url, region=region, jobs=jobs)
-        plan = plan_upload(files, destination, store, delete=delete)
+        plan = plan_upload(files, destination, store, delete=delete, delete_after=delete_after)
         if dry_run:
             return plan, None
         return plan, run_upload(out, plan, store, jobs=jobs, on_progress=on_progress)
