@@ -29,6 +29,37 @@ def _edit(repo: Path, names: list[str], message: str) -> None:
     _git(repo, "commit", "-q", "-am", message)
 
 
+def client_env(tmp: Path) -> dict[str, str]:
+    """An environment for ``skillreg`` client commands whose home, caches and settings all live in ``tmp``."""
+    env = {**os.environ, "HOME": str(tmp), "SKILLREG_CACHE_DIR": str(tmp / "cache"),
+           "XDG_CACHE_HOME": str(tmp / "xdg-cache"), "XDG_CONFIG_HOME": str(tmp / "xdg-config")}
+    env.pop("SKILLREG_REGISTRY", None)
+    return env
+
+
+class UpdateChecks:
+    """``skillreg update`` in a project of installed skills, against a CountingServer: each check's requests and
+    bytes (whole answers), after making sure it went through state.json, never index.json."""
+
+    def __init__(self, server: CountingServer, project: Path, env: dict[str, str]) -> None:
+        self.server, self.project, self.env = server, project, env
+
+    def install(self, names: list[str]) -> None:
+        run_process(skillreg_command() + ["install", *names, "--registry", self.server.url], cwd=self.project,
+                    env=self.env)
+        run_process(skillreg_command() + ["update"], cwd=self.project, env=self.env)  # the first check fills the cache
+
+    def check(self, label: str) -> tuple[int, int, list[tuple[str, int]], int]:
+        """(requests, bytes, the request log, where it starts in the server's log) of one ``skillreg update``."""
+        mark = self.server.served.mark()
+        done = run_process(skillreg_command() + ["update"], cwd=self.project, env=self.env)
+        log = self.server.served.since(mark)
+        if any(path == INDEX_PATH for path, _ in log) or not log or log[0][0] != STATE_PATH:
+            raise BenchError(f"`skillreg update` ({label}) did not check through state.json: {log}\n"
+                             f"{done.output[-2000:]}")
+        return len(log), self.server.served.bytes_since(mark), log, mark
+
+
 def update_check_bench(ctx: BenchContext) -> list[Row]:
     n = QUICK_SIZES[0] if ctx.quick else SERVED_FULL
     changed = min(CHANGED_OTHERS, n // 2)
@@ -44,21 +75,13 @@ def update_check_bench(ctx: BenchContext) -> list[Row]:
         run_process(build)
         project = tmp / "project"
         project.mkdir()
-        env = {**os.environ, "HOME": tmp_text, "SKILLREG_CACHE_DIR": str(tmp / "cache"),
-               "XDG_CACHE_HOME": str(tmp / "xdg-cache"), "XDG_CONFIG_HOME": str(tmp / "xdg-config")}
-        env.pop("SKILLREG_REGISTRY", None)
         with CountingServer(site) as server:
-            run_process(skillreg_command() + ["install", *installed, "--registry", server.url], cwd=project, env=env)
-            run_process(skillreg_command() + ["update"], cwd=project, env=env)  # the first check fills the cache
+            checks = UpdateChecks(server, project, client_env(tmp))
+            checks.install(installed)
 
             def check(label: str) -> None:
-                mark = server.served.mark()
-                done = run_process(skillreg_command() + ["update"], cwd=project, env=env)
-                log = server.served.since(mark)
-                if any(path == INDEX_PATH for path, _ in log) or not log or log[0][0] != STATE_PATH:
-                    raise BenchError(f"`skillreg update` ({label}) did not check through state.json: {log}\n"
-                                     f"{done.output[-2000:]}")
-                figures[label] = (len(log), server.served.bytes_since(mark))
+                requests, sent, log, mark = checks.check(label)
+                figures[label] = (requests, sent)
                 if label == "installed":  # the check itself: state.json and the heads, not the update's download
                     check_part = [i for i, (path, _) in enumerate(log) if path == STATE_PATH or
                                   path.endswith("/head.json")]

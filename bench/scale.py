@@ -8,7 +8,10 @@ every path's size, hard links counted per path. Search transfer is what the sear
 results of a query, gzip-compressed as Pages serves it, library (``assets/search.js``) included: the whole
 ``search-index.json`` for a build without the sharded index, else the files ``ShardedSearch`` reads (the same
 files search.js reads; tests/test_search.py holds the two to one ranking). The CLI figures come from this
-checkout's client against each output served on 127.0.0.1 with ETags, as GitHub Pages serves it.
+checkout's client against each output served on 127.0.0.1 with ETags, as GitHub Pages serves it: its search,
+and ``skillreg update`` of five installed skills before the rebuild (nothing changed) and after it (another
+skill changed). What an extra version costs is measured on a git repository of 200 of the corpus's skills,
+each changed once.
 """
 
 from __future__ import annotations
@@ -26,8 +29,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .client import _git
+from .client_sparse import INSTALLED, UpdateChecks, client_env
 from .corpus import cached_corpus
-from .harness import run_process, skillreg_command
+from .harness import BenchError, run_process, skillreg_command
 from .pages import page_figures, site_rebuild_seconds
 from .server import CountingServer
 
@@ -165,17 +170,49 @@ def _change_one_skill(corpus: Path) -> Callable[[], None]:
 LEAN_PUBLISH = {"raw_files": "linked", "json_bundles": False, "well_known_skills": False, "page_body": "fetched"}
 
 
-def lean_config(corpus: Path, work: Path) -> Path:
+def lean_config(corpus: Path, work: Path, skills: Path | None = None) -> Path:
     """A copy of the corpus's registry.yaml in ``work`` with the lean ``publish:`` settings; the skills stay where
-    they are (an absolute ``skills_dir``). Only this checkout is given it: older builders reject the section."""
+    they are (an absolute ``skills_dir``, or ``skills``). Only this checkout is given it: older builders reject
+    the section."""
     import yaml
 
     data = yaml.safe_load((corpus / "registry.yaml").read_text(encoding="utf-8")) or {}
-    data["skills_dir"] = str((corpus / data.get("skills_dir", "skills")).resolve())
+    data["skills_dir"] = str((skills or corpus / data.get("skills_dir", "skills")).resolve())
     data["publish"] = LEAN_PUBLISH
     path = work / "registry.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=True), encoding="utf-8")
     return path
+
+
+VERSION_SAMPLE = 200  # skills of the corpus in the git repository that measures what an extra version costs
+
+
+def version_growth(program: list[str], corpus: Path, work: Path, lean: bool) -> float:
+    """Bytes per skill an extra version adds to the output: ``VERSION_SAMPLE`` skills of the corpus in a git
+    repository, built with the website, then every one of them changed once, committed and built again (each old
+    version keeps its zip and its versions.json row; the new text itself adds a few dozen bytes)."""
+    repo = work / "versions-repo"
+    names = sorted(p.name for p in (corpus / "skills").iterdir() if p.is_dir())[:VERSION_SAMPLE]
+    for name in names:
+        shutil.copytree(corpus / "skills" / name, repo / "skills" / name)
+    config = lean_config(corpus, repo, repo / "skills") if lean else repo / "registry.yaml"
+    if not lean:
+        shutil.copy2(corpus / "registry.yaml", repo / "registry.yaml")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "one version each")
+    out = work / "versions-site"
+    env = {**os.environ, "SKILLREG_STATE_DIR": str(work / "versions-state"),
+           "XDG_STATE_HOME": str(work / "versions-state")}
+    command = [*program, "--config", str(config), "build", "--keep-going", "--out", str(out)]
+    run_process(command, env=env, timeout=3600)
+    before = sum(output_sizes(out)[0].values())
+    for name in names:
+        skill_md = repo / "skills" / name / "SKILL.md"
+        skill_md.write_bytes(skill_md.read_bytes() + b"\n## Changes\n\nA second version.\n")
+    _git(repo, "commit", "-q", "-am", "a second version each")
+    run_process(command, env=env, timeout=3600)
+    return (sum(output_sizes(out)[0].values()) - before) / len(names)
 
 
 def measure(program: list[str], corpus: Path, work: Path, config: Path | None = None) -> dict[str, Any]:
@@ -186,11 +223,30 @@ def measure(program: list[str], corpus: Path, work: Path, config: Path | None = 
     command = [*program, "--config", str(config or corpus / "registry.yaml"), "build", "--keep-going", "--out",
                str(out)]
     cold = run_process(command, env=env, timeout=3 * 3600)
-    restore = _change_one_skill(corpus)
-    try:
-        again = run_process(command, env=env, timeout=3600)
-    finally:
-        restore()
+    updates: dict[str, Any] = {}
+    project = work / "project"
+    project.mkdir()
+    with CountingServer(out) as server:
+        # INSTALLED skills other than the one the rebuild changes, installed by this checkout's client.
+        checks = UpdateChecks(server, project, client_env(work / "client"))
+        names = sorted(p.name for p in (corpus / "skills").iterdir())
+        checks.install([n for n in names if n != _changed_skill(corpus).name][:INSTALLED])
+        try:
+            requests, sent, _, _ = checks.check("nothing changed")
+            updates.update({"update check, nothing changed: requests": requests,
+                             "update check, nothing changed: bytes": sent})
+        except BenchError as exc:  # an output without state.json: its check is index.json, counted below
+            print(f"scale: no sparse update check: {exc}", file=sys.stderr)
+        restore = _change_one_skill(corpus)
+        try:
+            again = run_process(command, env=env, timeout=3600)
+        finally:
+            restore()
+        if updates:
+            requests, sent, _, _ = checks.check("another skill changed")
+            updates.update({f"update check of {INSTALLED} skills, another changed: requests": requests,
+                            f"update check of {INSTALLED} skills, another changed: bytes": sent,
+                            "update check bytes per installed skill": sent / INSTALLED})
     sizes, files = output_sizes(out)
     index = (out / "api/v1/index.json").read_bytes()
     skills = max(1, json.loads(index)["count"])
@@ -205,6 +261,7 @@ def measure(program: list[str], corpus: Path, work: Path, config: Path | None = 
         "sitemap files": len(sitemaps),
         "sitemap largest MB": max((p.stat().st_size for p in sitemaps), default=0) / 2**20,
         "index.json MB": len(index) / 2**20, "index.json gzip MB": gzipped(index) / 2**20,
+        **updates,
     }
     figures.update({f"search KB gz '{q}'": b / 1024 for q, b in search_transfer(out, QUERIES).items()})
     figures.update({f"keystroke {n} '{TYPED[:n]}' KB gz": b / 1024
@@ -214,6 +271,7 @@ def measure(program: list[str], corpus: Path, work: Path, config: Path | None = 
                     "CLI query warm median ms": cli["query warm median"] * 1000,
                     "CLI downloaded MB": cli["downloaded"] / 2**20})
     figures.update(page_figures(out))  # bench/pages.py: the website's rows
+    figures["growth per extra version KB per skill"] = version_growth(program, corpus, work, config is not None) / 1024
     if program == skillreg_command():
         figures["website share of the one-skill rebuild seconds"] = site_rebuild_seconds(
             corpus / "registry.yaml", out, _changed_skill(corpus).name, env)
@@ -222,8 +280,9 @@ def measure(program: list[str], corpus: Path, work: Path, config: Path | None = 
 
 def render(n: int, results: dict[str, dict[str, Any]], publish: str = "default") -> str:
     labels = list(results)
-    settings = ("this checkout with publish: raw_files: linked, json_bundles: false, well_known_skills: false"
-                if publish == "lean" else "every program with its default publish settings")
+    lean = ", ".join(f"{k}: {str(v).lower()}" for k, v in LEAN_PUBLISH.items())
+    settings = (f"this checkout with publish: {lean}" if publish == "lean"
+                else "every program with its default publish settings")
     lines = [f"Scale benchmark: {n:,} skills ({time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} cores; "
              f"{settings})", "", "| figure | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
     keys = list(dict.fromkeys(key for figures in results.values() for key in figures))  # rows one program lacks

@@ -405,8 +405,15 @@ def test_scale_measures_two_programs_on_one_corpus(tmp_path: Path) -> None:
                    "pages MB", "search MB", "sitemap files", "index.json MB", "index.json gzip MB",
                    "search KB gz 'data'", "keystroke 1 'c' KB gz", "CLI prepare ms", "CLI query warm median ms",
                    "skill page median KB", "skill page chrome largest KB",
-                   "website share of the one-skill rebuild seconds"):
+                   "website share of the one-skill rebuild seconds", "update check, nothing changed: bytes",
+                   "update check bytes per installed skill", "growth per extra version KB per skill"):
         assert len(rows[figure]) == 2 and all(rows[figure]), figure
+    # The update check of 5 installed skills: one 304 when nothing changed, state.json and 5 heads after another
+    # skill changed, within the 1 KB per installed skill plus 1 KB.
+    assert rows["update check, nothing changed: requests"] == ["1", "1"]
+    assert rows["update check of 5 skills, another changed: requests"] == ["6", "6"]
+    assert all(float(b.replace(",", "")) <= 6 * 1024 for b in rows["update check of 5 skills, another changed: bytes"])
+    assert all(float(kb) > 1 for kb in rows["growth per extra version KB per skill"])  # at least an old zip a skill
     for figure in ("output MB", "files", "search MB", "pages MB", "sitemap files", "search KB gz 'data'"):
         assert rows[figure][0] == rows[figure][1], figure
     assert int(rows["files"][0].replace(",", "")) > 8 * 4 and rows["sitemap files"] == ["1", "1"]
@@ -431,8 +438,8 @@ def test_scale_builds_this_checkout_lean_by_default(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "bench", "--scale", "8", "--cache-dir", str(cache)], cwd=REPO,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "this checkout with publish: raw_files: linked, json_bundles: false, well_known_skills: false" in \
-        done.stdout.splitlines()[0]
+    assert "this checkout with publish: raw_files: linked, json_bundles: false, well_known_skills: false, " \
+        "page_body: fetched" in done.stdout.splitlines()[0]
     rows = scale_rows(done.stdout)
     assert rows["JSON bundles MB"] == ["0.00"] and rows[".well-known copies MB"] == ["0.00"]
     assert float(rows["zips MB"][0]) > 0 and float(rows["output KB per skill"][0]) > 0
