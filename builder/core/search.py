@@ -16,7 +16,7 @@ import heapq
 import itertools
 import operator
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -215,9 +215,35 @@ def _gaps(rows: list[int]) -> list[int]:
 
 
 def _rows_of(gaps: Sequence[Any]) -> list[int]:
-    if not all(type(gap) is int for gap in gaps):
+    if not set(map(type, gaps)) <= _INT:  # one pass in C: a one-letter token's postings run to 60,000 gaps
         raise ValueError("a row gap is not an integer")
     return list(itertools.accumulate(gaps))
+
+
+_INT = {int}
+
+
+def _top(totals: dict[int, int], limit: int) -> list[tuple[int, int]]:
+    """The ``limit`` best (points, row) of ``totals``, most points first, ties by row number (= by name).
+
+    Few distinct scores exist, so the lowest score that makes the cut is found from their counts; the rows
+    above it and the tied rows at it are then picked out in passes that run in C, not a Python step per
+    match (a one-letter query matches most of the registry).
+    """
+    if limit <= 0 or not totals:
+        return []
+    counts = Counter(totals.values())
+    threshold, above = 0, 0
+    for points in sorted(counts, reverse=True):
+        threshold = points
+        if above + counts[points] >= limit:
+            break
+        above += counts[points]
+    better = sorted(((totals[row], row) for row in
+                     itertools.compress(totals, map(threshold.__lt__, totals.values()))),
+                    key=lambda item: (-item[0], item[1]))
+    tied = sorted(itertools.compress(totals, map(threshold.__eq__, totals.values())))
+    return better + [(threshold, row) for row in tied[:limit - len(better)]]
 
 
 def _best_of(levels: Iterable[tuple[int, Iterable[int]]]) -> dict[int, int]:
@@ -380,18 +406,27 @@ class ShardedSearch:
                 for path, document in zip(missing, pool.map(self._fetch, missing)):
                     self._documents[path] = document
 
-    def _prefetch_tokens(self, query_tokens: Sequence[str]) -> None:
-        """The prefix files of every query token, then the term files of the long ones, each level at once."""
+    def _prefetch(self, query_tokens: Sequence[str], filters: Sequence[tuple[str, str]]) -> None:
+        """The files a query reads, in two rounds of side-by-side requests: the prefix files of its tokens (and
+        the facet index, with a filter), then the term files of the long tokens (and the filters' row files)."""
         wanted = [q if len(q) < TERM_KEY else q[:2] for q in query_tokens if q not in self._scores]
-        self._fetch_all(prefix_path(k, self.prefixes[k]) for k in wanted if k in self.prefixes)
-        terms = []
+        first = [prefix_path(k, self.prefixes[k]) for k in wanted if k in self.prefixes]
+        unread = [(kind, value) for kind, value in filters if f"{kind}\x00{value}" not in self._row_sets]
+        if unread:
+            first.append(facets_path(self.facets_digest))
+        self._fetch_all(first)
+        second = []
         for q in query_tokens:
             if len(q) >= TERM_KEY and q not in self._scores and q[:2] in self.prefixes:
                 children = self._documents.get(prefix_path(q[:2], self.prefixes[q[:2]]), {}).get("terms")
                 digest = children.get(q[:TERM_KEY]) if isinstance(children, dict) else None
                 if isinstance(digest, str) and _HASH.match(digest):
-                    terms.append(term_path(q[:TERM_KEY], digest))
-        self._fetch_all(terms)
+                    second.append(term_path(q[:TERM_KEY], digest))
+        for kind, value in unread:
+            entry = self.facets()[kind].get(value)
+            if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str) and _HASH.match(entry[1]):
+                second.append(facets_path(entry[1]))
+        self._fetch_all(second)
 
     def _broken(self, path: str) -> ClientError:
         return ClientError(f"{path} does not hold what {self.where} says; refusing the search index")
@@ -482,42 +517,45 @@ class ShardedSearch:
                 return chunk * self.per_file + offset
         return None
 
-    def matches(self, query: str, *, category: str | None = None, tag: str | None = None) -> list[tuple[int, int]]:
-        """Every matching (points, row), in no order; ``rank`` orders them."""
+    def _totals(self, query: str, category: str | None, tag: str | None) -> dict[int, int]:
+        """Row -> points of every matching row (the filters applied)."""
         query_tokens = tokens(query)
+        self._prefetch(query_tokens, [(kind, value) for kind, value in (("category", category), ("tag", tag))
+                                      if value])
         if query_tokens:
-            self._prefetch_tokens(query_tokens)
-            totals: dict[int, int] | None = None
-            for q in query_tokens:
-                found = self.token_scores(q)
-                if totals is None:
-                    totals = dict(found)
-                else:
-                    totals = {row: points + found[row] for row, points in totals.items() if row in found}
+            # The sum over tokens of rows holding every one: start from the token with fewest rows.
+            maps = sorted((self.token_scores(q) for q in query_tokens), key=len)
+            totals = dict(maps[0])
+            for found in maps[1:]:
                 if not totals:
-                    return []
-            assert totals is not None
+                    break
+                totals = {row: points + found[row] for row, points in totals.items() if row in found}
+            if not totals:
+                return {}
             # Only a row whose name holds every query token as a whole word can be the exact name.
             if WEIGHTS["name"][0] * len(query_tokens) in totals.values():
                 exact = self.row_named("-".join(query_tokens))
                 if exact is not None and exact in totals:
                     totals[exact] += EXACT_NAME_BONUS
-            scored: Iterable[tuple[int, int]] = ((points, row) for row, points in totals.items())
         else:
-            scored = ((1, row) for row in range(self.count))
-        if category:
-            in_category = self._facet_rows("category", category)
-            scored = (item for item in scored if item[1] in in_category)
-        if tag:
-            with_tag = self._facet_rows("tag", tag)
-            scored = (item for item in scored if item[1] in with_tag)
-        return list(scored)
+            totals = dict.fromkeys(range(self.count), 1)
+        for kind, value in (("category", category), ("tag", tag)):
+            if value:
+                allowed = self._facet_rows(kind, value)
+                if len(allowed) < len(totals):
+                    totals = {row: totals[row] for row in allowed if row in totals}
+                else:
+                    totals = {row: points for row, points in totals.items() if row in allowed}
+        return totals
+
+    def matches(self, query: str, *, category: str | None = None, tag: str | None = None) -> list[tuple[int, int]]:
+        """Every matching (points, row), in no order; ``rank`` orders them."""
+        return [(points, row) for row, points in self._totals(query, category, tag).items()]
 
     def rank(self, query: str, *, category: str | None = None, tag: str | None = None,
              limit: int = 10) -> list[Hit]:
         """Skills matching every query token (and the filters), best first, ties by name: ``rank``'s contract."""
-        found = self.matches(query, category=category, tag=tag)
-        best = heapq.nsmallest(limit, found, key=lambda item: (-item[0], item[1]))
+        best = _top(self._totals(query, category, tag), limit)
         self._fetch_all(rows_path(self.chunks[number // self.per_file][1]) for _, number in best)
         hits = []
         for points, number in best:
