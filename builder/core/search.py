@@ -431,42 +431,78 @@ class ShardedSearch:
     def _broken(self, path: str) -> ClientError:
         return ClientError(f"{path} does not hold what {self.where} says; refusing the search index")
 
-    def _score_map(self, lists: Any, path: str) -> dict[int, int]:
+    def _levels(self, q: str) -> tuple[str, list[tuple[int, Any]]] | None:
+        """(the file read, [(points, row gaps), ...]) of the postings matching one query token, or None: a prefix
+        file's score lists (one per score, each row in one), or a term file's field lists of every token that
+        starts with ``q`` (a row may be in several; its best points count)."""
+        if len(q) < TERM_KEY:
+            if q not in self.prefixes:
+                return None
+            path = prefix_path(q, self.prefixes[q])
+            scores: Any = self._document(path).get("scores")
+            try:
+                return path, [(int(points), gaps) for points, gaps in scores]
+            except (TypeError, ValueError):
+                raise self._broken(path) from None
+        if q[:2] not in self.prefixes:
+            return None
+        parent = prefix_path(q[:2], self.prefixes[q[:2]])
+        children = self._document(parent).get("terms")
+        if not isinstance(children, dict):
+            raise self._broken(parent)
+        digest = children.get(q[:TERM_KEY])
+        if not (isinstance(digest, str) and _HASH.match(digest)):
+            return None
+        path = term_path(q[:TERM_KEY], digest)
+        found = self._document(path).get("terms")
+        if not isinstance(found, dict):
+            raise self._broken(path)
+        levels: list[tuple[int, Any]] = []
         try:
-            return _best_of((int(points), _rows_of(gaps)) for points, gaps in lists)
-        except (TypeError, ValueError):
+            for token, lists in found.items():
+                if token.startswith(q):
+                    weights = _WHOLE if token == q else _PREFIX
+                    levels += [(weights[f], gaps) for f, gaps in enumerate(lists[:len(_FIELDS)])]
+        except (TypeError, ValueError, AttributeError):
             raise self._broken(path) from None
+        return path, levels
 
     def token_scores(self, q: str) -> dict[int, int]:
         """Row -> best points for one query token, as SearchIndex._token_scores."""
-        if q in self._scores:
-            return self._scores[q]
-        best: dict[int, int] = {}
-        if len(q) < TERM_KEY:
-            if q in self.prefixes:
-                path = prefix_path(q, self.prefixes[q])
-                best = self._score_map(self._document(path).get("scores"), path)
-        elif q[:2] in self.prefixes:
-            parent = prefix_path(q[:2], self.prefixes[q[:2]])
-            children = self._document(parent).get("terms")
-            if not isinstance(children, dict):
-                raise self._broken(parent)
-            digest = children.get(q[:TERM_KEY])
-            if isinstance(digest, str) and _HASH.match(digest):
-                path = term_path(q[:TERM_KEY], digest)
-                found = self._document(path).get("terms")
-                if not isinstance(found, dict):
-                    raise self._broken(path)
-                levels: list[tuple[int, list[int]]] = []
+        if q not in self._scores:
+            found = self._levels(q)
+            best: dict[int, int] = {}
+            if found is not None:
+                path, levels = found
                 try:
-                    for token, lists in found.items():
-                        if token.startswith(q):
-                            weights = _WHOLE if token == q else _PREFIX
-                            levels += [(weights[f], _rows_of(gaps)) for f, gaps in enumerate(lists[:len(_FIELDS)])]
-                except (TypeError, ValueError, AttributeError):
+                    best = _best_of((points, _rows_of(gaps)) for points, gaps in levels)
+                except (TypeError, ValueError):
                     raise self._broken(path) from None
-                best = _best_of(levels)
-        self._scores[q] = best
+            self._scores[q] = best
+        return self._scores[q]
+
+    def _token_top(self, q: str, limit: int) -> list[tuple[int, int]]:
+        """``_top(token_scores(q), limit)`` without building the whole map: postings are read from the highest
+        score down and only until ``limit`` rows are found (a one-letter token matches most of the registry,
+        and its best rows are in its first list)."""
+        found = self._levels(q)
+        if found is None or limit <= 0:
+            return []
+        path, levels = found
+        by_points: dict[int, list[Any]] = defaultdict(list)
+        for points, gaps in levels:
+            by_points[points].append(gaps)
+        best: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        try:
+            for points in sorted(by_points, reverse=True):
+                fresh = set().union(*map(_rows_of, by_points[points])) - seen  # rows whose best this is
+                best += [(points, row) for row in sorted(fresh)[:limit - len(best)]]
+                if len(best) >= limit:
+                    break
+                seen |= fresh
+        except (TypeError, ValueError):
+            raise self._broken(path) from None
         return best
 
     def facets(self) -> dict[str, dict[str, list[Any]]]:
@@ -548,6 +584,30 @@ class ShardedSearch:
                     totals = {row: points for row, points in totals.items() if row in allowed}
         return totals
 
+    def _single_top(self, q: str, limit: int) -> list[tuple[int, int]]:
+        """``_top(self._totals(q, None, None), limit)`` for a one-token query with no filter, reading only the
+        postings that reach the cut."""
+        self._prefetch([q], [])
+        found = self._levels(q)
+        if found is None or limit <= 0:
+            return []
+        path, levels = found
+        whole_name = WEIGHTS["name"][0]  # the highest weight: a row holding it has no better score
+        try:
+            named = set().union(*(_rows_of(gaps) for points, gaps in levels if points == whole_name))
+        except (TypeError, ValueError):
+            raise self._broken(path) from None
+        best = self._token_top(q, limit)
+        if not named:
+            return best
+        # Only a row whose name holds the token as a whole word can be the exact name.
+        exact = self.row_named(q)
+        points = None if exact is None else whole_name if exact in named else self.token_scores(q).get(exact)
+        if exact is None or points is None:
+            return best
+        best = [hit for hit in best if hit[1] != exact] + [(points + EXACT_NAME_BONUS, exact)]
+        return sorted(best, key=lambda hit: (-hit[0], hit[1]))[:limit]
+
     def matches(self, query: str, *, category: str | None = None, tag: str | None = None) -> list[tuple[int, int]]:
         """Every matching (points, row), in no order; ``rank`` orders them."""
         return [(points, row) for row, points in self._totals(query, category, tag).items()]
@@ -555,7 +615,11 @@ class ShardedSearch:
     def rank(self, query: str, *, category: str | None = None, tag: str | None = None,
              limit: int = 10) -> list[Hit]:
         """Skills matching every query token (and the filters), best first, ties by name: ``rank``'s contract."""
-        best = _top(self._totals(query, category, tag), limit)
+        query_tokens = tokens(query)
+        if len(query_tokens) == 1 and not category and not tag:
+            best = self._single_top(query_tokens[0], limit)
+        else:
+            best = _top(self._totals(query, category, tag), limit)
         self._fetch_all(rows_path(self.chunks[number // self.per_file][1]) for _, number in best)
         hits = []
         for points, number in best:
