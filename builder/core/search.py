@@ -363,6 +363,29 @@ def search_files(rows: Iterable[Sequence[Any]]) -> dict[str, bytes]:
     return files
 
 
+_FETCHERS: Any = None  # the process's ThreadPoolExecutor for search files, made on first use
+
+
+def _fetchers() -> Any:
+    """Up to 6 threads fetching search files side by side, kept for the process: starting threads for every
+    round of every query cost more than the requests on a busy machine. Six, as browsers open at most six
+    connections to a host: a server with a short listen queue (Python's http.server keeps 5) drops the
+    connections past it, and the client's next try comes a second later."""
+    global _FETCHERS
+    if _FETCHERS is None:
+        import os
+        from concurrent.futures import ThreadPoolExecutor
+
+        _FETCHERS = ThreadPoolExecutor(max_workers=6, thread_name_prefix="skillreg-search")
+        os.register_at_fork(after_in_child=_forget_fetchers)  # its threads are not copied into a child
+    return _FETCHERS
+
+
+def _forget_fetchers() -> None:
+    global _FETCHERS
+    _FETCHERS = None
+
+
 class ShardedSearch:
     """Queries over the sharded index, fetching only the files a query needs through ``fetch`` (path -> JSON
     object), each once per instance. Ranks exactly as ``rank`` over the whole index (tests/test_search.py)."""
@@ -400,11 +423,8 @@ class ShardedSearch:
         if len(missing) == 1:
             self._document(missing[0])
         elif missing:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=min(8, len(missing))) as pool:
-                for path, document in zip(missing, pool.map(self._fetch, missing)):
-                    self._documents[path] = document
+            for path, document in zip(missing, _fetchers().map(self._fetch, missing)):
+                self._documents[path] = document
 
     def _prefetch(self, query_tokens: Sequence[str], filters: Sequence[tuple[str, str]]) -> None:
         """The files a query reads, in two rounds of side-by-side requests: the prefix files of its tokens (and
@@ -565,7 +585,7 @@ class ShardedSearch:
             for found in maps[1:]:
                 if not totals:
                     break
-                totals = {row: points + found[row] for row, points in totals.items() if row in found}
+                totals = {row: totals[row] + found[row] for row in totals.keys() & found.keys()}
             if not totals:
                 return {}
             # Only a row whose name holds every query token as a whole word can be the exact name.
