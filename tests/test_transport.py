@@ -6,6 +6,7 @@ redirects keep their rules."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -180,3 +181,21 @@ def test_a_redirect_is_followed_on_the_kept_alive_connection_and_keeps_its_rules
         registry.document(DETAIL)
     assert str(refused.value) == f"{server.url}{DETAIL} redirects to {location}; refusing to follow it off https://"
     assert connections(server) == [[INDEX, DETAIL, VERSIONS, DETAIL]]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() here")
+def test_a_forked_child_never_shares_the_parents_kept_alive_connection(server: RegistryServer, site: Path,
+                                                                       project: Path) -> None:
+    registry = Registry(server.url)
+    registry.document(INDEX)
+    child = os.fork()
+    if child == 0:  # the child: its request must go on a connection of its own, under a working deadline
+        code = 1
+        try:
+            code = 0 if registry.document(DETAIL) == json.loads((site / DETAIL).read_bytes()) else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert registry.document(VERSIONS) == json.loads((site / VERSIONS).read_bytes())
+    assert connections(server) == [[INDEX, VERSIONS], [DETAIL]]

@@ -24,6 +24,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import weakref
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -250,6 +251,16 @@ def _ack_at_once(sock: Any) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
 
 
+_POOLS: weakref.WeakSet[_Pool] = weakref.WeakSet()
+
+
+def _forget_pools() -> None:
+    for pool in list(_POOLS):
+        pool._forget()
+
+
+os.register_at_fork(after_in_child=_forget_pools)
+
 IDLE_SECONDS = 10.0  # a kept-alive connection unused this long is closed, not reused (servers drop idle ones)
 POOL_SIZE = 8  # idle connections kept per host: as many as a search query fetches side by side
 
@@ -260,6 +271,15 @@ class _Pool:
     def __init__(self) -> None:
         self._idle: dict[tuple[Any, ...], list[tuple[float, http.client.HTTPConnection]]] = {}
         self._lock = threading.Lock()
+        _POOLS.add(self)
+
+    def _forget(self) -> None:
+        """In a forked child: the idle sockets are the parent's connections too; close this copy, never reuse."""
+        self._lock = threading.Lock()
+        idle, self._idle = self._idle, {}
+        for entries in idle.values():
+            for _, connection in entries:
+                connection.close()  # closes the child's descriptor only: no shutdown(), so the parent's stays open
 
     def take(self, key: tuple[Any, ...]) -> http.client.HTTPConnection | None:
         stale: list[http.client.HTTPConnection] = []
