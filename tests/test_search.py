@@ -194,3 +194,38 @@ def test_sharded_files_are_named_by_their_digest_and_built_byte_identically() ->
     for path, data in files.items():
         if path != SHARDS_INDEX_PATH:
             assert hashlib.sha256(data).hexdigest()[:12] in path.rpartition("/")[2], path
+
+
+def test_the_best_hits_are_picked_as_a_full_sort_would() -> None:
+    """``_top`` finds the cut from the counts of each score: ties across the cut, fewer matches than the limit,
+    one score for every row, no limit."""
+    import random
+
+    from builder.core.search import _top
+
+    generator = random.Random(17)
+    for _ in range(300):
+        rows = generator.sample(range(5000), generator.randint(0, 400))
+        totals = {row: generator.choice([1, 2, 3, 5, 8, 13, 50]) for row in rows}
+        if generator.random() < 0.2:
+            totals = dict.fromkeys(rows, 7)
+        limit = generator.choice([0, 1, 2, 10, 50, 1000])
+        expected = sorted(((points, row) for row, points in totals.items()), key=lambda h: (-h[0], h[1]))[:limit]
+        assert _top(totals, limit) == expected, (totals, limit)
+
+
+def test_an_exact_name_past_the_first_hits_still_ranks_first() -> None:
+    """The one-token path reads postings only down to the cut; the exact name may sort after more than a page of
+    rows holding the same whole word, or be missing while such rows exist, and a limit may be 0 or 1."""
+    rows = [[f"a-git-{i:02}", "tool", "git", ["git"], ""] for i in range(25)]
+    rows += [["git", "the tool", "", [], ""], ["gitx", "git", "", [], ""], ["z-gi", "g", "", [], ""]]
+    index = {"version": 1, "fields": [], "skills": rows}
+    sharded = _sharded(rows)
+    without_exact = _sharded([r for r in rows if r[0] != "git"])
+    for query in ("git", "gi", "g", "gitx", "tool", "a"):
+        for limit in (0, 1, 2, 10, 30):
+            expected = _reference_rank(index, query, limit=limit)
+            assert [(h.name, h.score) for h in sharded.rank(query, limit=limit)] == expected, (query, limit)
+            expected = _reference_rank({"skills": [r for r in rows if r[0] != "git"]}, query, limit=limit)
+            assert [(h.name, h.score) for h in without_exact.rank(query, limit=limit)] == expected, (query, limit)
+    assert sharded.rank("git", limit=1)[0].name == "git"

@@ -123,3 +123,25 @@ def test_a_hostile_manifest_is_refused_before_it_is_parsed(server: RegistryServe
     assert result.exit_code == 1
     assert result.output == (f"Error: {server.url}{SHARDS_INDEX_PATH}: it nests JSON objects and arrays 100,001 "
                              "deep; the limit is 64; refusing it\n")
+
+
+def test_a_cached_search_file_is_one_file_checked_against_its_name(server: RegistryServer, site: Path,
+                                                                   project: Path) -> None:
+    """A file named by its digest is cached as its body alone; a cached body that no longer matches its name
+    (a torn write, a disk error, an edit) is fetched again, and so is one that is missing."""
+    import os
+
+    shown = _search(server.url, "csv")
+    fetched = [path for path, status in server.state.paths() if status == 200 and path != SHARDS_INDEX_PATH]
+    cache = Path(os.environ["SKILLREG_CACHE_DIR"])
+    kept = {p.relative_to(next(cache.glob("registries/*"))).as_posix(): p for p in cache.glob("registries/*/**/*")
+            if p.is_file()}
+    assert set(fetched) <= set(kept) and not any(f"{path}.meta.json" in kept for path in fetched)
+    assert all(kept[path].read_bytes() == (site / path).read_bytes() for path in fetched)
+    damaged, removed = fetched[0], fetched[-1]
+    kept[damaged].write_bytes(kept[damaged].read_bytes().replace(b"csv", b"CSV"))
+    kept[removed].unlink()
+    server.state.log.clear()
+    assert _search(server.url, "csv") == shown
+    assert sorted(server.state.paths()) == sorted([(SHARDS_INDEX_PATH, 304), (damaged, 200), (removed, 200)])
+    assert kept[damaged].read_bytes() == (site / damaged).read_bytes()

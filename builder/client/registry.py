@@ -188,10 +188,37 @@ class _Cache:
             write_atomic(meta_path, meta_bytes, durable=False)
         except OSError:
             return  # the cache only saves requests; a read-only or full cache folder must not stop an install
+        self._grew(len(body) + len(meta_bytes), body_path)
+
+    def get_named(self, path: str, digest: str) -> bytes | None:
+        """The cached body of a file whose name carries its content's digest (the search index's files), if its
+        sha256 starts with ``digest``; such an entry has no ``.meta.json``: there is no ETag to keep."""
+        body_path = self.folder / path
+        try:
+            body = body_path.read_bytes()
+        except OSError:
+            return None
+        if not sha256_hex(body).startswith(digest):
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(body_path)
+        return body
+
+    def put_named(self, path: str, body: bytes) -> None:
+        """Keep a file whose name carries its digest: one file, no metadata (checked against its name when read)."""
+        body_path = self.folder / path
+        try:
+            write_atomic(body_path, body, durable=False)
+        except OSError:
+            return
+        self._grew(len(body), body_path)
+
+    def _grew(self, size: int, written: Path) -> None:
+        """Count ``size`` more bytes; walk and evict only once the count may have passed the limit."""
         if self._total is not None:
-            self._total += len(body) + len(meta_bytes)
+            self._total += size
         if self._total is None or self._total > self.limit:
-            self.evict(keep=body_path)
+            self.evict(keep=written)
 
     def evict(self, keep: Path | None = None) -> None:
         """Delete least recently used entries until the whole cache fits its limit (``keep`` goes last)."""
@@ -342,9 +369,9 @@ class Registry:
             raise ClientError(f"{self.url}{path} is not a file of the sharded search index; refusing it")
         if path in self._search_files:
             return self._search_files[path]
-        cached = self._cache.get(path) if self._cache is not None else None
-        if cached is not None and sha256_hex(cached.body).startswith(digest):
-            data = cached.body
+        cached = self._cache.get_named(path, digest) if self._cache is not None else None
+        if cached is not None:
+            data = cached
         else:
             data = (self._read_local(path, MAX_DOCUMENT_BYTES + 1) if self.folder is not None
                     else self._get(self._url(path), None, MAX_DOCUMENT_BYTES + 1).body)
@@ -352,7 +379,7 @@ class Registry:
                 raise ClientError(f"{self.url}{path}: the download does not match the digest in its name; "
                                   "refusing the search index")
             if self._cache is not None:
-                self._cache.put(path, data, None)
+                self._cache.put_named(path, data)
         doc = parse_json(data, f"{self.url}{path}")
         if not isinstance(doc, dict):
             raise ClientError(f"{self.url}{path} is not a JSON object")

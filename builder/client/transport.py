@@ -4,17 +4,28 @@
 every request also gets a deadline that shuts its socket when it passes, so no read outlasts it. Redirects and
 the addresses connections land on are judged against the registry the user named: never from https:// down
 to http://, to this machine only from this machine, to a private network only from one.
+
+Connections are kept alive and reused by the next request to the same host (a search query's dozen files cost
+one connection per thread, not one each); a reused connection is held to the new request's deadline, and one
+the server has closed meanwhile is replaced by a fresh one, once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import heapq
 import http.client
 import ipaddress
+import itertools
+import os
 import socket
 import ssl
 import threading
+import time
+import urllib.error
 import urllib.request
+import weakref
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -100,17 +111,17 @@ class Deadline:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.expired = False
+        self.done = False
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
 
     def __enter__(self) -> Deadline:
-        self._timer.start()
+        _WATCH.add(self, time.monotonic() + self.seconds)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
+        with self._lock:
+            self.done = True
 
     def attach(self, sock: socket.socket) -> None:
         with self._lock:
@@ -118,11 +129,57 @@ class Deadline:
             if self.expired:
                 _shut(sock)
 
+    def detach(self, sock: socket.socket) -> bool:
+        """Stop watching ``sock`` (its request is done and it goes back to the pool); False if the deadline has
+        passed, when it may already be shut and must not be reused."""
+        with self._lock:
+            if sock in self._sockets:
+                self._sockets.remove(sock)
+            return not self.expired
+
     def _expire(self) -> None:
         with self._lock:
+            if self.done:
+                return
             self.expired = True
             for sock in self._sockets:
                 _shut(sock)
+
+
+class _Watch:
+    """One thread for every deadline of the process, started on first use: a timer thread per request cost
+    ~0.4 ms each, a dozen times per search query."""
+
+    def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)  # the thread is not copied into a child; its lock may be
+
+    def _reset(self) -> None:
+        self._changed = threading.Condition()
+        self._due: list[tuple[float, int, Deadline]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def add(self, deadline: Deadline, when: float) -> None:
+        with self._changed:
+            heapq.heappush(self._due, (when, next(self._order), deadline))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="skillreg-deadlines", daemon=True)
+                self._thread.start()
+            elif self._due[0][2] is deadline:
+                self._changed.notify()
+
+    def _run(self) -> None:
+        with self._changed:
+            while True:
+                now = time.monotonic()
+                while self._due and (self._due[0][2].done or self._due[0][0] <= now):
+                    _, _, deadline = heapq.heappop(self._due)
+                    deadline._expire()  # does nothing once its request is done
+                self._changed.wait(self._due[0][0] - now if self._due else None)
+
+
+_WATCH = _Watch()
 
 
 def _shut(sock: socket.socket) -> None:
@@ -170,6 +227,91 @@ class _HTTPSConnection(_Guarded, http.client.HTTPSConnection):
     pass
 
 
+class _PooledResponse(http.client.HTTPResponse):
+    """A response whose connection goes back to the pool when it is closed after its whole body was read."""
+
+    release: Callable[[bool], None] | None = None
+
+    def close(self) -> None:
+        release, self.release = self.release, None
+        # The whole body arrived: its declared length counted down to zero, or the last chunk was read (http.client
+        # drops ``fp`` then); an early end of the stream also drops ``fp`` but leaves ``length`` above zero.
+        whole = (self.length == 0 or (bool(self.chunked) and self.fp is None)) and not self.will_close
+        super().close()
+        if release is not None:
+            release(whole)
+
+
+def _ack_at_once(sock: Any) -> None:
+    """Acknowledge the answer's first packet at once (Linux): a server that writes its headers and its body
+    separately with Nagle's algorithm on (Python's http.server) holds the body until that acknowledgement, and on
+    a kept-alive connection the kernel would delay it by up to 40 ms, hoping to send it with the next request."""
+    if hasattr(socket, "TCP_QUICKACK") and sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+
+
+_POOLS: weakref.WeakSet[_Pool] = weakref.WeakSet()
+
+
+def _forget_pools() -> None:
+    for pool in list(_POOLS):
+        pool._forget()
+
+
+os.register_at_fork(after_in_child=_forget_pools)
+
+IDLE_SECONDS = 10.0  # a kept-alive connection unused this long is closed, not reused (servers drop idle ones)
+POOL_SIZE = 8  # idle connections kept per host: as many as a search query fetches side by side
+
+
+class _Pool:
+    """Idle kept-alive connections by (kind, host, tunnel, timeout), shared by the threads of one Transport."""
+
+    def __init__(self) -> None:
+        self._idle: dict[tuple[Any, ...], list[tuple[float, http.client.HTTPConnection]]] = {}
+        self._lock = threading.Lock()
+        _POOLS.add(self)
+
+    def _forget(self) -> None:
+        """In a forked child: the idle sockets are the parent's connections too; close this copy, never reuse."""
+        self._lock = threading.Lock()
+        idle, self._idle = self._idle, {}
+        for entries in idle.values():
+            for _, connection in entries:
+                connection.close()  # closes the child's descriptor only: no shutdown(), so the parent's stays open
+
+    def take(self, key: tuple[Any, ...]) -> http.client.HTTPConnection | None:
+        stale: list[http.client.HTTPConnection] = []
+        found = None
+        with self._lock:
+            idle = self._idle.get(key, [])
+            while idle:
+                since, connection = idle.pop()
+                if time.monotonic() - since <= IDLE_SECONDS and connection.sock is not None:
+                    found = connection
+                    break
+                stale.append(connection)
+        for connection in stale:
+            connection.close()
+        return found
+
+    def give(self, key: tuple[Any, ...], connection: http.client.HTTPConnection) -> None:
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            if len(idle) < POOL_SIZE:
+                idle.append((time.monotonic(), connection))
+                return
+        connection.close()
+
+    def close(self) -> None:
+        with self._lock:
+            idle = [connection for entries in self._idle.values() for _, connection in entries]
+            self._idle.clear()
+        for connection in idle:
+            connection.close()
+
+
 class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
     """Opens connections under the request's deadline and follows only the redirects ``redirect_problem`` allows."""
 
@@ -178,20 +320,78 @@ class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
         self.ssl_context = ssl.create_default_context()
         urllib.request.HTTPSHandler.__init__(self, context=self.ssl_context)
         self.registry_url = registry_url
-
-    def _factory(self, kind: type[http.client.HTTPConnection], req: urllib.request.Request) -> Any:
-        deadline = req.deadline  # type: ignore[attr-defined]  # set on every request by Registry (DeadlineRequest)
-
-        def connection(host: str, **kwargs: Any) -> http.client.HTTPConnection:
-            return kind(host, deadline=deadline, registry_url=self.registry_url, **kwargs)  # type: ignore[call-arg]
-
-        return connection
+        self._pool = _Pool()
 
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(self._factory(_HTTPConnection, req), req)
+        return self._open(_HTTPConnection, req)
 
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(self._factory(_HTTPSConnection, req), req, context=self.ssl_context)
+        return self._open(_HTTPSConnection, req, context=self.ssl_context)
+
+    def close(self) -> None:
+        """Close the idle kept-alive connections."""
+        self._pool.close()
+
+    def _open(self, kind: type[http.client.HTTPConnection], req: urllib.request.Request,
+              **kwargs: Any) -> http.client.HTTPResponse:
+        """urllib's ``do_open`` without its ``Connection: close``: an idle connection to the host is reused
+        (under this request's deadline) and, if the server closed it meanwhile, replaced by a new one once."""
+        if not req.host:
+            raise urllib.error.URLError("no host given")
+        deadline: Deadline = req.deadline  # type: ignore[attr-defined]  # set on every request by Registry
+        tunnel = req._tunnel_host  # type: ignore[attr-defined]  # set by ProxyHandler for https through a proxy
+        key = (kind, req.host, tunnel, req.timeout)
+        headers = dict(req.unredirected_hdrs)
+        headers.update({k: v for k, v in req.headers.items() if k not in headers})
+        headers = {name.title(): value for name, value in headers.items()}
+        reused = self._pool.take(key)
+        if reused is not None:
+            reused.deadline = deadline  # type: ignore[attr-defined]  # a _Guarded connection
+            deadline.attach(reused.sock)
+            try:
+                return self._send(reused, req, headers, key, reused=True)
+            except (ConnectionError, http.client.BadStatusLine):  # closed by the server while it sat idle
+                if deadline.expired:
+                    raise urllib.error.URLError(TimeoutError()) from None
+        connection = kind(req.host, timeout=req.timeout, deadline=deadline,  # type: ignore[call-arg]
+                          registry_url=self.registry_url, **kwargs)
+        connection.response_class = _PooledResponse
+        if tunnel:
+            proxy_auth = headers.pop("Proxy-Authorization", None)
+            connection.set_tunnel(tunnel, headers={"Proxy-Authorization": proxy_auth} if proxy_auth else None)
+        return self._send(connection, req, headers, key, reused=False)
+
+    def _send(self, connection: http.client.HTTPConnection, req: urllib.request.Request, headers: dict[str, str],
+              key: tuple[Any, ...], *, reused: bool) -> http.client.HTTPResponse:
+        """Send ``req`` on ``connection`` and read the status and headers; the response hands the connection
+        back to the pool when it is closed after its whole body. A reused connection's failure to get any answer
+        is raised as it is, for ``_open`` to try a new connection."""
+        try:
+            try:
+                connection.request(req.get_method(), req.selector, req.data, headers,
+                                   encode_chunked=req.has_header("Transfer-encoding"))
+            except OSError as err:
+                if reused and isinstance(err, ConnectionError):
+                    raise
+                raise urllib.error.URLError(err) from None
+            _ack_at_once(connection.sock)
+            response = connection.getresponse()
+        except BaseException:
+            connection.close()
+            raise
+        deadline: Deadline = req.deadline  # type: ignore[attr-defined]
+
+        def release(whole: bool) -> None:
+            if whole and connection.sock is not None and deadline.detach(connection.sock):
+                self._pool.give(key, connection)
+            else:
+                connection.close()
+
+        assert isinstance(response, _PooledResponse)
+        response.release = release
+        response.url = req.get_full_url()  # what urllib's do_open sets
+        response.msg = response.reason  # type: ignore[assignment]
+        return response
 
     def http_error_302(self, req: urllib.request.Request, fp: Any, code: int, msg: str,
                        headers: Any) -> Any:

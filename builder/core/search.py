@@ -16,7 +16,7 @@ import heapq
 import itertools
 import operator
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -215,9 +215,35 @@ def _gaps(rows: list[int]) -> list[int]:
 
 
 def _rows_of(gaps: Sequence[Any]) -> list[int]:
-    if not all(type(gap) is int for gap in gaps):
+    if not set(map(type, gaps)) <= _INT:  # one pass in C: a one-letter token's postings run to 60,000 gaps
         raise ValueError("a row gap is not an integer")
     return list(itertools.accumulate(gaps))
+
+
+_INT = {int}
+
+
+def _top(totals: dict[int, int], limit: int) -> list[tuple[int, int]]:
+    """The ``limit`` best (points, row) of ``totals``, most points first, ties by row number (= by name).
+
+    Few distinct scores exist, so the lowest score that makes the cut is found from their counts; the rows
+    above it and the tied rows at it are then picked out in passes that run in C, not a Python step per
+    match (a one-letter query matches most of the registry).
+    """
+    if limit <= 0 or not totals:
+        return []
+    counts = Counter(totals.values())
+    threshold, above = 0, 0
+    for points in sorted(counts, reverse=True):
+        threshold = points
+        if above + counts[points] >= limit:
+            break
+        above += counts[points]
+    better = sorted(((totals[row], row) for row in
+                     itertools.compress(totals, map(threshold.__lt__, totals.values()))),
+                    key=lambda item: (-item[0], item[1]))
+    tied = sorted(itertools.compress(totals, map(threshold.__eq__, totals.values())))
+    return better + [(threshold, row) for row in tied[:limit - len(better)]]
 
 
 def _best_of(levels: Iterable[tuple[int, Iterable[int]]]) -> dict[int, int]:
@@ -337,6 +363,29 @@ def search_files(rows: Iterable[Sequence[Any]]) -> dict[str, bytes]:
     return files
 
 
+_FETCHERS: Any = None  # the process's ThreadPoolExecutor for search files, made on first use
+
+
+def _fetchers() -> Any:
+    """Up to 6 threads fetching search files side by side, kept for the process: starting threads for every
+    round of every query cost more than the requests on a busy machine. Six, as browsers open at most six
+    connections to a host: a server with a short listen queue (Python's http.server keeps 5) drops the
+    connections past it, and the client's next try comes a second later."""
+    global _FETCHERS
+    if _FETCHERS is None:
+        import os
+        from concurrent.futures import ThreadPoolExecutor
+
+        _FETCHERS = ThreadPoolExecutor(max_workers=6, thread_name_prefix="skillreg-search")
+        os.register_at_fork(after_in_child=_forget_fetchers)  # its threads are not copied into a child
+    return _FETCHERS
+
+
+def _forget_fetchers() -> None:
+    global _FETCHERS
+    _FETCHERS = None
+
+
 class ShardedSearch:
     """Queries over the sharded index, fetching only the files a query needs through ``fetch`` (path -> JSON
     object), each once per instance. Ranks exactly as ``rank`` over the whole index (tests/test_search.py)."""
@@ -374,64 +423,106 @@ class ShardedSearch:
         if len(missing) == 1:
             self._document(missing[0])
         elif missing:
-            from concurrent.futures import ThreadPoolExecutor
+            for path, document in zip(missing, _fetchers().map(self._fetch, missing)):
+                self._documents[path] = document
 
-            with ThreadPoolExecutor(max_workers=min(8, len(missing))) as pool:
-                for path, document in zip(missing, pool.map(self._fetch, missing)):
-                    self._documents[path] = document
-
-    def _prefetch_tokens(self, query_tokens: Sequence[str]) -> None:
-        """The prefix files of every query token, then the term files of the long ones, each level at once."""
+    def _prefetch(self, query_tokens: Sequence[str], filters: Sequence[tuple[str, str]]) -> None:
+        """The files a query reads, in two rounds of side-by-side requests: the prefix files of its tokens (and
+        the facet index, with a filter), then the term files of the long tokens (and the filters' row files)."""
         wanted = [q if len(q) < TERM_KEY else q[:2] for q in query_tokens if q not in self._scores]
-        self._fetch_all(prefix_path(k, self.prefixes[k]) for k in wanted if k in self.prefixes)
-        terms = []
+        first = [prefix_path(k, self.prefixes[k]) for k in wanted if k in self.prefixes]
+        unread = [(kind, value) for kind, value in filters if f"{kind}\x00{value}" not in self._row_sets]
+        if unread:
+            first.append(facets_path(self.facets_digest))
+        self._fetch_all(first)
+        second = []
         for q in query_tokens:
             if len(q) >= TERM_KEY and q not in self._scores and q[:2] in self.prefixes:
                 children = self._documents.get(prefix_path(q[:2], self.prefixes[q[:2]]), {}).get("terms")
                 digest = children.get(q[:TERM_KEY]) if isinstance(children, dict) else None
                 if isinstance(digest, str) and _HASH.match(digest):
-                    terms.append(term_path(q[:TERM_KEY], digest))
-        self._fetch_all(terms)
+                    second.append(term_path(q[:TERM_KEY], digest))
+        for kind, value in unread:
+            entry = self.facets()[kind].get(value)
+            if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str) and _HASH.match(entry[1]):
+                second.append(facets_path(entry[1]))
+        self._fetch_all(second)
 
     def _broken(self, path: str) -> ClientError:
         return ClientError(f"{path} does not hold what {self.where} says; refusing the search index")
 
-    def _score_map(self, lists: Any, path: str) -> dict[int, int]:
+    def _levels(self, q: str) -> tuple[str, list[tuple[int, Any]]] | None:
+        """(the file read, [(points, row gaps), ...]) of the postings matching one query token, or None: a prefix
+        file's score lists (one per score, each row in one), or a term file's field lists of every token that
+        starts with ``q`` (a row may be in several; its best points count)."""
+        if len(q) < TERM_KEY:
+            if q not in self.prefixes:
+                return None
+            path = prefix_path(q, self.prefixes[q])
+            scores: Any = self._document(path).get("scores")
+            try:
+                return path, [(int(points), gaps) for points, gaps in scores]
+            except (TypeError, ValueError):
+                raise self._broken(path) from None
+        if q[:2] not in self.prefixes:
+            return None
+        parent = prefix_path(q[:2], self.prefixes[q[:2]])
+        children = self._document(parent).get("terms")
+        if not isinstance(children, dict):
+            raise self._broken(parent)
+        digest = children.get(q[:TERM_KEY])
+        if not (isinstance(digest, str) and _HASH.match(digest)):
+            return None
+        path = term_path(q[:TERM_KEY], digest)
+        found = self._document(path).get("terms")
+        if not isinstance(found, dict):
+            raise self._broken(path)
+        levels: list[tuple[int, Any]] = []
         try:
-            return _best_of((int(points), _rows_of(gaps)) for points, gaps in lists)
-        except (TypeError, ValueError):
+            for token, lists in found.items():
+                if token.startswith(q):
+                    weights = _WHOLE if token == q else _PREFIX
+                    levels += [(weights[f], gaps) for f, gaps in enumerate(lists[:len(_FIELDS)])]
+        except (TypeError, ValueError, AttributeError):
             raise self._broken(path) from None
+        return path, levels
 
     def token_scores(self, q: str) -> dict[int, int]:
         """Row -> best points for one query token, as SearchIndex._token_scores."""
-        if q in self._scores:
-            return self._scores[q]
-        best: dict[int, int] = {}
-        if len(q) < TERM_KEY:
-            if q in self.prefixes:
-                path = prefix_path(q, self.prefixes[q])
-                best = self._score_map(self._document(path).get("scores"), path)
-        elif q[:2] in self.prefixes:
-            parent = prefix_path(q[:2], self.prefixes[q[:2]])
-            children = self._document(parent).get("terms")
-            if not isinstance(children, dict):
-                raise self._broken(parent)
-            digest = children.get(q[:TERM_KEY])
-            if isinstance(digest, str) and _HASH.match(digest):
-                path = term_path(q[:TERM_KEY], digest)
-                found = self._document(path).get("terms")
-                if not isinstance(found, dict):
-                    raise self._broken(path)
-                levels: list[tuple[int, list[int]]] = []
+        if q not in self._scores:
+            found = self._levels(q)
+            best: dict[int, int] = {}
+            if found is not None:
+                path, levels = found
                 try:
-                    for token, lists in found.items():
-                        if token.startswith(q):
-                            weights = _WHOLE if token == q else _PREFIX
-                            levels += [(weights[f], _rows_of(gaps)) for f, gaps in enumerate(lists[:len(_FIELDS)])]
-                except (TypeError, ValueError, AttributeError):
+                    best = _best_of((points, _rows_of(gaps)) for points, gaps in levels)
+                except (TypeError, ValueError):
                     raise self._broken(path) from None
-                best = _best_of(levels)
-        self._scores[q] = best
+            self._scores[q] = best
+        return self._scores[q]
+
+    def _token_top(self, q: str, limit: int) -> list[tuple[int, int]]:
+        """``_top(token_scores(q), limit)`` without building the whole map: postings are read from the highest
+        score down and only until ``limit`` rows are found (a one-letter token matches most of the registry,
+        and its best rows are in its first list)."""
+        found = self._levels(q)
+        if found is None or limit <= 0:
+            return []
+        path, levels = found
+        by_points: dict[int, list[Any]] = defaultdict(list)
+        for points, gaps in levels:
+            by_points[points].append(gaps)
+        best: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        try:
+            for points in sorted(by_points, reverse=True):
+                fresh = set().union(*map(_rows_of, by_points[points])) - seen  # rows whose best this is
+                best += [(points, row) for row in sorted(fresh)[:limit - len(best)]]
+                if len(best) >= limit:
+                    break
+                seen |= fresh
+        except (TypeError, ValueError):
+            raise self._broken(path) from None
         return best
 
     def facets(self) -> dict[str, dict[str, list[Any]]]:
@@ -482,42 +573,73 @@ class ShardedSearch:
                 return chunk * self.per_file + offset
         return None
 
-    def matches(self, query: str, *, category: str | None = None, tag: str | None = None) -> list[tuple[int, int]]:
-        """Every matching (points, row), in no order; ``rank`` orders them."""
+    def _totals(self, query: str, category: str | None, tag: str | None) -> dict[int, int]:
+        """Row -> points of every matching row (the filters applied)."""
         query_tokens = tokens(query)
+        self._prefetch(query_tokens, [(kind, value) for kind, value in (("category", category), ("tag", tag))
+                                      if value])
         if query_tokens:
-            self._prefetch_tokens(query_tokens)
-            totals: dict[int, int] | None = None
-            for q in query_tokens:
-                found = self.token_scores(q)
-                if totals is None:
-                    totals = dict(found)
-                else:
-                    totals = {row: points + found[row] for row, points in totals.items() if row in found}
+            # The sum over tokens of rows holding every one: start from the token with fewest rows.
+            maps = sorted((self.token_scores(q) for q in query_tokens), key=len)
+            totals = dict(maps[0])
+            for found in maps[1:]:
                 if not totals:
-                    return []
-            assert totals is not None
+                    break
+                totals = {row: totals[row] + found[row] for row in totals.keys() & found.keys()}
+            if not totals:
+                return {}
             # Only a row whose name holds every query token as a whole word can be the exact name.
             if WEIGHTS["name"][0] * len(query_tokens) in totals.values():
                 exact = self.row_named("-".join(query_tokens))
                 if exact is not None and exact in totals:
                     totals[exact] += EXACT_NAME_BONUS
-            scored: Iterable[tuple[int, int]] = ((points, row) for row, points in totals.items())
         else:
-            scored = ((1, row) for row in range(self.count))
-        if category:
-            in_category = self._facet_rows("category", category)
-            scored = (item for item in scored if item[1] in in_category)
-        if tag:
-            with_tag = self._facet_rows("tag", tag)
-            scored = (item for item in scored if item[1] in with_tag)
-        return list(scored)
+            totals = dict.fromkeys(range(self.count), 1)
+        for kind, value in (("category", category), ("tag", tag)):
+            if value:
+                allowed = self._facet_rows(kind, value)
+                if len(allowed) < len(totals):
+                    totals = {row: totals[row] for row in allowed if row in totals}
+                else:
+                    totals = {row: points for row, points in totals.items() if row in allowed}
+        return totals
+
+    def _single_top(self, q: str, limit: int) -> list[tuple[int, int]]:
+        """``_top(self._totals(q, None, None), limit)`` for a one-token query with no filter, reading only the
+        postings that reach the cut."""
+        self._prefetch([q], [])
+        found = self._levels(q)
+        if found is None or limit <= 0:
+            return []
+        path, levels = found
+        whole_name = WEIGHTS["name"][0]  # the highest weight: a row holding it has no better score
+        try:
+            named = set().union(*(_rows_of(gaps) for points, gaps in levels if points == whole_name))
+        except (TypeError, ValueError):
+            raise self._broken(path) from None
+        best = self._token_top(q, limit)
+        if not named:
+            return best
+        # Only a row whose name holds the token as a whole word can be the exact name.
+        exact = self.row_named(q)
+        points = None if exact is None else whole_name if exact in named else self.token_scores(q).get(exact)
+        if exact is None or points is None:
+            return best
+        best = [hit for hit in best if hit[1] != exact] + [(points + EXACT_NAME_BONUS, exact)]
+        return sorted(best, key=lambda hit: (-hit[0], hit[1]))[:limit]
+
+    def matches(self, query: str, *, category: str | None = None, tag: str | None = None) -> list[tuple[int, int]]:
+        """Every matching (points, row), in no order; ``rank`` orders them."""
+        return [(points, row) for row, points in self._totals(query, category, tag).items()]
 
     def rank(self, query: str, *, category: str | None = None, tag: str | None = None,
              limit: int = 10) -> list[Hit]:
         """Skills matching every query token (and the filters), best first, ties by name: ``rank``'s contract."""
-        found = self.matches(query, category=category, tag=tag)
-        best = heapq.nsmallest(limit, found, key=lambda item: (-item[0], item[1]))
+        query_tokens = tokens(query)
+        if len(query_tokens) == 1 and not category and not tag:
+            best = self._single_top(query_tokens[0], limit)
+        else:
+            best = _top(self._totals(query, category, tag), limit)
         self._fetch_all(rows_path(self.chunks[number // self.per_file][1]) for _, number in best)
         hits = []
         for points, number in best:
