@@ -34,6 +34,9 @@ class Served:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # As a static host's server does: each write goes out at once (http.server writes the headers and the body
+    # separately, and with Nagle's algorithm on a kept-alive connection waits for the client's delayed ACK).
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -65,13 +68,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # http.server's 5 drops a burst of side-by-side connections (retried a second later)
+
+
 class CountingServer:
     """``with CountingServer(folder) as server:`` serves ``folder`` at ``server.url``; ``server.served.log``
     lists every request."""
 
     def __init__(self, root: Path) -> None:
         self.served = Served(root)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.served = self.served  # type: ignore[attr-defined]
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/"
