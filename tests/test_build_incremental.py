@@ -278,3 +278,35 @@ def test_the_cyclic_collector_runs_again_after_a_build_whatever_its_end(tmp_path
     with pytest.raises(BuildFailed):
         build(config, tmp_path / "site", site=False)
     assert gc.isenabled()
+
+
+def test_search_edits_update_only_the_shards_they_touch_from_the_published_ones(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the first build, description and heading edits (the same skills published) never make the sharded
+    index whole again, and each rebuild still equals a build from scratch; a shards' index altered in the output
+    (not the one the manifest recorded) is made whole again."""
+    import builder.publish.build as build_module
+
+    repo = make_registry(tmp_path / "repo", SKILLS, commit=False)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    build(config, out, site=False)
+    whole = build_module.search_files
+    made: list[int] = []
+    monkeypatch.setattr(build_module, "search_files", lambda rows: made.append(1) or whole(rows))
+    steps = [DESCRIPTION, HEADING, _edit("csv-profiler/SKILL.md", "description: Profiles quirky CSV",
+                                         "description: Zebra-striped tables, profiled")]
+    for number, step in enumerate(steps):
+        step(repo)
+        build(config, out, site=False)
+        assert not made, number
+        monkeypatch.setattr(build_module, "search_files", whole)
+        assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / f"scratch-{number}"), number
+        monkeypatch.setattr(build_module, "search_files", lambda rows: made.append(1) or whole(rows))
+    shards = out / SHARDS_INDEX_PATH
+    shards.write_bytes(shards.read_bytes().replace(b'"count":', b'"count": '))
+    _edit("csv-profiler/SKILL.md", "Zebra-striped", "Quagga-striped")(repo)
+    build(config, out, site=False)
+    assert made  # the altered index was not trusted
+    monkeypatch.setattr(build_module, "search_files", whole)
+    assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch-last")

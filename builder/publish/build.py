@@ -52,6 +52,7 @@ from ..core.search import (
     search_entry,
     search_files,
     search_index,
+    update_search_files,
 )
 from ..core.urls import (
     API_ROOT,
@@ -592,9 +593,37 @@ def _write_documents(tmp: Path, out: Path, config: RegistryConfig, source: Sourc
         if kind == "index":
             meta["index_sha256"] = sha256_hex(data)
         if kind == "search":
-            table = [SearchRow(*json.loads(row)) for row in rows if row is not None]
-            units += _write_shards(tmp, out, search_files(table), whole=stored is None)
+            units += _stage_shards(tmp, out, kept, [row for row in rows if row is not None], stored, meta)
     return units
+
+
+def _stage_shards(tmp: Path, out: Path, kept: Sequence[_Outcome], rows: Sequence[bytes],
+                  stored: StoredManifest | None, meta: dict[str, str]) -> list[str]:
+    """Stage the sharded search index and return its units. When the same skills are published as last time,
+    only the files holding a changed row are made again, from the ones the output holds (``update_search_files``,
+    checked against the manifest's record of the shards' index); else every file is made from the rows."""
+    updated = None
+    if stored is not None and stored.meta.get("published") == meta["published"]:
+        fresh = [o for o in kept if o.fresh]
+        before = stored.rows("search", [o.name for o in fresh])
+        manifest = _read_or_none(out / SHARDS_INDEX_PATH)
+        if (all(o.name in before for o in fresh) and manifest is not None
+                and sha256_hex(manifest) == stored.meta.get("shards_sha256")):
+            changes = {o.name: (json.loads(before[o.name]), json.loads(row)) for o in fresh
+                       if (row := o.row("search")) is not None and row != before[o.name]}
+            shards = manifest
+            updated = update_search_files(
+                [o.name for o in kept], lambda number: json.loads(rows[number]), changes,
+                lambda rel: shards if rel == SHARDS_INDEX_PATH else (out / rel).read_bytes())
+    if updated is None:
+        files = search_files([SearchRow(*json.loads(row)) for row in rows])
+        meta["shards_sha256"] = sha256_hex(files[SHARDS_INDEX_PATH])
+        return _write_shards(tmp, out, files, whole=stored is None)
+    made, gone = updated
+    meta["shards_sha256"] = sha256_hex(made[SHARDS_INDEX_PATH])
+    for rel, data in made.items():
+        _write(tmp, rel, data)
+    return [*made, *gone]
 
 
 def _write_shards(tmp: Path, out: Path, files: dict[str, bytes], *, whole: bool) -> list[str]:
