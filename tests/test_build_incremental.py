@@ -235,10 +235,11 @@ def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_
 
     repo = make_registry(tmp_path / "repo", [*SKILLS, *MORE], commit=False)
     folders = sorted((repo / "skills").iterdir())
-    alone = building._signatures(folders, None)
+    pairs = [(str(f), building.survey(f)[1]) for f in folders]
+    alone = building._signatures(pairs, None)
     monkeypatch.setattr(building, "PARALLEL_SIGNATURES", 2)
     monkeypatch.setattr(building, "_SIGNATURE_CHUNK", 2)
-    assert building._signatures(folders, 2) == alone == [building.signature(f) for f in folders]
+    assert building._signatures(pairs, 2) == alone == [building.signature(f) for f in folders]
     assert len(set(alone)) == len(folders)
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
@@ -273,11 +274,11 @@ def test_the_cyclic_collector_runs_again_after_a_build_whatever_its_end(tmp_path
     repo = make_registry(tmp_path / "repo", SKILLS[:2], commit=False)
     config = load_config(repo / "registry.yaml")
     build(config, tmp_path / "site", site=False)
-    assert gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
     BREAK(repo)
     with pytest.raises(BuildFailed):
         build(config, tmp_path / "site", site=False)
-    assert gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
 def test_search_edits_update_only_the_shards_they_touch_from_the_published_ones(tmp_path: Path,
@@ -310,3 +311,80 @@ def test_search_edits_update_only_the_shards_they_touch_from_the_published_ones(
     assert made  # the altered index was not trusted
     monkeypatch.setattr(build_module, "search_files", whole)
     assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch-last")
+
+
+def _keep_times(change: Callable[[Path], None]) -> Callable[[Path], None]:
+    """``change`` applied to a file, then its access and modification times put back as they were."""
+    def step(path: Path) -> None:
+        before = path.stat()
+        change(path)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    return step
+
+
+# Changes to one skill folder, each applied to references/guide.md or the folder around it.
+FOLDER_CHANGES: dict[str, Callable[[Path], None]] = {
+    "append": lambda p: p.write_bytes(p.read_bytes() + b"\nmore\n"),
+    "same size, times kept": _keep_times(lambda p: p.write_bytes(p.read_bytes().swapcase())),
+    "mode": lambda p: p.chmod(0o755),
+    "new file beside": lambda p: (p.parent / "new.md").write_text("# New\n"),
+    "new folder beside": lambda p: (p.parent / "deeper").mkdir(),
+    "removed": lambda p: p.unlink(),
+    "renamed": lambda p: p.rename(p.with_name("renamed.md")),
+    "replaced by a link": lambda p: (p.unlink(), p.symlink_to("../SKILL.md")),
+    "replaced by a copy, times kept": _keep_times(lambda p: (p.write_bytes(p.read_bytes()), shutil.copy2(
+        p, p.with_name("x.tmp")), os.replace(p.with_name("x.tmp"), p))),
+}
+
+
+@pytest.mark.parametrize("change", list(FOLDER_CHANGES))
+def test_restating_the_listed_entries_sees_every_change_survey_sees(tmp_path: Path, change: str) -> None:
+    """``restat`` stats the entries ``survey`` listed, without listing folders: unchanged it gives the same
+    signature; after any change below the folder, a different one (as a new survey does)."""
+    from builder.publish.build import restat, survey
+
+    folder = tmp_path / "skill"
+    (folder / "references").mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: skill\n---\nBody\n")
+    guide = folder / "references" / "guide.md"
+    guide.write_text("# Guide\n\nSome text.\n")
+    sig, entries = survey(folder)
+    assert entries.split("\n") == ["SKILL.md", "references", "references/guide.md"]
+    assert restat(str(folder), entries) == sig
+    FOLDER_CHANGES[change](guide)
+    assert survey(folder)[0] != sig
+    assert restat(str(folder), entries) != sig
+
+
+def test_entries_that_cannot_be_listed_again_are_stated_never_equal(tmp_path: Path) -> None:
+    from builder.publish.build import restat, survey
+
+    folder = tmp_path / "skill"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("x")
+    (folder / "two\nlines.md").write_text("x")
+    sig, entries = survey(folder)
+    assert entries == "\0" and restat(str(folder), entries) != sig
+    assert survey(folder)[0] == sig  # (the signature itself is still exact)
+
+
+@pytest.mark.parametrize("in_git", [True, False], ids=["git", "folder"])
+def test_a_file_rewritten_with_its_times_kept_is_built_again(tmp_path: Path, in_git: bool) -> None:
+    """Same size, same modification time, same inode: only the change time tells, and the rebuild sees it."""
+    repo = make_registry(tmp_path / "repo", SKILLS, commit=in_git)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    build(config, out, site=False)
+    path = repo / "skills/csv-profiler/SKILL.md"
+    _keep_times(lambda p: p.write_text(p.read_text(encoding="utf-8").replace("Profiles CSV", "Profiles TSV", 1),
+                                       encoding="utf-8"))(path)
+    if in_git:  # (git's own index, comparing whole seconds, takes the file as unchanged: add it afresh)
+        git(repo, "rm", "-q", "--cached", "skills/csv-profiler/SKILL.md")
+        git(repo, "add", "skills/csv-profiler/SKILL.md")
+        git(repo, "commit", "-q", "-m", "tsv", date="2026-02-01T10:00:00Z")
+    result = build(config, out, site=False)
+    assert result.written == ("csv-profiler",)
+    assert b"Profiles TSV" in (out / INDEX_PATH).read_bytes()
+    assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
+    untouched = build(config, out, site=False)  # and then nothing is built again
+    assert untouched.written == ()

@@ -152,6 +152,7 @@ class _Outcome:
     name_line: int
     diagnostics: tuple[Diagnostic, ...]
     signature: str
+    entries: str = ""  # the paths ``signature`` covers (``survey``), "\0" when they cannot be listed again
     digest: str | None = None
     key: str | None = None
     index: dict[str, Any] | None = None
@@ -188,19 +189,22 @@ class _Outcome:
     def to_record(self) -> Row:
         """The manifest's row: ``COLUMNS``, then the encoded global-document rows."""
         diagnostics = _findings_json(self.diagnostics) if self.diagnostics else ""
-        return (self.name, self.folder, self.skill_md, self.declared, self.name_line, self.signature, self.digest,
-                self.key, self.history, " ".join(self.digests), self.latest, int(self.retired), diagnostics,
-                *(self.row(kind) for kind in ROW_KINDS))
+        return (self.name, self.folder, self.skill_md, self.declared, self.name_line, self.signature, self.entries,
+                self.digest, self.key, self.history, " ".join(self.digests), self.latest, int(self.retired),
+                diagnostics, *(self.row(kind) for kind in ROW_KINDS))
 
     @classmethod
     def from_record(cls, record: Sequence[Any]) -> _Outcome:
         """An outcome read back from the manifest: its global-document rows stay there (``StoredManifest.rows``)."""
-        (name, folder, skill_md, declared, name_line, sig, digest, key, history, digests, latest, retired,
+        (name, folder, skill_md, declared, name_line, sig, entries, digest, key, history, digests, latest, retired,
          diagnostics) = record
-        found = () if not diagnostics else _findings(diagnostics)
-        return _made(cls, fresh=False, name=name, folder=folder, skill_md=skill_md, declared=declared,
-                     name_line=name_line, diagnostics=found, signature=sig, digest=digest, key=key, history=history,
-                     digests=tuple(digests.split()), latest=latest, retired=bool(retired))
+        made = object.__new__(cls)  # as ``_made`` does, with the values set in one dict (60,000 per rebuild)
+        made.__dict__.update(_RECORD_DEFAULTS)
+        made.__dict__.update(name=name, folder=folder, skill_md=skill_md, declared=declared, name_line=name_line,
+                             diagnostics=_findings(diagnostics) if diagnostics else (), signature=sig,
+                             entries=entries, digest=digest, key=key, history=history,
+                             digests=tuple(digests.split()), latest=latest, retired=bool(retired))
+        return made
 
 
 _DEFAULTS: dict[type, tuple[dict[str, Any], dict[str, Callable[[], Any]]]] = {}
@@ -220,6 +224,9 @@ def _made(cls: type[_Made], **values: Any) -> _Made:
                          **values)
     return made
 _FINDING_FIELDS = tuple(f.name for f in fields(Diagnostic))
+# What ``from_record`` sets beyond the manifest's columns: every other field's default, and fresh False.
+_RECORD_DEFAULTS = {**{f.name: f.default for f in fields(_Outcome) if f.default is not MISSING}, "fresh": False}
+assert not any(f.default_factory is not MISSING for f in fields(_Outcome))
 
 
 def _findings_json(found: Sequence[Diagnostic]) -> str:
@@ -300,43 +307,115 @@ def _no_setup() -> None:
     gc.enable()
 
 
-def _signature_chunk(folders: list[str]) -> list[str]:
-    return [signature(folder) for folder in folders]
+def _signature_chunk(folders: list[tuple[str, str]]) -> list[str]:
+    return [restat(folder, entries) for folder, entries in folders]
 
 
-def _signatures(folders: Sequence[Path], jobs: int | None) -> list[str]:
-    """``signature`` of each folder, in order."""
-    names = [str(folder) for folder in folders]
-    workers = (jobs if jobs is not None else default_jobs(len(names))) if len(names) >= PARALLEL_SIGNATURES else 1
+def _signatures(folders: Sequence[tuple[str, str]], jobs: int | None) -> list[str]:
+    """``restat`` of each (folder, entries), in order."""
+    pairs = list(folders)
+    workers = (jobs if jobs is not None else default_jobs(len(pairs))) if len(pairs) >= PARALLEL_SIGNATURES else 1
     if workers <= 1:
-        return _signature_chunk(names)
-    chunks = [names[start:start + _SIGNATURE_CHUNK] for start in range(0, len(names), _SIGNATURE_CHUNK)]
+        return _signature_chunk(pairs)
+    chunks = [pairs[start:start + _SIGNATURE_CHUNK] for start in range(0, len(pairs), _SIGNATURE_CHUNK)]
     done = run_parallel(_signature_chunk, chunks, initializer=_no_setup, initargs=(), jobs=workers)
     return [sig for chunk in done for sig in chunk]
 
 
-def signature(folder: Path | str) -> str:
-    """What changes when any file of the folder changes: path, type, size, mtime and inode of every entry."""
+def _stat_line(rel: str, st: os.stat_result) -> str:
+    # The change time too: content written back with the old size and modification time still moves it.
+    return f"{rel}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_ctime_ns}"
+
+
+def _digest_lines(lines: list[str]) -> str:
+    lines.sort()
+    return hashlib.sha1("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def survey(folder: Path | str) -> tuple[str, str]:
+    """The folder's signature, which changes when any file or folder in it changes (path, type, size,
+    modification and change time, inode of the folder and of every entry below it), and the entries it
+    covers, one relative path a line ("\0" when they cannot be stated again by ``restat``: an unreadable or
+    vanishing entry, a name with a newline or not in UTF-8)."""
+    root = os.fspath(folder)
     lines: list[str] = []
-    stack = [(os.fspath(folder), "")]
+    entries: list[str] = []
+    exact = True
+    try:
+        lines.append(_stat_line("", os.stat(root, follow_symlinks=False)))
+    except OSError:
+        lines.append("gone:")
+        exact = False
+    stack = [(root, "")]
     while stack:
         current, prefix = stack.pop()
         try:
-            entries = list(os.scandir(current))
+            found = list(os.scandir(current))
         except OSError:
             lines.append(f"unreadable:{prefix}")
+            exact = False
             continue
-        for entry in entries:
+        for entry in found:
+            rel = f"{prefix}{entry.name}"
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
-                lines.append(f"gone:{prefix}{entry.name}")
+                lines.append(f"gone:{rel}")
+                exact = False
                 continue
-            lines.append(f"{prefix}{entry.name}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}")
-            if entry.is_dir(follow_symlinks=False):
-                stack.append((entry.path, f"{prefix}{entry.name}/"))
-    lines.sort()
-    return hashlib.sha1("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+            lines.append(_stat_line(rel, st))
+            entries.append(rel)
+            if stat.S_ISDIR(st.st_mode):
+                stack.append((entry.path, f"{rel}/"))
+    entries.sort()
+    listed = "\n".join(entries)
+    exact = exact and "\n" not in "".join(entries) and _utf8(listed)
+    return _digest_lines(lines), listed if exact else "\0"
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def signature(folder: Path | str) -> str:
+    """``survey``'s signature of the folder."""
+    return survey(folder)[0]
+
+
+def restat(folder: str, entries: str) -> str:
+    """``signature(folder)`` while no folder in it has gained, lost or renamed an entry since ``survey`` listed
+    ``entries``, else a different value: such a change moves the times of the folder holding the entry, whose
+    own line is part of the signature. One stat per path, no listing of folders; "" when a path is gone."""
+    if "\0" in entries:
+        return ""
+    lines = []
+    for rel in ("", *entries.split("\n")) if entries else ("",):
+        try:
+            st = os.stat(f"{folder}/{rel}" if rel else folder, follow_symlinks=False)
+        except (OSError, ValueError):
+            return ""
+        lines.append(_stat_line(rel, st))
+    return _digest_lines(lines)
+
+
+def _fingerprints(git: GitHistory) -> Callable[[str], str]:
+    """``git.fingerprint``; outside a repository (no skill has a history) the one value every name has."""
+    if git.lines:
+        return git.fingerprint
+    none = git.fingerprint("")
+    return lambda name: none
+
+
+def _provenance_key(history: History) -> str:
+    """Names the history read: ``read_history`` gives the same provenance to every skill for the same commit of
+    the same repository and skills folder (outside one, or before its first commit, none at all)."""
+    source = history.source
+    return sha256_hex(json.dumps([source.commit, source.time, str(source.top), source.skills_prefix,
+                                  len(history.skills)]).encode())
 
 
 def _skill_key(config: RegistryConfig, history: History, name: str, digest: str, folder: str,
@@ -368,14 +447,14 @@ def _write(root: Path, rel: str, data: bytes) -> Path:
 def _build_one(folder: Path) -> _Outcome:
     job = _JOB
     assert job is not None
-    sig = signature(folder)
+    sig, entries = survey(folder)
     skill, found = validate_folder(folder, job.config, job.profile)
     diagnostics = tuple(found)
     declared = skill.field("name")
     checked = _Outcome(name=skill.name, folder=str(folder), skill_md=skill.skill_md,
                        declared=declared if isinstance(declared, str) else None,
                        name_line=skill.frontmatter.line_of("name") if skill.frontmatter else 0,
-                       diagnostics=diagnostics, signature=sig)
+                       diagnostics=diagnostics, signature=sig, entries=entries)
     if any(d.severity is Severity.ERROR for d in diagnostics):
         return checked
     prov = job.history.of(skill.name)
@@ -945,11 +1024,14 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
         (place.state / "manifest.json").unlink(missing_ok=True)  # the record of builders before manifest.sqlite
     stored = read_manifest(place.manifest, settings, sha256_hex(index_before) if index_before is not None else None)
     collecting = gc.isenabled()
+    frozen = gc.get_freeze_count()
     try:
         return _build_with(config, place, folders, gone, git, history, warnings, settings, index_before, stored,
                            jobs=jobs, keep_going=keep_going, profile=profile, site=site, on_progress=on_progress,
                            bundle_cache=bundle_cache)
     finally:
+        if not frozen:
+            gc.unfreeze()
         if collecting:
             gc.enable()
         if stored is not None:
@@ -972,25 +1054,35 @@ def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone
     reused: list[_Outcome] = []
     to_build: list[tuple[str, Path | None]] = []
     known = previous or {}
-    candidates = [f for f in folders if (old := known.get(f.name)) is not None and old.folder == str(f)]
-    signatures = dict(zip(map(str, candidates), _signatures(candidates, jobs), strict=True))
-    for folder in folders:
-        old = known.get(folder.name)
-        if (old is not None and old.folder == str(folder) and old.signature == signatures.get(old.folder)
-                and old.history == git.fingerprint(folder.name)
-                and (old.digest is None or old.key == _skill_key(config, history, old.name, old.digest, old.folder,
-                                                                   old.skill_md))):
+    named = [(folder.name, str(folder), folder) for folder in folders]
+    candidates = [old for name, path, _ in named if (old := known.get(name)) is not None and old.folder == path]
+    signatures = dict(zip((old.folder for old in candidates),
+                          _signatures([(old.folder, old.entries) for old in candidates], jobs), strict=True))
+    fingerprint = _fingerprints(git)
+    # Each skill's key depends on its own record and on the history, which the same commit gives again.
+    provenance = _provenance_key(history)
+    same_history = stored is not None and stored.meta.get("provenance") == provenance
+    for name, path, folder in named:
+        old = known.get(name)
+        if (old is not None and old.folder == path and old.signature == signatures.get(path)
+                and old.history == fingerprint(name)
+                and (old.digest is None or same_history
+                     or old.key == _skill_key(config, history, old.name, old.digest, old.folder, old.skill_md))):
             reused.append(old)
         else:
-            to_build.append((folder.name, folder))
+            to_build.append((name, folder))
     for name in gone:
         old = previous.get(name) if previous is not None else None
-        if old is not None and old.retired and old.history == git.fingerprint(name):
+        if old is not None and old.retired and old.history == fingerprint(name):
             reused.append(old)
         else:
             to_build.append((name, None))
 
-    meta: dict[str, str] = {"version": str(MANIFEST_VERSION), "settings": settings}
+    meta: dict[str, str] = {"version": str(MANIFEST_VERSION), "settings": settings, "provenance": provenance}
+    # The records read so far live until the end of the build: once the collector runs again it leaves them out
+    # (_build_locked puts them back in its care on any exit; a caller's own frozen objects are left as they are).
+    if not gc.get_freeze_count():
+        gc.freeze()
     tmp = place.fresh("tmp")
     record = place.trash_records / tmp.name  # if this process is killed, the next build removes ``tmp``
     try:
