@@ -235,12 +235,19 @@ def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_
 
     repo = make_registry(tmp_path / "repo", [*SKILLS, *MORE], commit=False)
     folders = sorted((repo / "skills").iterdir())
-    pairs = [(str(f), building.survey(f)[1]) for f in folders]
-    alone = building._signatures(pairs, None)
+    items = [(str(f), entries, sig) for f in folders for sig, entries in [building.survey(f)]]
+    assert building._changed_folders(items, None) == set()
+    (folders[1] / "SKILL.md").write_text("changed\n")
+    (folders[-1] / "new.md").write_text("new\n")
+    alone = building._changed_folders(items, None)
+    assert alone == {1, len(folders) - 1}
     monkeypatch.setattr(building, "PARALLEL_SIGNATURES", 2)
     monkeypatch.setattr(building, "_SIGNATURE_CHUNK", 2)
-    assert building._signatures(pairs, 2) == alone == [building.signature(f) for f in folders]
-    assert len(set(alone)) == len(folders)
+    assert building._changed_folders(items, 2) == alone  # forked workers, reading the items they inherit
+    with monkeypatch.context() as elsewhere:
+        elsewhere.setattr(building.sys, "platform", "elsewhere")
+        assert building._changed_folders(items, 2) == alone  # the items sent with each range
+    repo = make_registry(tmp_path / "repo2", [*SKILLS, *MORE], commit=False)
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
     build(config, out, site=False, jobs=2)

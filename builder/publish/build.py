@@ -307,19 +307,36 @@ def _no_setup() -> None:
     gc.enable()
 
 
-def _signature_chunk(folders: list[tuple[str, str]]) -> list[str]:
-    return [restat(folder, entries) for folder, entries in folders]
+# What the signature workers compare, (folder, entries, signature) per folder: set before they are forked, so
+# each inherits it and is sent only the ranges to compare (elsewhere than Linux, where workers are not forked,
+# the ranges carry their items).
+_COMPARED: Sequence[tuple[str, str, str]] = ()
 
 
-def _signatures(folders: Sequence[tuple[str, str]], jobs: int | None) -> list[str]:
-    """``restat`` of each (folder, entries), in order."""
-    pairs = list(folders)
-    workers = (jobs if jobs is not None else default_jobs(len(pairs))) if len(pairs) >= PARALLEL_SIGNATURES else 1
+def _changed_chunk(task: tuple[int, Sequence[tuple[str, str, str]] | None]) -> list[int]:
+    start, items = task
+    if items is None:
+        items = _COMPARED[start:start + _SIGNATURE_CHUNK]
+        if not items:
+            raise RuntimeError("a signature worker was not given the folders to compare")
+    return [start + n for n, (folder, entries, sig) in enumerate(items) if restat(folder, entries) != sig]
+
+
+def _changed_folders(items: Sequence[tuple[str, str, str]], jobs: int | None) -> set[int]:
+    """The positions of the (folder, entries, signature) whose folder's ``restat`` is not the signature."""
+    global _COMPARED
+    workers = (jobs if jobs is not None else default_jobs(len(items))) if len(items) >= PARALLEL_SIGNATURES else 1
     if workers <= 1:
-        return _signature_chunk(pairs)
-    chunks = [pairs[start:start + _SIGNATURE_CHUNK] for start in range(0, len(pairs), _SIGNATURE_CHUNK)]
-    done = run_parallel(_signature_chunk, chunks, initializer=_no_setup, initargs=(), jobs=workers)
-    return [sig for chunk in done for sig in chunk]
+        return set(_changed_chunk((0, items)))
+    inherited = sys.platform == "linux"  # (builder.core.workers forks there)
+    tasks = [(start, None if inherited else items[start:start + _SIGNATURE_CHUNK])
+             for start in range(0, len(items), _SIGNATURE_CHUNK)]
+    _COMPARED = items
+    try:
+        done = run_parallel(_changed_chunk, tasks, initializer=_no_setup, initargs=(), jobs=workers)
+    finally:
+        _COMPARED = ()
+    return {n for chunk in done for n in chunk}
 
 
 def _stat_line(rel: str, st: os.stat_result) -> str:
@@ -1056,15 +1073,15 @@ def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone
     known = previous or {}
     named = [(folder.name, str(folder), folder) for folder in folders]
     candidates = [old for name, path, _ in named if (old := known.get(name)) is not None and old.folder == path]
-    signatures = dict(zip((old.folder for old in candidates),
-                          _signatures([(old.folder, old.entries) for old in candidates], jobs), strict=True))
+    moved = _changed_folders([(old.folder, old.entries, old.signature) for old in candidates], jobs)
+    unchanged = {old.folder for n, old in enumerate(candidates) if n not in moved}
     fingerprint = _fingerprints(git)
     # Each skill's key depends on its own record and on the history, which the same commit gives again.
     provenance = _provenance_key(history)
     same_history = stored is not None and stored.meta.get("provenance") == provenance
     for name, path, folder in named:
         old = known.get(name)
-        if (old is not None and old.folder == path and old.signature == signatures.get(path)
+        if (old is not None and old.folder == path and path in unchanged
                 and old.history == fingerprint(name)
                 and (old.digest is None or same_history
                      or old.key == _skill_key(config, history, old.name, old.digest, old.folder, old.skill_md))):
