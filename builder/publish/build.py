@@ -674,8 +674,7 @@ def _write_documents(tmp: Path, out: Path, config: RegistryConfig, source: Sourc
     for path, kind in _DOCUMENTS:
         if kind not in stale or (kind == "v1" and not config.publish.well_known_skills):
             continue
-        kept_rows = stored.rows(kind) if stored is not None else {}
-        rows = [o.row(kind) if o.fresh else kept_rows.get(o.name) for o in kept]
+        rows = _joined_rows(kind, kept, stored)
         lacking = next((o.name for o, row in zip(kept, rows) if row is None), None)
         if lacking is not None:
             if stored is not None:  # not what this builder writes: the next build starts from scratch
@@ -691,6 +690,18 @@ def _write_documents(tmp: Path, out: Path, config: RegistryConfig, source: Sourc
         if kind == "search":
             units += _stage_shards(tmp, out, kept, [row for row in rows if row is not None], stored, meta)
     return units
+
+
+def _joined_rows(kind: str, kept: Sequence[_Outcome], stored: StoredManifest | None) -> list[bytes | None]:
+    """Each kept skill's row of one document: its own when built this time, else the one the manifest keeps
+    (None when it has none)."""
+    if stored is None:
+        return [o.row(kind) for o in kept]
+    names, before = stored.sorted_rows(kind)
+    if names == [o.name for o in kept]:  # the same skills as last time, in the same order: no lookups by name
+        return [o.row(kind) if o.fresh else row for o, row in zip(kept, before)]
+    kept_rows = dict(zip(names, before))
+    return [o.row(kind) if o.fresh else kept_rows.get(o.name) for o in kept]
 
 
 def _stage_shards(tmp: Path, out: Path, kept: Sequence[_Outcome], rows: Sequence[bytes],

@@ -62,6 +62,14 @@ class StoredManifest:
             found.update(self.db.execute(f"{query} WHERE name IN ({', '.join('?' * len(chunk))})", chunk))
         return found
 
+    def sorted_rows(self, kind: str) -> tuple[list[str], list[bytes]]:
+        """Every skill's encoded row of one global document, and the names they belong to, in name order (SQLite
+        compares the names' UTF-8 bytes, which orders them as Python compares them)."""
+        if kind not in ROW_KINDS:
+            raise ValueError(kind)
+        pairs = self.db.execute(f"SELECT name, row FROM {kind}_rows ORDER BY name").fetchall()
+        return [name for name, _ in pairs], [row for _, row in pairs]
+
     def close(self) -> None:
         self.db.close()
 
