@@ -414,9 +414,9 @@ def _update(names: Sequence[str], row_at: Callable[[int], Sequence[Any]],
         number = position[name]
         if number >= len(names) or names[number] != name or old[0] != name or new[0] != name:
             raise _Stale(name)
-        before, after = SearchRow.of(old), SearchRow.of(new)
-        rows[number] = (_row_tokens(before), _row_tokens(after))
-        for row in (before, after):
+        was, now = SearchRow.of(old), SearchRow.of(new)
+        rows[number] = (_row_tokens(was), _row_tokens(now))
+        for row in (was, now):
             if row.category:
                 facet_moves[("category", row.category)] = None
             for tag in row.tags:
@@ -440,9 +440,9 @@ def _update(names: Sequence[str], row_at: Callable[[int], Sequence[Any]],
             terms = {token: [_rows_of(gaps) for gaps in lists] for token, lists in shard["terms"].items()}
         for number, (_before, after) in rows.items():
             for lists in terms.values():
-                for found in lists:
-                    if number in found:
-                        found.remove(number)
+                for listed in lists:
+                    if number in listed:
+                        listed.remove(number)
             for token, field in after.items():
                 if token.startswith(key) and len(token) >= TERM_KEY:
                     lists = terms.setdefault(token, [[] for _ in _FIELDS])
@@ -482,17 +482,19 @@ def _update(names: Sequence[str], row_at: Callable[[int], Sequence[Any]],
 
     # facets/: the rows of each category and tag a changed row had or has.
     facet_index = _load(read, facets_path(manifest["facets"]))
-    kinds = {"category": lambda row: [row.category] if row.category else [], "tag": lambda row: row.tags}
+    def holding(kind: str, row: SearchRow) -> list[str]:
+        return ([row.category] if row.category else []) if kind == "category" else row.tags
+
     for kind, value in facet_moves:
         values = facet_index[kind]
         entry = values.get(value)
-        found = set(_rows_of(_load(read, facets_path(entry[1]))["rows"])) if entry is not None else set()
+        members = set(_rows_of(_load(read, facets_path(entry[1]))["rows"])) if entry is not None else set()
         for number in rows:
-            found.discard(number)
-            if value in kinds[kind](SearchRow.of(row_at(number))):
-                found.add(number)
-        if found:
-            ordered = sorted(found)
+            members.discard(number)
+            if value in holding(kind, SearchRow.of(row_at(number))):
+                members.add(number)
+        if members:
+            ordered = sorted(members)
             values[value] = [len(ordered), put(facets_path, {"rows": _gaps(ordered)},
                                                entry[1] if entry is not None else None)]
         else:

@@ -3,10 +3,12 @@
 Nothing in the output changes until everything is ready. New files are staged in a temporary folder beside
 the output. A first build, or one whose cache cannot be trusted, stages everything and swaps the whole
 folder in (atomically exchanged where Linux allows). A rebuild stages only the skills whose files changed
-(found by comparing file sizes, times and inodes with the last build, as git's index does), the
-registry-wide documents one of whose rows changed (joined from the rows the manifest keeps as bytes, see
-``manifest``) and the website, then moves those units into place under a journal: if the process dies part
-way, the next build puts the previous output back before doing anything else.
+(found by comparing the size, modification and change times and inode of every entry with the last
+build, as git's index does: one stat per path the last build listed, ``restat``), the registry-wide documents
+one of whose rows changed (joined from the rows the manifest keeps as bytes, see ``manifest``; the sharded
+search index made again only where a changed row lies, ``update_search_files``) and the website, then moves
+those units into place under a journal: if the process dies part way, the next build puts the previous output
+back before doing anything else.
 
 Every version a skill had on the built branch is published too (``history``): its ``versions.json`` is part of
 the skill's units, and the zips of old versions come from the bundle cache or are packed from git objects.
