@@ -354,6 +354,11 @@ def _prefix_points(best: dict[str, int], key: str) -> int:
                 if token.startswith(key)), default=0)
 
 
+def _postings(best: dict[str, int], key: str) -> set[tuple[str, int]]:
+    """A row's entries in the term shard of ``key``: each token filed there, with its best field."""
+    return {(token, field) for token, field in best.items() if len(token) >= TERM_KEY and token.startswith(key)}
+
+
 class _Stale(Exception):
     """The published shards are not the ones the previous rows make: build them whole instead."""
 
@@ -421,9 +426,16 @@ def _update(names: Sequence[str], row_at: Callable[[int], Sequence[Any]],
                 facet_moves[("category", row.category)] = None
             for tag in row.tags:
                 facet_moves[("tag", tag)] = None
+    # Only the documents where a changed row's postings or points differ: the rest keep their bytes. (The old
+    # rows are the ones these files were made from: the caller checked the shards' index against its record.)
     touched = {token for before, after in rows.values() for token in (*before, *after)}
-    term_keys = sorted({token[:TERM_KEY] for token in touched if len(token) >= TERM_KEY})
-    prefix_keys = sorted({token[:n] for token in touched for n in range(1, min(len(token), TERM_KEY - 1) + 1)})
+    term_keys = sorted(key for key in {token[:TERM_KEY] for token in touched if len(token) >= TERM_KEY}
+                       if any(_postings(before, key) != _postings(after, key) for before, after in rows.values()))
+    prefix_keys = sorted({key for key in {token[:n] for token in touched
+                                          for n in range(1, min(len(token), TERM_KEY - 1) + 1)}
+                          if any(_prefix_points(before, key) != _prefix_points(after, key)
+                                 for before, after in rows.values())}
+                         | {key[:TERM_KEY - 1] for key in term_keys})
     prefixes: dict[str, str] = dict(manifest["prefixes"])
     # A term shard's digest is kept by the prefix document of its first two characters (one of prefix_keys).
     documents: dict[str, Any] = {key: _load(read, prefix_path(key, prefixes[key])) if key in prefixes else
