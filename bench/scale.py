@@ -34,6 +34,7 @@ from .client_sparse import INSTALLED, UpdateChecks, client_env
 from .corpus import cached_corpus
 from .harness import BenchError, run_process, skillreg_command
 from .pages import page_figures, site_rebuild_seconds
+from .rebuild import rebuild_figures
 from .server import CountingServer
 
 QUERIES = ("data", "git review", "c", "test", "config file")
@@ -275,6 +276,7 @@ def measure(program: list[str], corpus: Path, work: Path, config: Path | None = 
     if program == skillreg_command():
         figures["website share of the one-skill rebuild seconds"] = site_rebuild_seconds(
             corpus / "registry.yaml", out, _changed_skill(corpus).name, env)
+        figures.update(rebuild_figures(command, env, _changed_skill(corpus)))  # bench/rebuild.py
     return figures
 
 

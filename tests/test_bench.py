@@ -443,8 +443,10 @@ def test_scale_builds_this_checkout_lean_by_default(tmp_path: Path) -> None:
     rows = scale_rows(done.stdout)
     assert rows["JSON bundles MB"] == ["0.00"] and rows[".well-known copies MB"] == ["0.00"]
     assert float(rows["zips MB"][0]) > 0 and float(rows["output KB per skill"][0]) > 0
+    assert all(float(rows[f"{change} rebuild seconds"][0]) > 0 for change in ("nothing-changed", "description-change"))
     (corpus,) = [p for p in cache.iterdir() if p.name.startswith("corpus-")]
     assert "publish" not in (corpus / "registry.yaml").read_text(encoding="utf-8")
+    assert "Quagga" not in "".join(p.read_text(encoding="utf-8") for p in corpus.glob("skills/*/SKILL.md"))
 
 
 def test_scale_counts_every_path_and_the_search_page_transfer(tmp_path: Path) -> None:

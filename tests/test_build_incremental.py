@@ -235,11 +235,19 @@ def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_
 
     repo = make_registry(tmp_path / "repo", [*SKILLS, *MORE], commit=False)
     folders = sorted((repo / "skills").iterdir())
-    alone = building._signatures(folders, None)
+    items = [(str(f), entries, sig) for f in folders for sig, entries in [building.survey(f)]]
+    assert building._changed_folders(items, None) == set()
+    (folders[1] / "SKILL.md").write_text("changed\n")
+    (folders[-1] / "new.md").write_text("new\n")
+    alone = building._changed_folders(items, None)
+    assert alone == {1, len(folders) - 1}
     monkeypatch.setattr(building, "PARALLEL_SIGNATURES", 2)
     monkeypatch.setattr(building, "_SIGNATURE_CHUNK", 2)
-    assert building._signatures(folders, 2) == alone == [building.signature(f) for f in folders]
-    assert len(set(alone)) == len(folders)
+    assert building._changed_folders(items, 2) == alone  # forked workers, reading the items they inherit
+    with monkeypatch.context() as elsewhere:
+        elsewhere.setattr(building.sys, "platform", "elsewhere")
+        assert building._changed_folders(items, 2) == alone  # the items sent with each range
+    repo = make_registry(tmp_path / "repo2", [*SKILLS, *MORE], commit=False)
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
     build(config, out, site=False, jobs=2)
@@ -273,8 +281,117 @@ def test_the_cyclic_collector_runs_again_after_a_build_whatever_its_end(tmp_path
     repo = make_registry(tmp_path / "repo", SKILLS[:2], commit=False)
     config = load_config(repo / "registry.yaml")
     build(config, tmp_path / "site", site=False)
-    assert gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
     BREAK(repo)
     with pytest.raises(BuildFailed):
         build(config, tmp_path / "site", site=False)
-    assert gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_search_edits_update_only_the_shards_they_touch_from_the_published_ones(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the first build, description and heading edits (the same skills published) never make the sharded
+    index whole again, and each rebuild still equals a build from scratch; a shards' index altered in the output
+    (not the one the manifest recorded) is made whole again."""
+    import builder.publish.build as build_module
+
+    repo = make_registry(tmp_path / "repo", SKILLS, commit=False)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    build(config, out, site=False)
+    whole = build_module.search_files
+    made: list[int] = []
+    monkeypatch.setattr(build_module, "search_files", lambda rows: made.append(1) or whole(rows))
+    steps = [DESCRIPTION, HEADING, _edit("csv-profiler/SKILL.md", "description: Profiles quirky CSV",
+                                         "description: Zebra-striped tables, profiled")]
+    for number, step in enumerate(steps):
+        step(repo)
+        build(config, out, site=False)
+        assert not made, number
+        monkeypatch.setattr(build_module, "search_files", whole)
+        assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / f"scratch-{number}"), number
+        monkeypatch.setattr(build_module, "search_files", lambda rows: made.append(1) or whole(rows))
+    shards = out / SHARDS_INDEX_PATH
+    shards.write_bytes(shards.read_bytes().replace(b'"count":', b'"count": '))
+    _edit("csv-profiler/SKILL.md", "Zebra-striped", "Quagga-striped")(repo)
+    build(config, out, site=False)
+    assert made  # the altered index was not trusted
+    monkeypatch.setattr(build_module, "search_files", whole)
+    assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch-last")
+
+
+def _keep_times(change: Callable[[Path], None]) -> Callable[[Path], None]:
+    """``change`` applied to a file, then its access and modification times put back as they were."""
+    def step(path: Path) -> None:
+        before = path.stat()
+        change(path)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    return step
+
+
+# Changes to one skill folder, each applied to references/guide.md or the folder around it.
+FOLDER_CHANGES: dict[str, Callable[[Path], None]] = {
+    "append": lambda p: p.write_bytes(p.read_bytes() + b"\nmore\n"),
+    "same size, times kept": _keep_times(lambda p: p.write_bytes(p.read_bytes().swapcase())),
+    "mode": lambda p: p.chmod(0o755),
+    "new file beside": lambda p: (p.parent / "new.md").write_text("# New\n"),
+    "new folder beside": lambda p: (p.parent / "deeper").mkdir(),
+    "removed": lambda p: p.unlink(),
+    "renamed": lambda p: p.rename(p.with_name("renamed.md")),
+    "replaced by a link": lambda p: (p.unlink(), p.symlink_to("../SKILL.md")),
+    "replaced by a copy, times kept": _keep_times(lambda p: (p.write_bytes(p.read_bytes()), shutil.copy2(
+        p, p.with_name("x.tmp")), os.replace(p.with_name("x.tmp"), p))),
+}
+
+
+@pytest.mark.parametrize("change", list(FOLDER_CHANGES))
+def test_restating_the_listed_entries_sees_every_change_survey_sees(tmp_path: Path, change: str) -> None:
+    """``restat`` stats the entries ``survey`` listed, without listing folders: unchanged it gives the same
+    signature; after any change below the folder, a different one (as a new survey does)."""
+    from builder.publish.build import restat, survey
+
+    folder = tmp_path / "skill"
+    (folder / "references").mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: skill\n---\nBody\n")
+    guide = folder / "references" / "guide.md"
+    guide.write_text("# Guide\n\nSome text.\n")
+    sig, entries = survey(folder)
+    assert entries.split("\n") == ["SKILL.md", "references", "references/guide.md"]
+    assert restat(str(folder), entries) == sig
+    FOLDER_CHANGES[change](guide)
+    assert survey(folder)[0] != sig
+    assert restat(str(folder), entries) != sig
+
+
+def test_entries_that_cannot_be_listed_again_are_stated_never_equal(tmp_path: Path) -> None:
+    from builder.publish.build import restat, survey
+
+    folder = tmp_path / "skill"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("x")
+    (folder / "two\nlines.md").write_text("x")
+    sig, entries = survey(folder)
+    assert entries == "\0" and restat(str(folder), entries) != sig
+    assert survey(folder)[0] == sig  # (the signature itself is still exact)
+
+
+@pytest.mark.parametrize("in_git", [True, False], ids=["git", "folder"])
+def test_a_file_rewritten_with_its_times_kept_is_built_again(tmp_path: Path, in_git: bool) -> None:
+    """Same size, same modification time, same inode: only the change time tells, and the rebuild sees it."""
+    repo = make_registry(tmp_path / "repo", SKILLS, commit=in_git)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+    build(config, out, site=False)
+    path = repo / "skills/csv-profiler/SKILL.md"
+    _keep_times(lambda p: p.write_text(p.read_text(encoding="utf-8").replace("Profiles CSV", "Profiles TSV", 1),
+                                       encoding="utf-8"))(path)
+    if in_git:  # (git's own index, comparing whole seconds, takes the file as unchanged: add it afresh)
+        git(repo, "rm", "-q", "--cached", "skills/csv-profiler/SKILL.md")
+        git(repo, "add", "skills/csv-profiler/SKILL.md")
+        git(repo, "commit", "-q", "-m", "tsv", date="2026-02-01T10:00:00Z")
+    result = build(config, out, site=False)
+    assert result.written == ("csv-profiler",)
+    assert b"Profiles TSV" in (out / INDEX_PATH).read_bytes()
+    assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
+    untouched = build(config, out, site=False)  # and then nothing is built again
+    assert untouched.written == ()

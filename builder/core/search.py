@@ -12,6 +12,7 @@ a small manifest, then per query token one file of precomputed postings, then th
 from __future__ import annotations
 
 import bisect
+import functools
 import heapq
 import itertools
 import operator
@@ -384,6 +385,197 @@ def _fetchers() -> Any:
 def _forget_fetchers() -> None:
     global _FETCHERS
     _FETCHERS = None
+
+
+def _row_tokens(row: SearchRow) -> dict[str, int]:
+    """Token -> the first (best) field of ``row`` holding it, as ``search_files`` files it."""
+    texts = (row.name, " ".join(row.tags), row.category, row.description, row.headings)
+    best: dict[str, int] = {}
+    for field, text in enumerate(texts):
+        for token in _normalise_column([text])[0].split():
+            best.setdefault(token, field)
+    return best
+
+
+def _prefix_points(best: dict[str, int], key: str) -> int:
+    """A row's points for the one- or two-character query token ``key`` (0: none), as ``prefix/`` files hold."""
+    return max(((_WHOLE if token == key else _PREFIX)[field] for token, field in best.items()
+                if token.startswith(key)), default=0)
+
+
+def _postings(best: dict[str, int], key: str) -> set[tuple[str, int]]:
+    """A row's entries in the term shard of ``key``: each token filed there, with its best field."""
+    return {(token, field) for token, field in best.items() if len(token) >= TERM_KEY and token.startswith(key)}
+
+
+class _Stale(Exception):
+    """The published shards are not the ones the previous rows make: build them whole instead."""
+
+
+def update_search_files(names: Sequence[str], row_at: Callable[[int], Sequence[Any]],
+                        changes: dict[str, tuple[Sequence[Any], Sequence[Any]]],
+                        read: Callable[[str], bytes]) -> tuple[dict[str, bytes], list[str]] | None:
+    """The sharded index after ``changes`` (name -> (old row, new row)) to the rows of the same skills in the same
+    order, from the files the previous build published (``read``: path -> bytes): the files that are new, with
+    ``SHARDS_INDEX_PATH`` always among them, and the paths no longer named. Every row's postings, points and
+    facets depend on that row only, so only the files holding a changed row's tokens, chunk or facets are made
+    again; each is what ``search_files`` would make (tests/test_search_update.py). None when it cannot be
+    applied (other names, a missing or altered file): the caller then makes the index whole."""
+    try:
+        return _update(names, row_at, changes, read)
+    except (_Stale, OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def _load(read: Callable[[str], bytes], path: str) -> Any:
+    data = read(path)
+    if path != SHARDS_INDEX_PATH and not path.endswith(f".{_digest(data)}.json") \
+            and not path.endswith(f"/{_digest(data)}.json"):
+        raise _Stale(path)
+    import json
+
+    return json.loads(data)
+
+
+def _update(names: Sequence[str], row_at: Callable[[int], Sequence[Any]],
+            changes: dict[str, tuple[Sequence[Any], Sequence[Any]]],
+            read: Callable[[str], bytes]) -> tuple[dict[str, bytes], list[str]]:
+    manifest = _load(read, SHARDS_INDEX_PATH)
+    if (manifest.get("version") != SHARDS_VERSION or manifest.get("count") != len(names)
+            or manifest.get("fields") != list(SearchRow._fields) or manifest.get("rows_per_file") != ROWS_PER_FILE
+            or manifest.get("weights") != {f: list(w) for f, w in WEIGHTS.items()}
+            or manifest.get("exact_name_bonus") != EXACT_NAME_BONUS
+            or [chunk[0] for chunk in manifest["rows"]] != list(names[::ROWS_PER_FILE])):
+        raise _Stale(SHARDS_INDEX_PATH)
+    files: dict[str, bytes] = {}
+    gone: set[str] = set()
+    named: set[str] = set()  # paths the new manifest still names through a changed document
+
+    def put(path_of: Callable[[str], str], document: object, old: str | None) -> str:
+        data = dumps(document)
+        digest = _digest(data)
+        if digest != old:
+            files[path_of(digest)] = data
+            if old is not None:
+                gone.add(path_of(old))
+        named.add(path_of(digest))
+        return digest
+
+    position = {name: bisect.bisect_left(names, name) for name in changes}
+    rows: dict[int, tuple[dict[str, int], dict[str, int]]] = {}
+    facet_moves: dict[tuple[str, str], None] = {}
+    for name, (old, new) in changes.items():
+        number = position[name]
+        if number >= len(names) or names[number] != name or old[0] != name or new[0] != name:
+            raise _Stale(name)
+        was, now = SearchRow.of(old), SearchRow.of(new)
+        rows[number] = (_row_tokens(was), _row_tokens(now))
+        for row in (was, now):
+            if row.category:
+                facet_moves[("category", row.category)] = None
+            for tag in row.tags:
+                facet_moves[("tag", tag)] = None
+    # Only the documents where a changed row's postings or points differ: the rest keep their bytes. (The old
+    # rows are the ones these files were made from: the caller checked the shards' index against its record.)
+    touched = {token for before, after in rows.values() for token in (*before, *after)}
+    term_keys = sorted(key for key in {token[:TERM_KEY] for token in touched if len(token) >= TERM_KEY}
+                       if any(_postings(before, key) != _postings(after, key) for before, after in rows.values()))
+    prefix_keys = sorted({key for key in {token[:n] for token in touched
+                                          for n in range(1, min(len(token), TERM_KEY - 1) + 1)}
+                          if any(_prefix_points(before, key) != _prefix_points(after, key)
+                                 for before, after in rows.values())}
+                         | {key[:TERM_KEY - 1] for key in term_keys})
+    prefixes: dict[str, str] = dict(manifest["prefixes"])
+    # A term shard's digest is kept by the prefix document of its first two characters (one of prefix_keys).
+    documents: dict[str, Any] = {key: _load(read, prefix_path(key, prefixes[key])) if key in prefixes else
+                                 {"scores": [], **({"terms": {}} if len(key) == TERM_KEY - 1 else {})}
+                                 for key in prefix_keys}
+
+    # terms/: each changed row leaves every token of the shard and comes back under its new best fields.
+    for key in term_keys:
+        parent = documents[key[:2]]["terms"]
+        old_digest = parent.get(key)
+        terms: dict[str, list[list[int]]] = {}
+        if old_digest is not None:
+            shard = _load(read, term_path(key, old_digest))
+            terms = {token: [_rows_of(gaps) for gaps in lists] for token, lists in shard["terms"].items()}
+        for number, (_before, after) in rows.items():
+            for lists in terms.values():
+                for listed in lists:
+                    if number in listed:
+                        listed.remove(number)
+            for token, field in after.items():
+                if token.startswith(key) and len(token) >= TERM_KEY:
+                    lists = terms.setdefault(token, [[] for _ in _FIELDS])
+                    bisect.insort(lists[field], number)
+        terms = {token: lists for token, lists in terms.items() if any(lists)}
+        if terms:
+            parent[key] = put(functools.partial(term_path, key),
+                              {"terms": {t: [_gaps(rs) for rs in terms[t]] for t in sorted(terms)}}, old_digest)
+        elif old_digest is not None:
+            del parent[key]
+            gone.add(term_path(key, old_digest))
+
+    # prefix/: a row's points for a key come from its own tokens.
+    for key in prefix_keys:
+        document = documents[key]
+        best: dict[int, int] = {}
+        for points, gaps in document["scores"]:
+            best.update(zip(_rows_of(gaps), itertools.repeat(points)))
+        for number, (_before, after) in rows.items():
+            best.pop(number, None)
+            points = _prefix_points(after, key)
+            if points:
+                best[number] = points
+        old_digest = prefixes.get(key)
+        if not best:
+            if document.get("terms"):
+                raise _Stale(key)
+            if old_digest is not None:
+                del prefixes[key]
+                gone.add(prefix_path(key, old_digest))
+            continue
+        made: dict[str, Any] = {"scores": _score_lists(best)}
+        if len(key) == TERM_KEY - 1:
+            made["terms"] = dict(sorted(document["terms"].items()))
+        prefixes[key] = put(functools.partial(prefix_path, key), made, old_digest)
+    manifest["prefixes"] = dict(sorted(prefixes.items()))
+
+    # facets/: the rows of each category and tag a changed row had or has.
+    facet_index = _load(read, facets_path(manifest["facets"]))
+    def holding(kind: str, row: SearchRow) -> list[str]:
+        return ([row.category] if row.category else []) if kind == "category" else row.tags
+
+    for kind, value in facet_moves:
+        values = facet_index[kind]
+        entry = values.get(value)
+        members = set(_rows_of(_load(read, facets_path(entry[1]))["rows"])) if entry is not None else set()
+        for number in rows:
+            members.discard(number)
+            if value in holding(kind, SearchRow.of(row_at(number))):
+                members.add(number)
+        if members:
+            ordered = sorted(members)
+            values[value] = [len(ordered), put(facets_path, {"rows": _gaps(ordered)},
+                                               entry[1] if entry is not None else None)]
+        else:
+            values.pop(value, None)
+            if entry is not None:
+                gone.add(facets_path(entry[1]))
+        facet_index[kind] = dict(sorted(values.items()))
+    manifest["facets"] = put(facets_path, facet_index, manifest["facets"])
+
+    # rows/: the chunks holding a changed row.
+    for chunk in sorted({number // ROWS_PER_FILE for number in rows}):
+        start = chunk * ROWS_PER_FILE
+        block = [list(SearchRow.of(row_at(n))) for n in range(start, min(start + ROWS_PER_FILE, len(names)))]
+        manifest["rows"][chunk][1] = put(rows_path, {"rows": block}, manifest["rows"][chunk][1])
+    files[SHARDS_INDEX_PATH] = dumps(manifest)
+    # A content-addressed file of another facet, chunk or key may share a digest: never remove one still named.
+    still = named | {rows_path(chunk[1]) for chunk in manifest["rows"]} | {facets_path(manifest["facets"])} | {
+        facets_path(entry[1]) for values in facet_index.values() for entry in values.values()} | {
+        prefix_path(key, digest) for key, digest in prefixes.items()}
+    return files, sorted(gone - still)
 
 
 class ShardedSearch:

@@ -3,10 +3,12 @@
 Nothing in the output changes until everything is ready. New files are staged in a temporary folder beside
 the output. A first build, or one whose cache cannot be trusted, stages everything and swaps the whole
 folder in (atomically exchanged where Linux allows). A rebuild stages only the skills whose files changed
-(found by comparing file sizes, times and inodes with the last build, as git's index does), the
-registry-wide documents one of whose rows changed (joined from the rows the manifest keeps as bytes, see
-``manifest``) and the website, then moves those units into place under a journal: if the process dies part
-way, the next build puts the previous output back before doing anything else.
+(found by comparing the size, modification and change times and inode of every entry with the last
+build, as git's index does: one stat per path the last build listed, ``restat``), the registry-wide documents
+one of whose rows changed (joined from the rows the manifest keeps as bytes, see ``manifest``; the sharded
+search index made again only where a changed row lies, ``update_search_files``) and the website, then moves
+those units into place under a journal: if the process dies part way, the next build puts the previous output
+back before doing anything else.
 
 Every version a skill had on the built branch is published too (``history``): its ``versions.json`` is part of
 the skill's units, and the zips of old versions come from the bundle cache or are packed from git objects.
@@ -52,6 +54,7 @@ from ..core.search import (
     search_entry,
     search_files,
     search_index,
+    update_search_files,
 )
 from ..core.urls import (
     API_ROOT,
@@ -151,6 +154,7 @@ class _Outcome:
     name_line: int
     diagnostics: tuple[Diagnostic, ...]
     signature: str
+    entries: str = ""  # the paths ``signature`` covers (``survey``), "\0" when they cannot be listed again
     digest: str | None = None
     key: str | None = None
     index: dict[str, Any] | None = None
@@ -187,19 +191,22 @@ class _Outcome:
     def to_record(self) -> Row:
         """The manifest's row: ``COLUMNS``, then the encoded global-document rows."""
         diagnostics = _findings_json(self.diagnostics) if self.diagnostics else ""
-        return (self.name, self.folder, self.skill_md, self.declared, self.name_line, self.signature, self.digest,
-                self.key, self.history, " ".join(self.digests), self.latest, int(self.retired), diagnostics,
-                *(self.row(kind) for kind in ROW_KINDS))
+        return (self.name, self.folder, self.skill_md, self.declared, self.name_line, self.signature, self.entries,
+                self.digest, self.key, self.history, " ".join(self.digests), self.latest, int(self.retired),
+                diagnostics, *(self.row(kind) for kind in ROW_KINDS))
 
     @classmethod
     def from_record(cls, record: Sequence[Any]) -> _Outcome:
         """An outcome read back from the manifest: its global-document rows stay there (``StoredManifest.rows``)."""
-        (name, folder, skill_md, declared, name_line, sig, digest, key, history, digests, latest, retired,
+        (name, folder, skill_md, declared, name_line, sig, entries, digest, key, history, digests, latest, retired,
          diagnostics) = record
-        found = () if not diagnostics else _findings(diagnostics)
-        return _made(cls, fresh=False, name=name, folder=folder, skill_md=skill_md, declared=declared,
-                     name_line=name_line, diagnostics=found, signature=sig, digest=digest, key=key, history=history,
-                     digests=tuple(digests.split()), latest=latest, retired=bool(retired))
+        made = object.__new__(cls)  # as ``_made`` does, with the values set in one dict (60,000 per rebuild)
+        made.__dict__.update(_RECORD_DEFAULTS)
+        made.__dict__.update(name=name, folder=folder, skill_md=skill_md, declared=declared, name_line=name_line,
+                             diagnostics=_findings(diagnostics) if diagnostics else (), signature=sig,
+                             entries=entries, digest=digest, key=key, history=history,
+                             digests=tuple(digests.split()), latest=latest, retired=bool(retired))
+        return made
 
 
 _DEFAULTS: dict[type, tuple[dict[str, Any], dict[str, Callable[[], Any]]]] = {}
@@ -219,6 +226,9 @@ def _made(cls: type[_Made], **values: Any) -> _Made:
                          **values)
     return made
 _FINDING_FIELDS = tuple(f.name for f in fields(Diagnostic))
+# What ``from_record`` sets beyond the manifest's columns: every other field's default, and fresh False.
+_RECORD_DEFAULTS = {**{f.name: f.default for f in fields(_Outcome) if f.default is not MISSING}, "fresh": False}
+assert not any(f.default_factory is not MISSING for f in fields(_Outcome))
 
 
 def _findings_json(found: Sequence[Diagnostic]) -> str:
@@ -299,43 +309,132 @@ def _no_setup() -> None:
     gc.enable()
 
 
-def _signature_chunk(folders: list[str]) -> list[str]:
-    return [signature(folder) for folder in folders]
+# What the signature workers compare, (folder, entries, signature) per folder: set before they are forked, so
+# each inherits it and is sent only the ranges to compare (elsewhere than Linux, where workers are not forked,
+# the ranges carry their items).
+_COMPARED: Sequence[tuple[str, str, str]] = ()
 
 
-def _signatures(folders: Sequence[Path], jobs: int | None) -> list[str]:
-    """``signature`` of each folder, in order."""
-    names = [str(folder) for folder in folders]
-    workers = (jobs if jobs is not None else default_jobs(len(names))) if len(names) >= PARALLEL_SIGNATURES else 1
+def _changed_chunk(task: tuple[int, Sequence[tuple[str, str, str]] | None]) -> list[int]:
+    start, items = task
+    if items is None:
+        items = _COMPARED[start:start + _SIGNATURE_CHUNK]
+        if not items:
+            raise RuntimeError("a signature worker was not given the folders to compare")
+    return [start + n for n, (folder, entries, sig) in enumerate(items) if restat(folder, entries) != sig]
+
+
+def _changed_folders(items: Sequence[tuple[str, str, str]], jobs: int | None) -> set[int]:
+    """The positions of the (folder, entries, signature) whose folder's ``restat`` is not the signature."""
+    global _COMPARED
+    workers = (jobs if jobs is not None else default_jobs(len(items))) if len(items) >= PARALLEL_SIGNATURES else 1
     if workers <= 1:
-        return _signature_chunk(names)
-    chunks = [names[start:start + _SIGNATURE_CHUNK] for start in range(0, len(names), _SIGNATURE_CHUNK)]
-    done = run_parallel(_signature_chunk, chunks, initializer=_no_setup, initargs=(), jobs=workers)
-    return [sig for chunk in done for sig in chunk]
+        return set(_changed_chunk((0, items)))
+    inherited = sys.platform == "linux"  # (builder.core.workers forks there)
+    tasks = [(start, None if inherited else items[start:start + _SIGNATURE_CHUNK])
+             for start in range(0, len(items), _SIGNATURE_CHUNK)]
+    _COMPARED = items
+    try:
+        done = run_parallel(_changed_chunk, tasks, initializer=_no_setup, initargs=(), jobs=workers)
+    finally:
+        _COMPARED = ()
+    return {n for chunk in done for n in chunk}
 
 
-def signature(folder: Path | str) -> str:
-    """What changes when any file of the folder changes: path, type, size, mtime and inode of every entry."""
+def _stat_line(rel: str, st: os.stat_result) -> str:
+    # The change time too: content written back with the old size and modification time still moves it.
+    return f"{rel}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_ctime_ns}"
+
+
+def _digest_lines(lines: list[str]) -> str:
+    lines.sort()
+    return hashlib.sha1("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def survey(folder: Path | str) -> tuple[str, str]:
+    """The folder's signature, which changes when any file or folder in it changes (path, type, size,
+    modification and change time, inode of the folder and of every entry below it), and the entries it
+    covers, one relative path a line ("\0" when they cannot be stated again by ``restat``: an unreadable or
+    vanishing entry, a name with a newline or not in UTF-8)."""
+    root = os.fspath(folder)
     lines: list[str] = []
-    stack = [(os.fspath(folder), "")]
+    entries: list[str] = []
+    exact = True
+    try:
+        lines.append(_stat_line("", os.stat(root, follow_symlinks=False)))
+    except OSError:
+        lines.append("gone:")
+        exact = False
+    stack = [(root, "")]
     while stack:
         current, prefix = stack.pop()
         try:
-            entries = list(os.scandir(current))
+            found = list(os.scandir(current))
         except OSError:
             lines.append(f"unreadable:{prefix}")
+            exact = False
             continue
-        for entry in entries:
+        for entry in found:
+            rel = f"{prefix}{entry.name}"
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
-                lines.append(f"gone:{prefix}{entry.name}")
+                lines.append(f"gone:{rel}")
+                exact = False
                 continue
-            lines.append(f"{prefix}{entry.name}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}")
-            if entry.is_dir(follow_symlinks=False):
-                stack.append((entry.path, f"{prefix}{entry.name}/"))
-    lines.sort()
-    return hashlib.sha1("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+            lines.append(_stat_line(rel, st))
+            entries.append(rel)
+            if stat.S_ISDIR(st.st_mode):
+                stack.append((entry.path, f"{rel}/"))
+    entries.sort()
+    listed = "\n".join(entries)
+    exact = exact and "\n" not in "".join(entries) and _utf8(listed)
+    return _digest_lines(lines), listed if exact else "\0"
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def signature(folder: Path | str) -> str:
+    """``survey``'s signature of the folder."""
+    return survey(folder)[0]
+
+
+def restat(folder: str, entries: str) -> str:
+    """``signature(folder)`` while no folder in it has gained, lost or renamed an entry since ``survey`` listed
+    ``entries``, else a different value: such a change moves the times of the folder holding the entry, whose
+    own line is part of the signature. One stat per path, no listing of folders; "" when a path is gone."""
+    if "\0" in entries:
+        return ""
+    lines = []
+    for rel in ("", *entries.split("\n")) if entries else ("",):
+        try:
+            st = os.stat(f"{folder}/{rel}" if rel else folder, follow_symlinks=False)
+        except (OSError, ValueError):
+            return ""
+        lines.append(_stat_line(rel, st))
+    return _digest_lines(lines)
+
+
+def _fingerprints(git: GitHistory) -> Callable[[str], str]:
+    """``git.fingerprint``; outside a repository (no skill has a history) the one value every name has."""
+    if git.lines:
+        return git.fingerprint
+    none = git.fingerprint("")
+    return lambda name: none
+
+
+def _provenance_key(history: History) -> str:
+    """Names the history read: ``read_history`` gives the same provenance to every skill for the same commit of
+    the same repository and skills folder (outside one, or before its first commit, none at all)."""
+    source = history.source
+    return sha256_hex(json.dumps([source.commit, source.time, str(source.top), source.skills_prefix,
+                                  len(history.skills)]).encode())
 
 
 def _skill_key(config: RegistryConfig, history: History, name: str, digest: str, folder: str,
@@ -367,14 +466,14 @@ def _write(root: Path, rel: str, data: bytes) -> Path:
 def _build_one(folder: Path) -> _Outcome:
     job = _JOB
     assert job is not None
-    sig = signature(folder)
+    sig, entries = survey(folder)
     skill, found = validate_folder(folder, job.config, job.profile)
     diagnostics = tuple(found)
     declared = skill.field("name")
     checked = _Outcome(name=skill.name, folder=str(folder), skill_md=skill.skill_md,
                        declared=declared if isinstance(declared, str) else None,
                        name_line=skill.frontmatter.line_of("name") if skill.frontmatter else 0,
-                       diagnostics=diagnostics, signature=sig)
+                       diagnostics=diagnostics, signature=sig, entries=entries)
     if any(d.severity is Severity.ERROR for d in diagnostics):
         return checked
     prov = job.history.of(skill.name)
@@ -577,8 +676,7 @@ def _write_documents(tmp: Path, out: Path, config: RegistryConfig, source: Sourc
     for path, kind in _DOCUMENTS:
         if kind not in stale or (kind == "v1" and not config.publish.well_known_skills):
             continue
-        kept_rows = stored.rows(kind) if stored is not None else {}
-        rows = [o.row(kind) if o.fresh else kept_rows.get(o.name) for o in kept]
+        rows = _joined_rows(kind, kept, stored)
         lacking = next((o.name for o, row in zip(kept, rows) if row is None), None)
         if lacking is not None:
             if stored is not None:  # not what this builder writes: the next build starts from scratch
@@ -592,9 +690,49 @@ def _write_documents(tmp: Path, out: Path, config: RegistryConfig, source: Sourc
         if kind == "index":
             meta["index_sha256"] = sha256_hex(data)
         if kind == "search":
-            table = [SearchRow(*json.loads(row)) for row in rows if row is not None]
-            units += _write_shards(tmp, out, search_files(table), whole=stored is None)
+            units += _stage_shards(tmp, out, kept, [row for row in rows if row is not None], stored, meta)
     return units
+
+
+def _joined_rows(kind: str, kept: Sequence[_Outcome], stored: StoredManifest | None) -> list[bytes | None]:
+    """Each kept skill's row of one document: its own when built this time, else the one the manifest keeps
+    (None when it has none)."""
+    if stored is None:
+        return [o.row(kind) for o in kept]
+    names, before = stored.sorted_rows(kind)
+    if names == [o.name for o in kept]:  # the same skills as last time, in the same order: no lookups by name
+        return [o.row(kind) if o.fresh else row for o, row in zip(kept, before)]
+    kept_rows = dict(zip(names, before))
+    return [o.row(kind) if o.fresh else kept_rows.get(o.name) for o in kept]
+
+
+def _stage_shards(tmp: Path, out: Path, kept: Sequence[_Outcome], rows: Sequence[bytes],
+                  stored: StoredManifest | None, meta: dict[str, str]) -> list[str]:
+    """Stage the sharded search index and return its units. When the same skills are published as last time,
+    only the files holding a changed row are made again, from the ones the output holds (``update_search_files``,
+    checked against the manifest's record of the shards' index); else every file is made from the rows."""
+    updated = None
+    if stored is not None and stored.meta.get("published") == meta["published"]:
+        fresh = [o for o in kept if o.fresh]
+        before = stored.rows("search", [o.name for o in fresh])
+        manifest = _read_or_none(out / SHARDS_INDEX_PATH)
+        if (all(o.name in before for o in fresh) and manifest is not None
+                and sha256_hex(manifest) == stored.meta.get("shards_sha256")):
+            changes = {o.name: (json.loads(before[o.name]), json.loads(row)) for o in fresh
+                       if (row := o.row("search")) is not None and row != before[o.name]}
+            shards = manifest
+            updated = update_search_files(
+                [o.name for o in kept], lambda number: json.loads(rows[number]), changes,
+                lambda rel: shards if rel == SHARDS_INDEX_PATH else (out / rel).read_bytes())
+    if updated is None:
+        files = search_files([SearchRow(*json.loads(row)) for row in rows])
+        meta["shards_sha256"] = sha256_hex(files[SHARDS_INDEX_PATH])
+        return _write_shards(tmp, out, files, whole=stored is None)
+    made, gone = updated
+    meta["shards_sha256"] = sha256_hex(made[SHARDS_INDEX_PATH])
+    for rel, data in made.items():
+        _write(tmp, rel, data)
+    return [*made, *gone]
 
 
 def _write_shards(tmp: Path, out: Path, files: dict[str, bytes], *, whole: bool) -> list[str]:
@@ -916,11 +1054,14 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
         (place.state / "manifest.json").unlink(missing_ok=True)  # the record of builders before manifest.sqlite
     stored = read_manifest(place.manifest, settings, sha256_hex(index_before) if index_before is not None else None)
     collecting = gc.isenabled()
+    frozen = gc.get_freeze_count()
     try:
         return _build_with(config, place, folders, gone, git, history, warnings, settings, index_before, stored,
                            jobs=jobs, keep_going=keep_going, profile=profile, site=site, on_progress=on_progress,
                            bundle_cache=bundle_cache)
     finally:
+        if not frozen:
+            gc.unfreeze()
         if collecting:
             gc.enable()
         if stored is not None:
@@ -943,25 +1084,35 @@ def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone
     reused: list[_Outcome] = []
     to_build: list[tuple[str, Path | None]] = []
     known = previous or {}
-    candidates = [f for f in folders if (old := known.get(f.name)) is not None and old.folder == str(f)]
-    signatures = dict(zip(map(str, candidates), _signatures(candidates, jobs), strict=True))
-    for folder in folders:
-        old = known.get(folder.name)
-        if (old is not None and old.folder == str(folder) and old.signature == signatures.get(old.folder)
-                and old.history == git.fingerprint(folder.name)
-                and (old.digest is None or old.key == _skill_key(config, history, old.name, old.digest, old.folder,
-                                                                   old.skill_md))):
+    named = [(folder.name, str(folder), folder) for folder in folders]
+    candidates = [old for name, path, _ in named if (old := known.get(name)) is not None and old.folder == path]
+    moved = _changed_folders([(old.folder, old.entries, old.signature) for old in candidates], jobs)
+    unchanged = {old.folder for n, old in enumerate(candidates) if n not in moved}
+    fingerprint = _fingerprints(git)
+    # Each skill's key depends on its own record and on the history, which the same commit gives again.
+    provenance = _provenance_key(history)
+    same_history = stored is not None and stored.meta.get("provenance") == provenance
+    for name, path, folder in named:
+        old = known.get(name)
+        if (old is not None and old.folder == path and path in unchanged
+                and old.history == fingerprint(name)
+                and (old.digest is None or same_history
+                     or old.key == _skill_key(config, history, old.name, old.digest, old.folder, old.skill_md))):
             reused.append(old)
         else:
-            to_build.append((folder.name, folder))
+            to_build.append((name, folder))
     for name in gone:
         old = previous.get(name) if previous is not None else None
-        if old is not None and old.retired and old.history == git.fingerprint(name):
+        if old is not None and old.retired and old.history == fingerprint(name):
             reused.append(old)
         else:
             to_build.append((name, None))
 
-    meta: dict[str, str] = {"version": str(MANIFEST_VERSION), "settings": settings}
+    meta: dict[str, str] = {"version": str(MANIFEST_VERSION), "settings": settings, "provenance": provenance}
+    # The records read so far live until the end of the build: once the collector runs again it leaves them out
+    # (_build_locked puts them back in its care on any exit; a caller's own frozen objects are left as they are).
+    if not gc.get_freeze_count():
+        gc.freeze()
     tmp = place.fresh("tmp")
     record = place.trash_records / tmp.name  # if this process is killed, the next build removes ``tmp``
     try:

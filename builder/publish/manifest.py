@@ -1,6 +1,6 @@
 """The build's record of the output it last wrote: one row per skill in an SQLite file in the user's state folder.
 
-A rebuild reads the few columns it needs to decide what to reuse (folder, signature, history, key) for every
+A rebuild reads the few columns it needs to decide what to reuse (folder, signature, entries, history, key) for every
 skill, and the published rows of the global documents (index, discovery, search) as the bytes they were
 encoded as, only when one of those documents has to be assembled again. Writing it back touches only the rows
 of the skills that changed, in one transaction: a rebuild after one change costs the same at any size.
@@ -18,16 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-MANIFEST_VERSION = 7
+MANIFEST_VERSION = 8
 # The global documents a skill contributes a row to, in the order of the ``*_row`` columns.
 ROW_KINDS = ("index", "v1", "v2", "search")
 # Per skill: what decides its reuse, what the registry-wide rules and state.json need, its findings as JSON.
-COLUMNS = ("name", "folder", "skill_md", "declared", "name_line", "signature", "digest", "key", "history",
+# ``entries``: every path below the folder that ``signature`` covers, so a rebuild can stat them without listing.
+COLUMNS = ("name", "folder", "skill_md", "declared", "name_line", "signature", "entries", "digest", "key", "history",
            "digests", "latest", "retired", "diagnostics")
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE skills (name TEXT PRIMARY KEY, folder TEXT NOT NULL, skill_md TEXT NOT NULL, declared TEXT,"
-    " name_line INTEGER NOT NULL, signature TEXT NOT NULL, digest TEXT, key TEXT, history TEXT,"
+    " name_line INTEGER NOT NULL, signature TEXT NOT NULL, entries TEXT NOT NULL, digest TEXT, key TEXT, history TEXT,"
     " digests TEXT NOT NULL, latest TEXT, retired INTEGER NOT NULL, diagnostics TEXT NOT NULL)",
     # One table per document, so that assembling one reads only its own rows.
     *(f"CREATE TABLE {kind}_rows (name TEXT PRIMARY KEY, row BLOB NOT NULL) WITHOUT ROWID" for kind in ROW_KINDS),
@@ -60,6 +61,14 @@ class StoredManifest:
             chunk = names[start:start + 500]
             found.update(self.db.execute(f"{query} WHERE name IN ({', '.join('?' * len(chunk))})", chunk))
         return found
+
+    def sorted_rows(self, kind: str) -> tuple[list[str], list[bytes]]:
+        """Every skill's encoded row of one global document, and the names they belong to, in name order (SQLite
+        compares the names' UTF-8 bytes, which orders them as Python compares them)."""
+        if kind not in ROW_KINDS:
+            raise ValueError(kind)
+        pairs = self.db.execute(f"SELECT name, row FROM {kind}_rows ORDER BY name").fetchall()
+        return [name for name, _ in pairs], [row for _, row in pairs]
 
     def close(self) -> None:
         self.db.close()
