@@ -230,8 +230,8 @@ def measure(program: list[str], corpus: Path, work: Path, config: Path | None = 
     with CountingServer(out) as server:
         # INSTALLED skills other than the one the rebuild changes, installed by this checkout's client.
         checks = UpdateChecks(server, project, client_env(work / "client"))
-        names = sorted(p.name for p in (corpus / "skills").iterdir())
-        checks.install([n for n in names if n != _changed_skill(corpus).name][:INSTALLED])
+        changed = _changed_skill(corpus).name
+        checks.install([n for n in sorted(p.name for p in (corpus / "skills").iterdir()) if n != changed][:INSTALLED])
         try:
             requests, sent, _, _ = checks.check("nothing changed")
             updates.update({"update check, nothing changed: requests": requests,
