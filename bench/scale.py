@@ -150,14 +150,9 @@ def cli_search(root: Path, queries: Sequence[str], cache: Path) -> dict[str, flo
             "downloaded": downloaded}
 
 
-def _changed_skill(corpus: Path) -> Path:
-    """The skill the rebuild figure changes: the middle one by name."""
-    return sorted((corpus / "skills").iterdir())[len(list((corpus / "skills").iterdir())) // 2]
-
-
-def _change_one_skill(corpus: Path) -> Callable[[], None]:
-    """Append a line to one SKILL.md; the returned function puts it back."""
-    skill_md = _changed_skill(corpus) / "SKILL.md"
+def _change_one_skill(skill: Path) -> Callable[[], None]:
+    """Append a line to the SKILL.md of ``skill`` (a folder); the returned function puts it back."""
+    skill_md = skill / "SKILL.md"
     before = skill_md.read_bytes()
     skill_md.write_bytes(before + b"\nOne more line, changed for the rebuild figure.\n")
 
@@ -188,12 +183,13 @@ def lean_config(corpus: Path, work: Path, skills: Path | None = None) -> Path:
 VERSION_SAMPLE = 200  # skills of the corpus in the git repository that measures what an extra version costs
 
 
-def version_growth(program: list[str], corpus: Path, work: Path, lean: bool) -> float:
+def version_growth(program: list[str], corpus: Path, skills: Sequence[Path], work: Path, lean: bool) -> float:
     """Bytes per skill an extra version adds to the output: ``VERSION_SAMPLE`` skills of the corpus in a git
     repository, built with the website, then every one of them changed once, committed and built again (each old
-    version keeps its zip and its versions.json row; the new text itself adds a few dozen bytes)."""
+    version keeps its zip and its versions.json row; the new text itself adds a few dozen bytes). ``skills``: the
+    corpus's skill folders, sorted."""
     repo = work / "versions-repo"
-    names = sorted(p.name for p in (corpus / "skills").iterdir() if p.is_dir())[:VERSION_SAMPLE]
+    names = [p.name for p in skills if p.is_dir()][:VERSION_SAMPLE]
     for name in names:
         shutil.copytree(corpus / "skills" / name, repo / "skills" / name)
     config = lean_config(corpus, repo, repo / "skills") if lean else repo / "registry.yaml"
@@ -224,21 +220,22 @@ def measure(program: list[str], corpus: Path, work: Path, config: Path | None = 
     command = [*program, "--config", str(config or corpus / "registry.yaml"), "build", "--keep-going", "--out",
                str(out)]
     cold = run_process(command, env=env, timeout=3 * 3600)
+    folders = sorted((corpus / "skills").iterdir())
+    changed = folders[len(folders) // 2]  # the skill the rebuild figures change: the middle one by name
     updates: dict[str, Any] = {}
     project = work / "project"
     project.mkdir()
     with CountingServer(out) as server:
         # INSTALLED skills other than the one the rebuild changes, installed by this checkout's client.
         checks = UpdateChecks(server, project, client_env(work / "client"))
-        changed = _changed_skill(corpus).name
-        checks.install([n for n in sorted(p.name for p in (corpus / "skills").iterdir()) if n != changed][:INSTALLED])
+        checks.install([p.name for p in folders if p != changed][:INSTALLED])
         try:
             requests, sent, _, _ = checks.check("nothing changed")
             updates.update({"update check, nothing changed: requests": requests,
                              "update check, nothing changed: bytes": sent})
         except BenchError as exc:  # an output without state.json: its check is index.json, counted below
             print(f"scale: no sparse update check: {exc}", file=sys.stderr)
-        restore = _change_one_skill(corpus)
+        restore = _change_one_skill(changed)
         try:
             again = run_process(command, env=env, timeout=3600)
         finally:
@@ -272,11 +269,12 @@ def measure(program: list[str], corpus: Path, work: Path, config: Path | None = 
                     "CLI query warm median ms": cli["query warm median"] * 1000,
                     "CLI downloaded MB": cli["downloaded"] / 2**20})
     figures.update(page_figures(out))  # bench/pages.py: the website's rows
-    figures["growth per extra version KB per skill"] = version_growth(program, corpus, work, config is not None) / 1024
+    growth = version_growth(program, corpus, folders, work, config is not None)
+    figures["growth per extra version KB per skill"] = growth / 1024
     if program == skillreg_command():
         figures["website share of the one-skill rebuild seconds"] = site_rebuild_seconds(
-            corpus / "registry.yaml", out, _changed_skill(corpus).name, env)
-        figures.update(rebuild_figures(command, env, _changed_skill(corpus)))  # bench/rebuild.py
+            corpus / "registry.yaml", out, changed.name, env)
+        figures.update(rebuild_figures(command, env, changed))  # bench/rebuild.py
     return figures
 
 
