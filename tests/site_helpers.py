@@ -175,15 +175,16 @@ def broken_links(out: Path, site_url: str) -> list[str]:
     return broken
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
+class QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
         pass
 
 
 @contextmanager
-def serve(folder: Path) -> Iterator[str]:
-    """Serve ``folder`` on 127.0.0.1 (a free port) from a thread; yields the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(folder)))
+def serve(folder: Path, handler: type[QuietHandler] | None = None) -> Iterator[str]:
+    """Serve ``folder`` on 127.0.0.1 (a free port) from a thread, with ``handler`` (a QuietHandler) if given;
+    yields the base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler or QuietHandler, directory=str(folder)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

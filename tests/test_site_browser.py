@@ -7,12 +7,11 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from conftest import REPO
-from site_helpers import bundled_site, hostile_site, serve, set_page_body, write_hostile_registry
+from site_helpers import QuietHandler, bundled_site, hostile_site, serve, set_page_body, write_hostile_registry
 
 from builder.core.search import rank
 
@@ -471,7 +470,7 @@ def test_a_fetched_page_shows_the_body_an_inline_page_holds(driver, fetched: Pat
         assert driver.execute_script("return window.scrollY") > 0
 
 
-class _EncodingHandler(SimpleHTTPRequestHandler):
+class _EncodingHandler(QuietHandler):
     """Serves ``.gz`` files as ``Content-Encoding: gzip``, as some static hosts do (the browser unpacks them)."""
 
     def end_headers(self) -> None:
@@ -479,27 +478,13 @@ class _EncodingHandler(SimpleHTTPRequestHandler):
             self.send_header("Content-Encoding", "gzip")
         super().end_headers()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
-        pass
-
 
 def test_a_fetched_body_served_with_content_encoding_is_shown_too(driver, fetched: Path) -> None:
-    import functools
-    import threading
-    from http.server import ThreadingHTTPServer
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_EncodingHandler, directory=str(fetched)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        driver.get(f"http://127.0.0.1:{server.server_port}/skills/csv-profiler/")
+    with serve(fetched, _EncodingHandler) as url:
+        driver.get(f"{url}skills/csv-profiler/")
         _wait(driver, lambda d: _body_html(d) is not None, "the body was not loaded")
         assert driver.find_elements("css selector", ".sr-body h2, .sr-body p")
         assert _errors(driver) == []
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def test_a_missing_fetched_body_leaves_the_note_and_its_links(driver, fetched: Path, tmp_path: Path) -> None:
