@@ -1,4 +1,4 @@
-"""The README stays true: its two set-up commands, the CI script, and a section for every command."""
+"""The README stays true: its two set-up commands and the CI script that runs the second."""
 
 from __future__ import annotations
 
@@ -31,7 +31,6 @@ def test_ci_runs_the_readmes_test_command() -> None:
     assert setup_commands()[1] in ci
 
 
-def test_every_command_has_help_and_is_documented() -> None:
+def test_every_command_has_help() -> None:
     for name, command in all_commands().items():
         assert (command.help or "").strip(), f"`skillreg {name}` has no help text"
-        assert f"skillreg {name}" in README, f"`skillreg {name}` is not documented in README.md"

@@ -220,6 +220,8 @@ def skill_md(name: str, category: str | None = "git", version: str = "1.0.0") ->
 def origin(tmp_path: Path) -> Path:
     """The registry's main branch, with its marketplace file, as the upstream a pull request targets."""
     repo = make_repo(tmp_path / "origin")
+    shutil.copy(REPO / "mkdocs.yml", repo / "mkdocs.yml")  # the Pages workflow publishes the documentation too
+    shutil.copytree(REPO / "docs", repo / "docs")
     result = CliRunner().invoke(cli, ["--config", str(repo / "registry.yaml"), "marketplace"])
     assert result.exit_code == 0, result.output
     git(repo, "add", "-A")
@@ -453,6 +455,8 @@ def test_pages_flow_end_to_end(origin: Path, tmp_path: Path, serve) -> None:
     assert index["registry"]["url"] == f"{server.url}/skill-registry/"  # built with the Pages base URL
     assert index["source"]["commit"] == context["github.sha"]
     assert (www / "skill-registry/.well-known/agent-skills/index.json").is_file()
+    docs = (www / "skill-registry/docs/index.html").read_text(encoding="utf-8")  # the documentation, beside it
+    assert f'<link rel="canonical" href="{server.url}/skill-registry/docs/">' in docs
 
 
 # --- contributor docs ---------------------------------------------------------------------------------------
