@@ -5,10 +5,14 @@ made inside functions, forms an acyclic graph in which the pipeline's lower stag
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import REPO
+
+from builder.cli.app import REGISTRY_EXTRA_MODULES
 
 PACKAGE = REPO / "builder"
 # Each stage and what it may import besides itself (and the package root, which holds only __version__).
@@ -94,3 +98,13 @@ def test_nothing_imports_the_cli_and_the_client_needs_only_core() -> None:
                   for t in ts if stage(t) == "cli") == []
     client = {t for n, ts in GRAPH.items() if stage(n) == "client" for t in ts}
     assert {stage(t) for t in client} <= {"client", "core", "root"}
+
+
+def test_the_client_imports_nothing_from_the_registry_extra() -> None:
+    """A client-only install lacks the `registry` extra: loading every client module must not need it."""
+    client = sorted(name for name in MODULES if name.startswith("builder.client"))
+    probe = ("import sys\n" + "".join(f"import {name}\n" for name in [*client, "builder.cli.app", "builder.cli.client"])
+             + "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not set(done.stdout.split()) & REGISTRY_EXTRA_MODULES

@@ -125,7 +125,7 @@ def test_every_action_is_pinned_to_a_commit_with_its_release_named() -> None:
 def test_checkout_setup_and_install_follow_the_readme() -> None:
     main_job = re.findall(r"```bash\n(.*?)\n```", README.split("\n## ", 2)[1], flags=re.S)[0]
     install = main_job.rsplit(" && ", 1)[0]  # the README's command up to the skillreg call
-    assert install == "python3 -m venv .venv && .venv/bin/pip install -q -e ."
+    assert install == "python3 -m venv .venv && .venv/bin/pip install -q -e '.[registry]'"
     for name in ("validate.yml", "pages.yml"):
         for job_name, job in load_workflow(name)["jobs"].items():
             steps = job["steps"]

@@ -34,6 +34,23 @@ def _handle_error(exc: SkillRegError | OSError | KeyboardInterrupt) -> int:
     return EXIT_FAILURE
 
 
+# Top-level modules of the `registry` extra (pyproject.toml): a client-only install has none of them, and a command
+# over a registry's skills that imports one says which extra to install instead of showing a traceback.
+REGISTRY_EXTRA_MODULES = frozenset({"mkdocs", "material", "nh3", "markdown_it", "mdit_py_plugins", "selectolax",
+                                    "semver", "jinja2", "markdown", "markupsafe"})
+
+
+def _missing_extra(exc: ModuleNotFoundError, command: str | None) -> int | None:
+    """The exit code after saying which extra to install, when ``exc`` is a module of the registry extra."""
+    if (exc.name or "").split(".")[0] not in REGISTRY_EXTRA_MODULES:
+        return None
+    what = f"`skillreg {command}`" if command else "this command"
+    click.echo(f"Error: {what} works on a registry's skills and needs the packages of the `registry` extra, which "
+               f"this installation lacks (no module named {exc.name!r}): pip install 'skill-registry[registry]'",
+               err=True)
+    return EXIT_FAILURE
+
+
 # The names of the commands in ``client.COMMANDS`` (a test keeps the two lists equal).
 CLIENT_COMMANDS = frozenset({"search", "info", "install", "update", "remove", "list", "verify", "mcp"})
 
@@ -58,6 +75,11 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (SkillRegError, OSError, KeyboardInterrupt) as exc:
             raise click.exceptions.Exit(_handle_error(exc)) from None
+        except ModuleNotFoundError as exc:
+            code = _missing_extra(exc, ctx.invoked_subcommand)
+            if code is None:
+                raise
+            raise click.exceptions.Exit(code) from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
