@@ -19,6 +19,9 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part of the installed package
     sys.path.insert(0, str(REPO))
 
+from conftest import write_tree  # noqa: E402
+
+from bench import same_output  # noqa: E402
 from bench.corpus import (  # noqa: E402
     ASSET_BYTES,
     DESCRIPTION_CHARS,
@@ -546,3 +549,21 @@ def test_the_cli_is_measured_with_its_bytecode_written_as_an_installed_package_h
         header = compiled.read_bytes()[:16]
         assert header[:4] == importlib.util.MAGIC_NUMBER
         assert int.from_bytes(header[8:12], "little") == int(source.stat().st_mtime)  # checked against its source
+
+
+def test_same_output_names_every_file_that_differs(tmp_path: Path) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    write_tree(old, {"a.json": "1", "b/c.html": "x", "gone.txt": "y"})
+    write_tree(new, {"a.json": "2", "b/c.html": "x", "added.txt": "z"})
+    assert same_output.differences(same_output.digests(old), same_output.digests(new)) == [
+        "only in OLD: gone.txt", "only in NEW: added.txt", "differs:     a.json"]
+    assert same_output.differences(same_output.digests(old), same_output.digests(old)) == []
+
+
+def test_same_output_commits_the_fixed_registry_with_fixed_dates(tmp_path: Path) -> None:
+    repo = same_output.fixed_registry(tmp_path, "lean-two-versions")
+    log = subprocess.run(["git", "log", "--format=%an %aI %cI"], cwd=repo, capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert log == ["Fixed 2026-01-01T13:00:00+00:00 2026-01-01T13:00:00+00:00",
+                   "Fixed 2026-01-01T12:00:00+00:00 2026-01-01T12:00:00+00:00"]
+    assert "publish" in (repo / "registry.yaml").read_text(encoding="utf-8")
