@@ -459,7 +459,8 @@ def test_object_prototype_keys_typed_into_the_search_box_find_skills_without_err
             assert expected, f"the registry has no skill for {query!r}"
             box.send_keys(Keys.CONTROL, "a")
             box.send_keys(query)
-            _wait(driver, lambda d, expected=expected: _result_names(d) == expected, f"search for {query!r} did not show {expected}")
+            _wait(driver, lambda d, expected=expected: _result_names(d) == expected,
+                  f"search for {query!r} did not show {expected}")
             status = driver.find_element(By.CSS_SELECTOR, ".sr-search__status").text
             assert "could not" not in status, (query, status)
         assert _errors(driver) == []
