@@ -218,4 +218,5 @@ def test_serve_bound_to_another_address_also_answers_that_address_as_host(tmp_pa
         assert ask(address, "127.0.0.2")[0] == 200
         assert ask(address, f"localhost:{port}")[0] == 200
         assert ask(address, f"127.0.0.1.evil.example:{port}")[0] == 421
-        assert ask(address, "evil.example")[0] == 421
+        assert ask(address, "evil.example") == (421, b"421 Misdirected Request: this server answers only requests "
+                                                     b"for 127.0.0.1, localhost, [::1], 127.0.0.2 (Host header).\n")

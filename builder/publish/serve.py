@@ -78,12 +78,15 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARDS = ("", "0.0.0.0", "::")
 
 
-def allowed_hosts(bound: str, port: int) -> frozenset[str]:
-    """The ``Host`` values (lower-case) a server bound to ``bound``:``port`` answers: the loopback names and an
-    address the user bound explicitly, each with or without the port. A wildcard bind adds no name."""
-    names = set(LOOPBACK_HOSTS)
-    if bound not in _WILDCARDS:
-        names.add(f"[{bound.lower()}]" if ":" in bound else bound.lower())
+def host_names(bound: str) -> tuple[str, ...]:
+    """The names a server bound to ``bound`` answers to: the loopback names and an address the user bound
+    explicitly (a wildcard bind adds none: which of the machine's names a visitor used cannot be known)."""
+    name = f"[{bound.lower()}]" if ":" in bound else bound.lower()
+    return LOOPBACK_HOSTS if bound in _WILDCARDS or name in LOOPBACK_HOSTS else (*LOOPBACK_HOSTS, name)
+
+
+def allowed_hosts(names: tuple[str, ...], port: int) -> frozenset[str]:
+    """The ``Host`` values (lower-case) answered on ``port``: each name with or without the port."""
     return frozenset(spelling for name in names for spelling in (name, f"{name}:{port}"))
 
 
@@ -113,7 +116,7 @@ class _SiteHandler(_QuietHandler):
         if len(hosts) != 1:
             old = self.request_version in ("HTTP/0.9", "HTTP/1.0")
             return HTTPStatus.MISDIRECTED_REQUEST if old else HTTPStatus.BAD_REQUEST
-        allowed = self.server.allowed if isinstance(self.server, _SiteServer) else frozenset()
+        allowed = self.server.allowed if isinstance(self.server, _SiteServer) else frozenset[str]()
         # An absolute request target (GET http://name/ ...) names the host that counts, Host notwithstanding.
         target = urlsplit(self.path).netloc if not self.path.startswith("/") else hosts[0]
         if hosts[0].strip().lower() in allowed and target.strip().lower() in allowed:
@@ -122,8 +125,9 @@ class _SiteHandler(_QuietHandler):
 
     def _refuse(self, status: HTTPStatus) -> None:
         """A short plain-text answer that names the allowed hosts and never echoes the request's Host back."""
+        names = self.server.names if isinstance(self.server, _SiteServer) else LOOPBACK_HOSTS
         body = (f"{status.value} {status.phrase}: this server answers only requests for "
-                f"{', '.join(LOOPBACK_HOSTS)} (Host header).\n").encode("ascii")
+                f"{', '.join(names)} (Host header).\n").encode("ascii")
         self.close_connection = True
         self.send_response(status)
         self.send_header("Content-Type", "text/plain; charset=utf-8")
@@ -163,11 +167,13 @@ class _SiteServer(ThreadingHTTPServer):
     """Knows, once bound, the Host values its handlers answer."""
 
     daemon_threads = True
+    names: tuple[str, ...] = LOOPBACK_HOSTS
     allowed: frozenset[str] = frozenset()
 
     def server_bind(self) -> None:
         super().server_bind()
-        self.allowed = allowed_hosts(str(self.socket.getsockname()[0]), self.server_port)
+        self.names = host_names(str(self.socket.getsockname()[0]))
+        self.allowed = allowed_hosts(self.names, self.server_port)
 
 
 class _SiteServer6(_SiteServer):
