@@ -41,8 +41,9 @@ def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return done.stdout
 
 
-def _stream(corpus: Path, versions: int) -> bytes:
-    """A fast-import stream: the corpus in one commit, then ``versions - 1`` edits of every skill, one a commit."""
+def _stream(corpus: Path, versions: int, *, per_skill: bool = True) -> bytes:
+    """A fast-import stream: the corpus in one commit, then ``versions - 1`` edits of every skill, one a commit
+    (``per_skill``, as merged pull requests would) or every skill's edit of a version in one commit."""
     chunks: list[bytes] = []
     mark = 0
     when = EPOCH
@@ -69,24 +70,29 @@ def _stream(corpus: Path, versions: int) -> bytes:
             first.append((f"skills/{path.relative_to(corpus).as_posix()}", mode, path.read_bytes()))
     commit("the corpus", first)
     for version in range(2, versions + 1):
-        for folder in skills:
-            md = (folder / "SKILL.md").read_bytes()
-            edits = b"".join(f"\nRevision {k}.\n".encode() for k in range(2, version + 1))
-            commit(f"{folder.name}: revision {version}", [(f"skills/{folder.name}/SKILL.md", 0o100644, md + edits)])
+        edits = b"".join(f"\nRevision {k}.\n".encode() for k in range(2, version + 1))
+        changes = [(f"skills/{folder.name}/SKILL.md", 0o100644, (folder / "SKILL.md").read_bytes() + edits)
+                   for folder in skills]
+        if per_skill:
+            for folder, change in zip(skills, changes, strict=True):
+                commit(f"{folder.name}: revision {version}", [change])
+        else:
+            commit(f"every skill: revision {version}", changes)
     return b"".join(chunks)
 
 
-def history_repo(ctx: BenchContext, n: int, versions: int) -> Path:
-    """A git repository of the corpus of ``n`` skills with ``versions`` versions of each, made once per cache."""
+def history_repo(ctx: BenchContext, n: int, versions: int, *, per_skill: bool = True) -> Path:
+    """A git repository of the corpus of ``n`` skills with ``versions`` versions of each, made once per cache;
+    later versions are one commit per skill, or with ``per_skill=False`` one commit per version."""
     corpus = ctx.corpus(n)
-    repo = ctx.cache_dir / f"history-{corpus.parent.name}-v{versions}"
+    repo = ctx.cache_dir / f"history-{corpus.parent.name}-v{versions}{'' if per_skill else '-squashed'}"
     if (repo / ".done").is_file():
         _git(repo, "reset", "-q", "--hard", "base")  # undo the rebuild commits of an earlier run
         return repo
     remove_tree(repo)
     repo.mkdir(parents=True)
     _git(repo, "init", "-q", "-b", "main")
-    stream = _stream(corpus, versions)
+    stream = _stream(corpus, versions, per_skill=per_skill)
     ctx.log(f"  versions: git fast-import of {n:,} skills x {versions} version(s) ({len(stream) / MIB:.0f} MiB)")
     _git(repo, "fast-import", "--quiet", stdin=stream)
     _git(repo, "checkout", "-q", "-f", "main")

@@ -363,7 +363,8 @@ def test_compare_times_two_programs_side_by_side(tmp_path: Path) -> None:
     skillreg = str(Path(sys.executable).parent / "skillreg")
     env = {**os.environ, "SKILLREG_BENCH_CACHE": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-m", "bench.compare", skillreg, skillreg, "-n", "20", "--rounds", "1",
-                           "--out-dir", str(tmp_path)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+                           "--only", "validate", "--only", "build", "--out-dir", str(tmp_path)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == ["validate", "build"]
@@ -371,6 +372,29 @@ def test_compare_times_two_programs_side_by_side(tmp_path: Path) -> None:
                          r"CPU \d+\.\d{3} s -> \d+\.\d{3} s \([+-]\d+\.\d%\)$")
     assert all(pattern.match(line) for line in lines), lines
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"], "a build output or state folder was left behind"
+
+
+def test_compare_times_a_cold_website_build_of_a_git_history_with_two_versions_of_each_skill(tmp_path: Path) -> None:
+    """The site kind builds, with the website, a cached git repository of the corpus where every skill changed
+    once; compare itself refuses a build that did not publish both versions, so a line means it did."""
+    skillreg = str(Path(sys.executable).parent / "skillreg")
+    env = {**os.environ, "SKILLREG_BENCH_CACHE": str(tmp_path / "cache")}
+    args = [sys.executable, "-m", "bench.compare", skillreg, skillreg, "--only", "site", "--site-n", "5", "-n", "3",
+            "--rounds", "1", "--out-dir", str(tmp_path)]
+    done = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"site: median of 1 rounds, wall \d+\.\d{3} s -> \d+\.\d{3} s \([+-]\d+\.\d%\); "
+                        r"CPU \d+\.\d{3} s -> \d+\.\d{3} s \([+-]\d+\.\d%\)\n", done.stdout), done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"], "a build output or state folder was left behind"
+    [repo] = (tmp_path / "cache").glob("history-*n5-*")
+    log = subprocess.run(["git", "log", "--format=%s", "--name-only"], cwd=repo, capture_output=True, text=True,
+                         check=True).stdout
+    assert log.count("revision 2") == 1 and log.count("/SKILL.md") == 2 * 5  # two commits, every skill in both
+    assert not any((tmp_path / "cache").glob("*n3-*")), "the -n corpus was made though no kind of it ran"
+
+    again = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "fast-import" not in again.stderr  # the git corpus is made once and reused
 
 
 def test_compare_refuses_a_program_that_is_not_there(tmp_path: Path) -> None:

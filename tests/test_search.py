@@ -19,7 +19,8 @@ SEARCH_JS = REPO / "site_templates" / "assets" / "search.js"
 IDS = [f"{v['query']!r}" + "".join(f" {k}={v[k]}" for k in ("category", "tag", "limit") if k in v)
        for v in VECTORS["vectors"]]
 
-# Runs search.js over a sharded index written to a folder: one line of [[name, score], ...] and the count per query.
+# Runs search.js over a sharded index written to a folder: one line of [[name, score], ...] and the count per query
+# (or the error it threw).
 HARNESS = """
 const search = require(process.argv[2]);
 const fs = require("fs"), path = require("path");
@@ -29,8 +30,12 @@ const fetchJson = (p) => Promise.resolve(JSON.parse(fs.readFileSync(path.join(ro
 search.open(fetchJson).then(async (index) => {
   const out = [];
   for (const v of queries) {
-    const result = await index.rank(v.query, {category: v.category, tag: v.tag, limit: v.limit});
-    out.push({hits: result.hits.map((hit) => [hit.name, hit.score]), count: result.count});
+    try {
+      const result = await index.rank(v.query, {category: v.category, tag: v.tag, limit: v.limit});
+      out.push({hits: result.hits.map((hit) => [hit.name, hit.score]), count: result.count});
+    } catch (error) {  // one query's failure is that query's answer, so the tests name the query that broke
+      out.push({error: String(error && error.stack || error)});
+    }
   }
   process.stdout.write(JSON.stringify(out));
 }).catch((error) => { console.error(error); process.exit(1); });
@@ -86,6 +91,7 @@ def js_results(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
 def test_javascript_rank_matches_python_names_order_and_scores(js_results: list[dict], i: int) -> None:
     vector = VECTORS["vectors"][i]
     python = [[h.name, h.score] for h in rank(VECTORS["index"], vector["query"], **_options(vector))]
+    assert "error" not in js_results[i], js_results[i]["error"]
     assert js_results[i]["hits"] == python
     assert [name for name, _ in js_results[i]["hits"]] == vector["expected"]
 
@@ -106,6 +112,21 @@ def test_vectors_cover_filters_limits_ties_and_no_match() -> None:
     assert any("category" in v for v in vectors) and any("tag" in v for v in vectors)
     assert any("limit" in v for v in vectors) and any(not v["expected"] for v in vectors)
     assert any(len(v["expected"]) > 1 for v in vectors)
+
+
+# Keys every plain JavaScript object inherits: a term, prefix, tag or name spelled so must stay an ordinary word.
+PROTOTYPE_KEYS = ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"]
+
+
+def test_vectors_cover_object_prototype_keys_as_queries_descriptions_names_and_tags() -> None:
+    queries = {v["query"] for v in VECTORS["vectors"]}
+    assert set(PROTOTYPE_KEYS) <= queries
+    skills = VECTORS["index"]["skills"]
+    assert all(any(key in description for _, description, *_ in skills) for key in PROTOTYPE_KEYS)
+    assert "constructor" in [name for name, *_ in skills]
+    tags = {tag for *_, row_tags, _ in skills for tag in row_tags}
+    assert {"constructor", "__proto__"} <= tags
+    assert {v.get("tag") for v in VECTORS["vectors"] if v["expected"]} >= {"constructor", "__proto__"}
 
 
 def test_exact_name_outranks_a_longer_name_with_the_same_word() -> None:
@@ -143,7 +164,8 @@ def _reference_rank(index: dict, query: str, category: str | None = None, tag: s
 def _random_rows(count: int = 1500) -> list[list]:
     rng = random.Random(7)
     words = ["csv", "data", "git", "log", "test", "lint", "schema", "json", "review", "secret", "scan", "diff",
-             "Ünïcode", "doc", "docs", "docker", "file", "files", "x", "a1", "release", "note"]
+             "Ünïcode", "doc", "docs", "docker", "file", "files", "x", "a1", "release", "note", "constructor",
+             "__proto__", "toString"]
     rows = []
     for i in range(count):
         name = "-".join(rng.sample(words[:12], 2)).lower() + f"-{i}"
@@ -158,7 +180,8 @@ def _random_rows(count: int = 1500) -> list[list]:
 def _random_queries(rows: list[list]) -> list[dict]:
     queries = ["", "csv", "cs", "c", "git diff", "doc", "docs", "x", "a1", "ünï", "review-scan", "secret scan json",
                rows[5][0], rows[6][0].replace("-", " "), "nothing-matches", "te", "f", "1", "git", "gi", "dif",
-               "zz", "csv csv"]
+               "zz", "csv csv",
+               "constructor", "__proto__", "toString", "hasOwnProperty", "con"]
     return [{"query": q, **o} for q in queries
             for o in ({}, {"category": "data"}, {"tag": "git"}, {"limit": 50}, {"tag": "no-such-tag"})]
 
@@ -181,6 +204,7 @@ def test_javascript_ranks_the_sharded_index_exactly_as_the_definition(tmp_path: 
     answers = js_rank(rows, queries, tmp_path)
     for q, answer in zip(queries, answers, strict=True):
         options = {k: v for k, v in q.items() if k != "query"}
+        assert "error" not in answer, (q, answer["error"])
         assert answer["hits"] == [list(hit) for hit in _reference_rank(index, q["query"], **options)], q
         assert answer["count"] == len(_reference_rank(index, q["query"], **{**options, "limit": 10**6})), q
 

@@ -413,6 +413,76 @@ def test_the_page_fetches_the_sharded_index_a_query_at_a_time(driver, site: str,
     assert _errors(driver) == []
 
 
+# Words every plain JavaScript object answers to: as queries, a name, tags and description words.
+PROTOTYPE_SKILLS = {
+    "constructor": ("Generates a class constructor, with toString and valueOf, from a list of fields.",
+                    "constructor, tostring, valueof"),
+    "prototype-keys": ("Audits JavaScript objects for constructor, __proto__, toString, hasOwnProperty and valueOf "
+                       "keys.", "javascript, prototype"),
+}
+
+
+def _prototype_site(base: Path) -> Path:
+    """A registry whose skills are named, tagged and described with Object.prototype's keys, built once."""
+    from conftest import write_tree
+
+    from builder.core.config import load_config
+    from builder.publish.build import build
+
+    root = base / "prototype-registry"
+    out = root / "site"
+    if not (out / "index.html").is_file():
+        files = {"registry.yaml": (REPO / "registry.yaml").read_text(encoding="utf-8")}
+        for name, (description, tags) in PROTOTYPE_SKILLS.items():
+            files[f"skills/{name}/SKILL.md"] = (
+                f"---\nname: {name}\ndescription: {description}\nlicense: MIT\nmetadata:\n  category: code-review\n"
+                f"  tags: {tags}\n  version: \"1.0.0\"\n  author: Ada\n---\n# {name}\n\n## Usage\n\nRead it.\n")
+        write_tree(root, files)
+        assert build(load_config(root / "registry.yaml"), out).published == tuple(sorted(PROTOTYPE_SKILLS))
+    return out
+
+
+@pytest.mark.parametrize("page", ["", "search/"])
+def test_object_prototype_keys_typed_into_the_search_box_find_skills_without_errors(
+        driver, page: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    out = _prototype_site(tmp_path_factory.getbasetemp())
+    index = json.loads((out / "api/v1/search-index.json").read_text(encoding="utf-8"))
+    with serve(out) as url:
+        driver.get_log("browser")  # what earlier tests left in the log
+        driver.get(url + page)
+        box = driver.find_element(By.CSS_SELECTOR, ".sr-search__input")
+        for query in ("constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "con"):
+            expected = [h.name for h in rank(index, query, limit=12)]
+            assert expected, f"the registry has no skill for {query!r}"
+            box.send_keys(Keys.CONTROL, "a")
+            box.send_keys(query)
+            _wait(driver, lambda d, expected=expected: _result_names(d) == expected,
+                  f"search for {query!r} did not show {expected}")
+            status = driver.find_element(By.CSS_SELECTOR, ".sr-search__status").text
+            assert "could not" not in status, (query, status)
+        assert _errors(driver) == []
+
+
+def test_a_skill_tagged_constructor_is_listed_by_the_tag_filter(driver, tmp_path_factory: pytest.TempPathFactory,
+                                                                ) -> None:
+    from selenium.webdriver.common.by import By
+
+    out = _prototype_site(tmp_path_factory.getbasetemp())
+    with serve(out) as url:
+        driver.get_log("browser")
+        driver.get(f"{url}search/?tag=constructor")
+        _wait(driver, lambda d: _result_names(d) == ["constructor"], "the tag filter constructor did not list it")
+        tags = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, ".sr-search__tag option")]
+        assert {"constructor", "tostring", "valueof"} <= set(tags)
+        driver.get(f"{url}search/?tag=constructor&q=__proto__")  # only the other skill has proto
+        _wait(driver, lambda d: "No skill matches" in d.find_element(By.CSS_SELECTOR, ".sr-search__status").text,
+              "__proto__ within the tag constructor did not say no skill matches")
+        assert _errors(driver) == []
+
+
 # ------------------------------------------------------------------------------ publish.page_body: fetched
 
 def _fetched_registry(base: Path) -> Path:

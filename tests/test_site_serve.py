@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import http.client
 import queue
 import socket
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -104,3 +107,116 @@ def test_serve_on_a_busy_port_is_a_failure_not_a_usage_error(tmp_path: Path, mon
         result = CliRunner().invoke(cli, ["serve", "--port", str(port), "--out", "out"])
     assert result.exit_code == 1
     assert result.stderr == f"Error: cannot serve on 127.0.0.1:{port}: Address already in use\n"
+
+
+@contextmanager
+def serving(root: Path, host: str = "127.0.0.1") -> Iterator[tuple[str, int]]:
+    """``serve`` of the registry at ``root`` on ``host`` (a free port) in a thread: yields (host, port)."""
+    events: queue.Queue[ServeEvent] = queue.Queue()
+    stop = threading.Event()
+    thread = threading.Thread(target=serve, args=(load_config(root / "registry.yaml"), root / "site"),
+                              kwargs={"port": 0, "host": host, "interval": 0.2, "on_event": events.put,
+                                      "stop": stop})
+    thread.start()
+    try:
+        url = next_event(events, "serving").url
+        yield host, int(url.rstrip("/").rpartition(":")[2])
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    root = write_tree(tmp_path_factory.mktemp("serve-hosts") / "registry", {
+        "registry.yaml": REGISTRY, "skills/demo/SKILL.md": skill_md("Profiles demo data files when asked.")})
+    with serving(root) as address:
+        yield address
+
+
+def ask(address: tuple[str, int], host: str | None, *, method: str = "GET", path: str = "/skills/demo/",
+        version: str = "HTTP/1.1", extra: tuple[tuple[str, str], ...] = ()) -> tuple[int, bytes]:
+    """One raw request with exactly the Host header given (None: no Host at all); (status, body)."""
+    connection = http.client.HTTPConnection(*address, timeout=10)
+    connection._http_vsn_str = version  # http.client's own switch for the request line's version
+    try:
+        connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        if host is not None:
+            connection.putheader("Host", host)
+        for name, value in extra:
+            connection.putheader(name, value)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::1]", "127.0.0.1:{port}", "localhost:{port}",
+                                  "[::1]:{port}", "LocalHost:{port}"])
+def test_serve_answers_a_host_header_naming_the_loopback_with_or_without_its_port(
+        local_server: tuple[str, int], host: str) -> None:
+    status, body = ask(local_server, host.format(port=local_server[1]))
+    assert status == 200
+    assert b"Profiles demo data files" in body
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1.evil.example",
+                                  "127.0.0.1.evil.example:{port}", "localhost.evil.example", "127.0.0.2:{port}",
+                                  "127.0.0.1:{other}", "localhost:{port}@evil.example", "", "0.0.0.0:{port}"])
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_serve_refuses_a_forged_host_header_with_421_and_a_short_body(
+        local_server: tuple[str, int], host: str, method: str) -> None:
+    port = local_server[1]
+    status, body = ask(local_server, host.format(port=port, other=port + 1 if port < 65535 else port - 1),
+                       method=method)
+    assert status == 421
+    expected = b"" if method == "HEAD" else (b"421 Misdirected Request: this server answers only requests for "
+                                             b"127.0.0.1, localhost, [::1] (Host header).\n")
+    assert body == expected
+    assert b"evil" not in body and b"Profiles demo" not in body
+
+
+def test_serve_refuses_a_missing_page_for_a_forged_host_rather_than_showing_its_404(
+        local_server: tuple[str, int]) -> None:
+    assert ask(local_server, "localhost", path="/no-such-page/")[0] == 404
+    assert ask(local_server, "evil.example", path="/no-such-page/")[0] == 421
+
+
+@pytest.mark.parametrize(("version", "status"), [("HTTP/1.0", 421), ("HTTP/1.1", 400)])
+def test_serve_refuses_a_request_without_a_host_header(local_server: tuple[str, int], version: str,
+                                                       status: int) -> None:
+    """HTTP/1.0 may omit Host, but no browser does, so a request that names no host is not answered: 421. An
+    HTTP/1.1 request without Host is malformed (RFC 9112): 400. Either way no file of the site is sent."""
+    assert ask(local_server, "127.0.0.1", version=version)[0] == 200
+    answer, body = ask(local_server, None, version=version)
+    assert answer == status
+    assert b"Profiles demo" not in body and b"Host header" in body
+
+
+def test_serve_refuses_a_second_host_header_and_an_absolute_target_naming_another_host(
+        local_server: tuple[str, int]) -> None:
+    assert ask(local_server, "127.0.0.1", extra=(("Host", "evil.example"),))[0] == 400
+    assert ask(local_server, "127.0.0.1", path="http://evil.example/skills/demo/")[0] == 421
+    # Naming this server, it passes the host check; http.server then looks up only origin-form paths.
+    assert ask(local_server, "127.0.0.1", path=f"http://localhost:{local_server[1]}/skills/demo/")[0] == 404
+
+
+def test_serve_bound_to_another_address_also_answers_that_address_as_host(tmp_path: Path) -> None:
+    """127.0.0.2 is loopback on Linux too; a server bound to it explicitly answers Host 127.0.0.2 (and the
+    loopback names) and still refuses any other name."""
+    root = write_tree(tmp_path / "registry", {
+        "registry.yaml": REGISTRY, "skills/demo/SKILL.md": skill_md("Profiles demo data files when asked.")})
+    try:
+        with socket.create_server(("127.0.0.2", 0)):
+            pass
+    except OSError:
+        pytest.skip("127.0.0.2 cannot be bound on this machine")
+    with serving(root, host="127.0.0.2") as address:
+        port = address[1]
+        assert ask(address, f"127.0.0.2:{port}")[0] == 200
+        assert ask(address, "127.0.0.2")[0] == 200
+        assert ask(address, f"localhost:{port}")[0] == 200
+        assert ask(address, f"127.0.0.1.evil.example:{port}")[0] == 421
+        assert ask(address, "evil.example") == (421, b"421 Misdirected Request: this server answers only requests "
+                                                     b"for 127.0.0.1, localhost, [::1], 127.0.0.2 (Host header).\n")

@@ -3,12 +3,17 @@
 Changes are found by polling modification times once a second, which needs no extra dependency and works the
 same on every platform. A build that fails leaves the previous output in place, so the page being read stays
 up while the skill is fixed.
+
+The server answers only requests whose ``Host`` names it (127.0.0.1, localhost, [::1] or the address it was bound
+to, with or without its port): a page on another site whose name an attacker re-points at 127.0.0.1 (DNS
+rebinding) sends its own name as ``Host`` and is refused, so it cannot read the local site.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,14 +74,68 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+_WILDCARDS = ("", "0.0.0.0", "::")
+
+
+def host_names(bound: str) -> tuple[str, ...]:
+    """The names a server bound to ``bound`` answers to: the loopback names and an address the user bound
+    explicitly (a wildcard bind adds none: which of the machine's names a visitor used cannot be known)."""
+    name = f"[{bound.lower()}]" if ":" in bound else bound.lower()
+    return LOOPBACK_HOSTS if bound in _WILDCARDS or name in LOOPBACK_HOSTS else (*LOOPBACK_HOSTS, name)
+
+
+def allowed_hosts(names: tuple[str, ...], port: int) -> frozenset[str]:
+    """The ``Host`` values (lower-case) answered on ``port``: each name with or without the port."""
+    return frozenset(spelling for name in names for spelling in (name, f"{name}:{port}"))
+
+
 class _SiteHandler(_QuietHandler):
     """Serves the build as the static host would: a missing page gets the site's own 404.html (status 404),
     and the site also answers under its published base path (``/skill-registry/...``), where that page's
-    site-absolute links point."""
+    site-absolute links point. A request that does not name this server in ``Host`` gets 421 and nothing else."""
 
     def __init__(self, *args: Any, base_path: str = "/", **kwargs: Any) -> None:
         self.base_path = base_path  # before the base class's __init__, which handles the request
         super().__init__(*args, **kwargs)
+
+    def parse_request(self) -> bool:
+        """The request line and headers, then the host check, before any method's handler reads a file."""
+        if not super().parse_request():
+            return False
+        refusal = self._host_refusal()
+        if refusal is None:
+            return True
+        self._refuse(refusal)
+        return False
+
+    def _host_refusal(self) -> HTTPStatus | None:
+        """Why the request is not answered, or None. A missing Host is refused too: browsers always send one, so
+        only a hand-made request lacks it, and an HTTP/1.1 request without exactly one is malformed (RFC 9112)."""
+        hosts = self.headers.get_all("Host") or []
+        if len(hosts) != 1:
+            old = self.request_version in ("HTTP/0.9", "HTTP/1.0")
+            return HTTPStatus.MISDIRECTED_REQUEST if old else HTTPStatus.BAD_REQUEST
+        allowed = self.server.allowed if isinstance(self.server, _SiteServer) else frozenset[str]()
+        # An absolute request target (GET http://name/ ...) names the host that counts, Host notwithstanding.
+        target = urlsplit(self.path).netloc if not self.path.startswith("/") else hosts[0]
+        if hosts[0].strip().lower() in allowed and target.strip().lower() in allowed:
+            return None
+        return HTTPStatus.MISDIRECTED_REQUEST
+
+    def _refuse(self, status: HTTPStatus) -> None:
+        """A short plain-text answer that names the allowed hosts and never echoes the request's Host back."""
+        names = self.server.names if isinstance(self.server, _SiteServer) else LOOPBACK_HOSTS
+        body = (f"{status.value} {status.phrase}: this server answers only requests for "
+                f"{', '.join(names)} (Host header).\n").encode("ascii")
+        self.close_connection = True
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
     def translate_path(self, path: str) -> str:
         local = super().translate_path(path)
@@ -104,10 +163,28 @@ def _handler(out: Path, base_url: str) -> Callable[..., _SiteHandler]:
     return functools.partial(_SiteHandler, directory=str(out), base_path=path if path.endswith("/") else path + "/")
 
 
-def serve(config: RegistryConfig, out: Path, *, port: int = 8000, interval: float = 1.0,
+class _SiteServer(ThreadingHTTPServer):
+    """Knows, once bound, the Host values its handlers answer."""
+
+    daemon_threads = True
+    names: tuple[str, ...] = LOOPBACK_HOSTS
+    allowed: frozenset[str] = frozenset()
+
+    def server_bind(self) -> None:
+        super().server_bind()
+        self.names = host_names(str(self.socket.getsockname()[0]))
+        self.allowed = allowed_hosts(self.names, self.server_port)
+
+
+class _SiteServer6(_SiteServer):
+    address_family = socket.AF_INET6
+
+
+def serve(config: RegistryConfig, out: Path, *, port: int = 8000, host: str = "127.0.0.1", interval: float = 1.0,
           on_event: Callable[[ServeEvent], None] = lambda event: None,
           stop: threading.Event | None = None, **build_options: Any) -> None:
-    """Build ``out``, serve it on 127.0.0.1:``port`` and rebuild on change until ``stop`` is set (or Ctrl-C)."""
+    """Build ``out``, serve it on ``host``:``port`` (127.0.0.1 unless asked) and rebuild on change until ``stop``
+    is set (or Ctrl-C)."""
     stop = stop or threading.Event()
     watched = [config.skills_path] + ([config.path] if config.path else [])
 
@@ -124,12 +201,12 @@ def serve(config: RegistryConfig, out: Path, *, port: int = 8000, interval: floa
     rebuild()
     out.mkdir(parents=True, exist_ok=True)
     base_url = build_options.get("base_url") or config.base_url
-    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(out, base_url))
-    server.daemon_threads = True
+    server = (_SiteServer6 if ":" in host else _SiteServer)((host, port), _handler(out, base_url))
     thread = threading.Thread(target=server.serve_forever, name="skillreg-serve", daemon=True)
     thread.start()
     try:
-        on_event(ServeEvent("serving", url=f"http://127.0.0.1:{server.server_port}/"))
+        name = f"[{host}]" if ":" in host else host
+        on_event(ServeEvent("serving", url=f"http://{name}:{server.server_port}/"))
         while not stop.wait(interval):
             after = snapshot(watched)
             changed = _changed(before, after)

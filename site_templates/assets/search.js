@@ -21,6 +21,19 @@
     return String(text).toLowerCase().split(/[^a-z0-9]+/).filter(function (t) { return t.length > 0; });
   }
 
+  /* ``object[key]`` if ``object`` holds it itself: a parsed JSON object inherits Object.prototype's keys
+   * ("constructor", "toString", ...), and a query token or a name must never reach them. */
+  function own(object, key) {
+    return Object.prototype.hasOwnProperty.call(object, key) ? object[key] : undefined;
+  }
+
+  /* ``cache.get(key)``, made by ``make()`` the first time: the caches are Maps because their keys (paths, query
+   * tokens, facet values) come from the index and the user, and an object would answer "constructor". */
+  function remembered(cache, key, make) {
+    if (!cache.has(key)) cache.set(key, make());
+    return cache.get(key);
+  }
+
   function rowsOf(gaps) {
     var out = new Array(gaps.length), row = 0;
     for (var i = 0; i < gaps.length; i++) { row += gaps[i]; out[i] = row; }
@@ -44,39 +57,38 @@
     this.perFile = manifest.rows_per_file;
     this.firstNames = manifest.rows.map(function (chunk) { return chunk[0]; });
     this.fetchJson = fetchJson;
-    this.files = {};
-    this.scores = {};
-    this.facetRows = {};
+    this.files = new Map();
+    this.scores = new Map();
+    this.facetRows = new Map();
   }
 
   Index.prototype.file = function (path) {
-    if (!this.files[path]) this.files[path] = this.fetchJson(path);
-    return this.files[path];
+    var fetchJson = this.fetchJson;
+    return remembered(this.files, path, function () { return fetchJson(path); });
   };
 
   Index.prototype.tokenScores = function (q) {
     var self = this;
-    if (!self.scores[q]) self.scores[q] = self.computeScores(q);
-    return self.scores[q];
+    return remembered(self.scores, q, function () { return self.computeScores(q); });
   };
 
   Index.prototype.computeScores = function (q) {
     var self = this, prefixes = self.manifest.prefixes;
     if (q.length < TERM_KEY) {
-      if (!Object.prototype.hasOwnProperty.call(prefixes, q)) return Promise.resolve(new Map());
-      return self.file(ROOT + "prefix/" + q + "." + prefixes[q] + ".json").then(function (doc) {
+      if (own(prefixes, q) === undefined) return Promise.resolve(new Map());
+      return self.file(ROOT + "prefix/" + q + "." + own(prefixes, q) + ".json").then(function (doc) {
         return bestOf(doc.scores.map(function (level) { return [level[0], rowsOf(level[1])]; }));
       });
     }
     var parent = q.slice(0, 2), key = q.slice(0, TERM_KEY);
-    if (!Object.prototype.hasOwnProperty.call(prefixes, parent)) return Promise.resolve(new Map());
-    return self.file(ROOT + "prefix/" + parent + "." + prefixes[parent] + ".json").then(function (doc) {
-      if (!Object.prototype.hasOwnProperty.call(doc.terms, key)) return new Map();
-      return self.file(ROOT + "terms/" + key + "." + doc.terms[key] + ".json").then(function (shard) {
+    if (own(prefixes, parent) === undefined) return Promise.resolve(new Map());
+    return self.file(ROOT + "prefix/" + parent + "." + own(prefixes, parent) + ".json").then(function (doc) {
+      if (own(doc.terms, key) === undefined) return new Map();
+      return self.file(ROOT + "terms/" + key + "." + own(doc.terms, key) + ".json").then(function (shard) {
         var levels = [];
         Object.keys(shard.terms).forEach(function (token) {
           if (token.slice(0, q.length) !== q) return;
-          shard.terms[token].forEach(function (gaps, field) {
+          own(shard.terms, token).forEach(function (gaps, field) {
             if (field < WEIGHTS.length) levels.push([WEIGHTS[field][token === q ? 1 : 2], rowsOf(gaps)]);
           });
         });
@@ -90,15 +102,14 @@
   };
 
   Index.prototype.facetSet = function (kind, value) {
-    var self = this, key = kind + "\u0000" + value;
-    if (!self.facetRows[key]) {
-      self.facetRows[key] = self.facets().then(function (facets) {
-        var entry = Object.prototype.hasOwnProperty.call(facets[kind], value) ? facets[kind][value] : null;
+    var self = this;
+    return remembered(self.facetRows, kind + "\u0000" + value, function () {
+      return self.facets().then(function (facets) {
+        var entry = own(own(facets, kind) || {}, value);
         if (!entry) return new Set();
         return self.file(ROOT + "facets/" + entry[1] + ".json").then(function (doc) { return new Set(rowsOf(doc.rows)); });
       });
-    }
-    return self.facetRows[key];
+    });
   };
 
   Index.prototype.chunk = function (number) {
@@ -195,18 +206,17 @@
 
   if (typeof document === "undefined") return;
 
-  var loaded = {};
+  var loaded = new Map();
 
   function loadIndex(root) {
-    if (!loaded[root]) {
-      loaded[root] = open(function (path) {
+    return remembered(loaded, root, function () {
+      return open(function (path) {
         return fetch(root + path).then(function (response) {
           if (!response.ok) throw new Error("HTTP " + response.status + " for " + path);
           return response.json();
         });
       });
-    }
-    return loaded[root];
+    });
   }
 
   function el(tag, className, text) {
@@ -317,7 +327,7 @@
       if (!tagSelect) return update();
       return data.facets().then(function (facets) {
         Object.keys(facets.tag).sort().forEach(function (t) {
-          var option = el("option", "", t + " (" + facets.tag[t][0] + ")");
+          var option = el("option", "", t + " (" + own(facets.tag, t)[0] + ")");
           option.value = t;
           tagSelect.appendChild(option);
         });
