@@ -317,13 +317,16 @@ def test_a_lock_pointing_outside_the_project_is_refused(project: Path, server: R
     assert "target '../../.ssh/csv-profiler' must end in the skill's own folder and contain no `..`" in result.stderr
 
 
-def test_a_folder_that_cannot_be_written_is_a_clear_error(server: RegistryServer, project: Path) -> None:
+def test_a_file_where_a_folder_should_be_is_refused_before_any_request(server: RegistryServer,
+                                                                       project: Path) -> None:
     (project / "vendor").write_text("a file where a folder should be\n")
     result = run("install", "csv-profiler", "--dir", "vendor/skills", "--registry", server.url)
     assert result.exit_code == 1
-    assert result.stderr == (f"Error: cannot install csv-profiler into {project}/vendor/skills/csv-profiler: "
-                             "Not a directory\n")
+    assert result.stderr == ("Error: csv-profiler -> vendor/skills/csv-profiler: vendor is a file, not a folder; "
+                             "refusing to replace it\n")
+    assert (project / "vendor").read_text() == "a file where a folder should be\n"
     assert not (project / "skills-lock.json").exists()
+    assert server.state.log == []
 
 
 @pytest.mark.parametrize("args, message", [
@@ -331,7 +334,7 @@ def test_a_folder_that_cannot_be_written_is_a_clear_error(server: RegistryServer
      "Error: unknown agent 'nope'; known agents: agents, claude, codex, copilot, cursor, gemini, opencode\n"),
     (["install", "csv-profiler", "--agent", "codex", "--dir", "x"], "Error: give --agent or --dir, not both\n"),
     (["install", "--agent", "codex"],
-     "Error: --agent and --dir choose where new skills go; a restore uses the folders in the lock\n"),
+     "Error: --agent chooses where new skills go; a restore uses the folders in the lock\n"),
     (["install"], "Error: nothing to restore: skills-lock.json lists no skills; name the skills to install\n"),
     (["install", "Bad_Name"],
      "Error: 'Bad_Name' is not a skill name (lowercase letters, digits and single hyphens)\n"),
