@@ -76,8 +76,9 @@ def open_registry(location: str | None) -> Registry:
 
 
 def _registry_for(location: str | None) -> Callable[[str], Registry]:
-    """The registry a lock entry came from, unless --registry names one for all; each is opened once."""
-    from ..client.registry import Registry
+    """The registry a lock entry came from, unless --registry (or $SKILLREG_REGISTRY) names one for all; each is
+    opened once. A lock's registry on this machine or a local network is refused: only the user names those."""
+    from ..client.registry import Registry, check_lock_registry
 
     explicit = open_registry(location) if location else None
     opened: dict[str, Registry] = {}
@@ -86,7 +87,7 @@ def _registry_for(location: str | None) -> Callable[[str], Registry]:
         if explicit is not None:
             return explicit
         if url not in opened:
-            opened[url] = Registry(url, warn=_warn)
+            opened[url] = Registry(check_lock_registry(url), warn=_warn)
         return opened[url]
 
     return registry_for

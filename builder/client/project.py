@@ -149,8 +149,10 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
                     modified.append((target, edited))
             else:
                 writable_folder(lock, target, name, allowed, recorded=target not in requested)
-                if not force and (folder.exists() or folder.is_symlink()) and not local_state(folder, new_files).clean:
-                    raise ClientError(f"{target} already exists and is not in {lock.path.name}; use --force to replace it")
+                taken = folder.exists() or folder.is_symlink()
+                if not force and taken and not local_state(folder, new_files).clean:
+                    raise ClientError(f"{target} already exists and is not in {lock.path.name}; "
+                                      "use --force to replace it")
             todo.append(target)
         if not force:
             _refuse_modified(name, modified, "installing")
