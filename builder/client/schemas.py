@@ -154,16 +154,17 @@ def check_index(doc: Mapping[str, Any], where: str) -> None:
 
 
 def check_search_manifest(doc: Mapping[str, Any], where: str) -> None:
-    """The sharded search index's manifest: the fields the client reads, with the types the build writes them."""
+    """The sharded search index's manifest: the fields the client reads, with the types the build writes them
+    (a field that is missing is the search's own refusal: "not a sharded search index")."""
     def bad(path: str, value: object, what: str) -> ClientError:
         return ClientError(f"{where}: $.{path} is {_json_type(value)}, not {what}; refusing it")
 
     for key in ("version", "count", "rows_per_file"):
-        if not _int(doc.get(key)):
-            raise bad(key, doc.get(key), "a count")
-    if not isinstance(doc.get("facets"), str):
-        raise bad("facets", doc.get("facets"), "a string")
-    rows, prefixes = doc.get("rows"), doc.get("prefixes")
+        if key in doc and not _int(doc[key]):
+            raise bad(key, doc[key], "a count")
+    if "facets" in doc and not isinstance(doc["facets"], str):
+        raise bad("facets", doc["facets"], "a string")
+    rows, prefixes = doc.get("rows", []), doc.get("prefixes", {})
     if not isinstance(rows, list):
         raise bad("rows", rows, "an array")
     for number, row in enumerate(rows):
