@@ -143,9 +143,9 @@ def test_requests_per_install_and_per_unchanged_update_check(server: RegistrySer
     server.state.log.clear()
     assert run("install", "csv-profiler", "--agent", "codex", "--registry", server.url).exit_code == 0
     assert server.state.paths() == [("api/v1/skills/csv-profiler/versions.json", 304)]  # the zip: from the cache
-    assert run("update").exit_code == 0  # first check: state.json and the head are fetched and cached
+    assert run("update", "--registry", server.url).exit_code == 0  # first check: state.json and the head are fetched and cached
     server.state.log.clear()
-    result = run("update")
+    result = run("update", "--registry", server.url)
     assert result.stdout == f"csv-profiler is up to date ({version(site, 'csv-profiler')})\n"
     assert server.state.paths() == [("api/v1/state.json", 304)]  # the head: current under that state
     assert server.state.log[0].etag_sent
@@ -158,7 +158,7 @@ def test_restore_from_the_lock_and_frozen(server: RegistryServer, site: Path, si
         for path in sorted((project / ".claude/skills" / name).rglob("*"), reverse=True):
             path.rmdir() if path.is_dir() else path.unlink()
         (project / ".claude/skills" / name).rmdir()
-    result = run("install", "--frozen")
+    result = run("install", "--registry", server.url, "--frozen")
     assert result.exit_code == 0, result.output
     assert f"Restored csv-profiler {version(site, 'csv-profiler')}" in result.stdout
     assert tree(project / ".claude/skills/csv-profiler") == source_files(site, "csv-profiler")
@@ -168,12 +168,12 @@ def test_restore_from_the_lock_and_frozen(server: RegistryServer, site: Path, si
     server.state.root = site_v2
     installed = tree(project / ".claude/skills/csv-profiler")
     for command in (["install", "--frozen"], ["install"]):
-        kept = run(*command)
+        kept = run(*command, "--registry", server.url)
         assert kept.exit_code == 0, kept.output
         assert f"csv-profiler {version(site, 'csv-profiler')} is already installed" in kept.stdout
         assert tree(project / ".claude/skills/csv-profiler") == installed
         assert (project / "skills-lock.json").read_bytes() == lock_before
-    moved = run("update")
+    moved = run("update", "--registry", server.url)
     assert moved.exit_code == 0
     assert "Updated csv-profiler" in moved.stdout
     assert tree(project / ".claude/skills/csv-profiler") == source_files(site_v2, "csv-profiler")
@@ -186,7 +186,7 @@ def test_update_dry_run_prints_a_diff_then_update_applies_it(server: RegistrySer
     before = tree(project / ".claude/skills/csv-profiler")
     lock_before = (project / "skills-lock.json").read_bytes()
     server.state.root = site_v2
-    dry = run("update", "--dry-run")
+    dry = run("update", "--registry", server.url, "--dry-run")
     assert dry.exit_code == 0
     out = dry.stdout
     assert out.startswith("Would update csv-profiler sha256:")
@@ -198,12 +198,12 @@ def test_update_dry_run_prints_a_diff_then_update_applies_it(server: RegistrySer
     assert f"json-schema-check is up to date ({version(site, 'json-schema-check')})\n" in out
     assert tree(project / ".claude/skills/csv-profiler") == before
     assert (project / "skills-lock.json").read_bytes() == lock_before
-    real = run("update", "csv-profiler")
+    real = run("update", "--registry", server.url, "csv-profiler")
     assert real.exit_code == 0
     assert tree(project / ".claude/skills/csv-profiler") == source_files(site_v2, "csv-profiler")
     entry = json.loads((project / "skills-lock.json").read_text())["skills"]["csv-profiler"]
     assert entry["version"] == NEW_VERSION and "references/tsv-notes.md" in entry["files"]
-    assert run("update", "--dry-run").stdout.count("is up to date") == 2
+    assert run("update", "--registry", server.url, "--dry-run").stdout.count("is up to date") == 2
 
 
 def test_local_edits_block_update_and_remove_until_forced(server: RegistryServer, site_v2: Path,
@@ -214,7 +214,7 @@ def test_local_edits_block_update_and_remove_until_forced(server: RegistryServer
     (folder / "notes.txt").write_text("extra\n")
     edited = tree(folder)
     server.state.root = site_v2
-    refused = run("update")
+    refused = run("update", "--registry", server.url)
     assert refused.exit_code == 1
     assert refused.stderr == ("Error: csv-profiler was changed locally (.claude/skills/csv-profiler: changed: "
                               "SKILL.md; added: notes.txt); updating would lose those changes. "
@@ -222,7 +222,7 @@ def test_local_edits_block_update_and_remove_until_forced(server: RegistryServer
     assert tree(folder) == edited
     assert run("remove", "csv-profiler").exit_code == 1
     assert tree(folder) == edited
-    assert run("update", "--force").exit_code == 0
+    assert run("update", "--registry", server.url, "--force").exit_code == 0
     assert "notes.txt" not in tree(folder)
 
 
@@ -312,18 +312,21 @@ def test_a_lock_pointing_outside_the_project_is_refused(project: Path, server: R
     data = json.loads((project / "skills-lock.json").read_text())
     data["skills"]["csv-profiler"]["targets"] = ["../../.ssh/csv-profiler"]
     (project / "skills-lock.json").write_text(json.dumps(data))
-    result = run("install")
+    result = run("install", "--registry", server.url)
     assert result.exit_code == 1
     assert "target '../../.ssh/csv-profiler' must end in the skill's own folder and contain no `..`" in result.stderr
 
 
-def test_a_folder_that_cannot_be_written_is_a_clear_error(server: RegistryServer, project: Path) -> None:
+def test_a_file_where_a_folder_should_be_is_refused_before_any_request(server: RegistryServer,
+                                                                       project: Path) -> None:
     (project / "vendor").write_text("a file where a folder should be\n")
     result = run("install", "csv-profiler", "--dir", "vendor/skills", "--registry", server.url)
     assert result.exit_code == 1
-    assert result.stderr == (f"Error: cannot install csv-profiler into {project}/vendor/skills/csv-profiler: "
-                             "Not a directory\n")
+    assert result.stderr == ("Error: csv-profiler -> vendor/skills/csv-profiler: vendor is a file, not a folder; "
+                             "refusing to replace it\n")
+    assert (project / "vendor").read_text() == "a file where a folder should be\n"
     assert not (project / "skills-lock.json").exists()
+    assert server.state.log == []
 
 
 @pytest.mark.parametrize("args, message", [
@@ -331,7 +334,7 @@ def test_a_folder_that_cannot_be_written_is_a_clear_error(server: RegistryServer
      "Error: unknown agent 'nope'; known agents: agents, claude, codex, copilot, cursor, gemini, opencode\n"),
     (["install", "csv-profiler", "--agent", "codex", "--dir", "x"], "Error: give --agent or --dir, not both\n"),
     (["install", "--agent", "codex"],
-     "Error: --agent and --dir choose where new skills go; a restore uses the folders in the lock\n"),
+     "Error: --agent chooses where new skills go; a restore uses the folders in the lock\n"),
     (["install"], "Error: nothing to restore: skills-lock.json lists no skills; name the skills to install\n"),
     (["install", "Bad_Name"],
      "Error: 'Bad_Name' is not a skill name (lowercase letters, digits and single hyphens)\n"),

@@ -51,7 +51,7 @@ def test_parallel_installs_updates_and_removes_all_land(round_: int, site: Path,
         reg = ["--registry", server.url]
         commands = [["install", "commit-message-lint", *reg], ["install", "dependency-pin-check", *reg],
                     ["install", "dockerfile-lint", *reg], ["install", "docstring-style", *reg],
-                    ["update", "csv-profiler"], ["remove", "adr-writer"], ["remove", "branch-cleanup"],
+                    ["update", "csv-profiler", *reg], ["remove", "adr-writer"], ["remove", "branch-cleanup"],
                     ["install", "log-summarizer", *reg], ["install", "log-summarizer", "--agent", "codex", *reg]]
         processes = [run_skillreg(command, project) for command in commands]
         try:  # an agent installs through the MCP server meanwhile
@@ -86,7 +86,7 @@ def test_two_processes_on_one_skill_end_consistent(site: Path, site_v2: Path, pr
     with RegistryServer(site) as server:
         assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
         server.state.root = site_v2
-        processes = [run_skillreg(["update", "csv-profiler"], project),
+        processes = [run_skillreg(["update", "--registry", server.url, "csv-profiler"], project),
                      run_skillreg(["install", "csv-profiler", "--registry", server.url], project),
                      run_skillreg(["remove", "csv-profiler"], project),
                      run_skillreg(["install", "csv-profiler", "--agent", "codex", "--registry", server.url], project)]
@@ -283,7 +283,7 @@ def test_a_full_disk_during_an_update_leaves_the_installed_version(leave: int, f
         before = (tree(folder), (project / "skills-lock.json").read_bytes())
         server.state.root = site_v2
         filler = fill(small_disk, leave)
-        result = run("update")
+        result = run("update", "--registry", server.url)
         assert result.exit_code == 1, result.output
         assert result.stderr == "Error: " + failing.format(project=project, folder=folder) + \
             "the disk is full; free some space and run the command again\n"
@@ -296,7 +296,7 @@ def test_a_full_disk_during_an_update_leaves_the_installed_version(leave: int, f
         assert not (project / ".claude/skills/log-summarizer").exists()
         assert sorted(lock_of(project)) == ["csv-profiler"]
         filler.unlink()
-        assert run("update").exit_code == 0
+        assert run("update", "--registry", server.url).exit_code == 0
     assert run("verify").exit_code == 0
 
 

@@ -73,7 +73,7 @@ def failed(result: Result, message: str) -> None:
 def test_server_error_then_success_is_retried(installed, project: Path, site_v2: Path) -> None:
     server, _ = installed
     server.state.fault(VERSIONS, Fault(status=500))
-    result = run("update")
+    result = run("update", "--registry", server.url)
     assert result.exit_code == 0, result.output
     assert server.state.paths()[2:4] == [(VERSIONS, 500), (VERSIONS, 200)]  # after state.json and head.json
     assert tree(project / ".claude/skills/csv-profiler")["SKILL.md"][0].endswith(b"automatic.\n")
@@ -83,7 +83,7 @@ def test_server_errors_that_persist(installed, project: Path) -> None:
     server, before = installed
     index = "api/v1/state.json"  # the update check's first request
     server.state.fault(index, *[Fault(status=503)] * 3)
-    failed(run("update"), f"cannot fetch {server.url}{index}: HTTP 503 Service Unavailable (tried 3 times)")
+    failed(run("update", "--registry", server.url), f"cannot fetch {server.url}{index}: HTTP 503 Service Unavailable (tried 3 times)")
     assert server.state.paths() == [(index, 503)] * 3
     assert unchanged(project, before)
     other = "api/v1/skills/log-summarizer/versions.json"
@@ -99,7 +99,7 @@ def test_missing_skill_is_a_404(installed, project: Path) -> None:
            f"no skill named 'no-such-skill' in {server.url}")
     server.state.fault(VERSIONS, Fault(status=404))  # a registry without csv-profiler at all
     server.state.fault(DETAIL, Fault(status=404))
-    failed(run("update"), f"no skill named 'csv-profiler' in {server.url}")
+    failed(run("update", "--registry", server.url), f"no skill named 'csv-profiler' in {server.url}")
     assert unchanged(project, before)
 
 
@@ -109,7 +109,7 @@ def test_redirects_stay_on_https_or_this_machine(installed, project: Path, site_
     server.state.fault(index, Fault(status=302, location=f"{server.url}mirror/{index}"))
     server.state.overrides[f"mirror/{index}"] = (site_v2 / index).read_bytes()
     server.state.fault(VERSIONS, Fault(status=301, location=f"http://example.invalid/{VERSIONS}"))
-    failed(run("update"), f"{server.url}{VERSIONS} redirects to http://example.invalid/{VERSIONS}; "
+    failed(run("update", "--registry", server.url), f"{server.url}{VERSIONS} redirects to http://example.invalid/{VERSIONS}; "
                           "refusing to follow it off https://")
     assert server.state.paths()[:4] == [(index, 302), (f"mirror/{index}", 200),
                                         ("api/v1/skills/csv-profiler/head.json", 200), (VERSIONS, 301)]
@@ -119,7 +119,7 @@ def test_redirects_stay_on_https_or_this_machine(installed, project: Path, site_
 def test_truncated_bundle(installed, project: Path, site_v2: Path) -> None:
     server, before = installed
     server.state.fault(bundle_path(site_v2), *[Fault(cut_at=0.5)] * 3)
-    failed(run("update"), "bytes early (tried 3 times)")
+    failed(run("update", "--registry", server.url), "bytes early (tried 3 times)")
     assert unchanged(project, before)
 
 
@@ -127,8 +127,8 @@ def test_bundle_bytes_that_differ_from_the_published_sha256(installed, project: 
     server, before = installed
     real = (site_v2 / bundle_path(site_v2)).read_bytes()
     server.state.overrides[bundle_path(site_v2)] = real[:-1] + bytes([real[-1] ^ 1])
-    failed(run("update"), "the download does not match the published sha256")
-    assert "nothing was installed" in run("update").stderr
+    failed(run("update", "--registry", server.url), "the download does not match the published sha256")
+    assert "nothing was installed" in run("update", "--registry", server.url).stderr
     assert unchanged(project, before)
 
 
@@ -136,7 +136,7 @@ def test_files_that_differ_from_the_published_digest(installed, project: Path, s
     server, before = installed
     files = [SkillFile(p, d) for p, d in (("SKILL.md", b"---\nname: csv-profiler\ndescription: x\n---\n"),)]
     serve_bundle(server, site_v2, zip_bytes(files))  # the sha256 is right, the digest is the real one
-    failed(run("update"), f"csv-profiler: the bundle {bundle_path(site_v2)} that {server.url}{VERSIONS} names does "
+    failed(run("update", "--registry", server.url), f"csv-profiler: the bundle {bundle_path(site_v2)} that {server.url}{VERSIONS} names does "
                           "not hold the files of sha256:")
     assert unchanged(project, before)
 
@@ -145,7 +145,7 @@ def test_a_skill_md_naming_another_skill_is_not_installed(installed, project: Pa
     server, before = installed
     files = [SkillFile("SKILL.md", b"---\nname: other-skill\ndescription: x\n---\n")]
     serve_bundle(server, site_v2, zip_bytes(files), digest=skill_digest(files))
-    failed(run("update"), "csv-profiler: its SKILL.md names the skill 'other-skill'; nothing was installed")
+    failed(run("update", "--registry", server.url), "csv-profiler: its SKILL.md names the skill 'other-skill'; nothing was installed")
     assert unchanged(project, before)
 
 
@@ -182,7 +182,7 @@ def test_hostile_archives_are_refused_before_anything_is_written(case: str, inst
     server, before = installed
     entries, message = HOSTILE[case]
     serve_bundle(server, site_v2, _zip(entries))
-    failed(run("update"), message)
+    failed(run("update", "--registry", server.url), message)
     assert unchanged(project, before)
     assert not (project.parent / "evil").exists() and not Path("/tmp/evil").exists()
 
@@ -194,7 +194,7 @@ def test_duplicate_entries_are_refused(installed, project: Path, site_v2: Path) 
         archive.writestr("SKILL.md", SKILL_MD)
         archive.writestr("SKILL.md", SKILL_MD + b"second")
     serve_bundle(server, site_v2, buffer.getvalue())
-    failed(run("update"), "entry 'SKILL.md' appears twice in the bundle")
+    failed(run("update", "--registry", server.url), "entry 'SKILL.md' appears twice in the bundle")
     assert unchanged(project, before)
 
 
@@ -203,7 +203,7 @@ def test_a_gigabyte_of_zeros_is_refused(installed, project: Path, site_v2: Path)
     bomb = zeros_bomb()
     assert len(bomb) < 2_000_000
     serve_bundle(server, site_v2, bomb)
-    failed(run("update"), "entry 'SKILL.md' unpacks to 1,073,741,824 bytes; the limit per file is 16,777,216")
+    failed(run("update", "--registry", server.url), "entry 'SKILL.md' unpacks to 1,073,741,824 bytes; the limit per file is 16,777,216")
     assert unchanged(project, before)
 
 
@@ -220,7 +220,7 @@ def test_a_slow_server_times_out(installed, project: Path, monkeypatch: pytest.M
     monkeypatch.setenv("SKILLREG_TIMEOUT", "0.3")
     server.state.fault("api/v1/state.json", *[Fault(delay=1.0)] * 3)
     started = time.monotonic()
-    failed(run("update"), f"cannot fetch {server.url}api/v1/state.json: no answer within 0.3 s (tried 3 times)")
+    failed(run("update", "--registry", server.url), f"cannot fetch {server.url}api/v1/state.json: no answer within 0.3 s (tried 3 times)")
     assert time.monotonic() - started < 5
     assert unchanged(project, before)
 
@@ -253,7 +253,7 @@ def test_killed_in_the_middle_of_an_install(point: str, installed, project: Path
         server.state.fault(bundle, Fault(stall_at=0.5))
     else:
         server.state.finished[bundle] = done = __import__("threading").Event()
-    process = run_skillreg(["update", "csv-profiler"], project)
+    process = run_skillreg(["update", "--registry", server.url, "csv-profiler"], project)
     try:
         if point in ("versions", "bundle-half"):
             wait_for(server.state.stalled.is_set)
@@ -275,7 +275,7 @@ def test_killed_in_the_middle_of_an_install(point: str, installed, project: Path
         assert new in (before[0], new_files)
     # The next run removes what the killed one left and completes the update.
     server.state.faults.clear()
-    finished = run("update")
+    finished = run("update", "--registry", server.url)
     assert finished.exit_code == 0, finished.output
     assert tree(folder) == new_files
     assert sorted(os.listdir(folder.parent)) == ["csv-profiler"]

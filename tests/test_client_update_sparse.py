@@ -90,7 +90,7 @@ def served(registry: Path, tmp_path: Path, project: Path):
     site = build_site(registry, tmp_path / "site")
     with counting_server(site) as server:
         assert run("install", *INSTALLED, "--registry", server.url).exit_code == 0
-        assert run("update").exit_code == 0
+        assert run("update", "--registry", server.url).exit_code == 0
         served = Served(server)
         served.clear()
         yield served
@@ -110,8 +110,8 @@ def lock_digest(project: Path, name: str) -> str:
     return str(json.loads((project / "skills-lock.json").read_text())["skills"][name]["digest"])
 
 
-def update_lines() -> list[str]:
-    result = run("update")
+def update_lines(url: str) -> list[str]:
+    result = run("update", "--registry", url)
     assert result.exit_code == 0, result.output
     return sorted(result.stdout.splitlines())
 
@@ -120,7 +120,7 @@ def test_nothing_changed_is_one_request_answered_304(served: Served, registry: P
                                                      project: Path) -> None:
     site = tmp_path / "site"
     state_before = (site / STATE_PATH).read_bytes()
-    result = run("update")
+    result = run("update", "--registry", served.url)
     assert result.exit_code == 0, result.output
     assert served.paths() == [(STATE_PATH, 304)]
     assert served.server.state.log[0].etag_sent
@@ -130,7 +130,7 @@ def test_nothing_changed_is_one_request_answered_304(served: Served, registry: P
     rebuild(registry, tmp_path)
     assert (site / STATE_PATH).read_bytes() == state_before
     served.clear()
-    assert run("update").exit_code == 0
+    assert run("update", "--registry", served.url).exit_code == 0
     assert served.paths() == [(STATE_PATH, 304)]
 
 
@@ -143,14 +143,14 @@ def test_other_skills_changed_costs_one_small_request_per_installed_skill(served
         edit(registry, name, f"A new line for {name}.")
     rebuild(registry, tmp_path)
     assert (site / STATE_PATH).read_bytes() != state_before
-    lines = update_lines()
+    lines = update_lines(served.url)
     assert all(line.endswith(")") and " is up to date (" in line for line in lines), lines
     assert served.paths() == [(STATE_PATH, 200)] + [(head_path(name), 304) for name in INSTALLED]
     assert served.sent() <= PER_SKILL * len(INSTALLED) + CONSTANT, served.sent()
     assert served.sent() < (site / INDEX_PATH).stat().st_size  # already below the whole index at 26 skills
     assert {name: lock_digest(project, name) for name in INSTALLED} == before
     served.clear()  # and the next check is one request again
-    assert run("update").exit_code == 0
+    assert run("update", "--registry", served.url).exit_code == 0
     assert served.paths() == [(STATE_PATH, 304)]
 
 
@@ -158,11 +158,11 @@ def test_checking_one_skill_by_name_fetches_only_its_head(served: Served, regist
                                                           project: Path) -> None:
     edit(registry, OTHERS[0], "Changed.")
     rebuild(registry, tmp_path)
-    assert run("update", "csv-profiler").exit_code == 0
+    assert run("update", "--registry", served.url, "csv-profiler").exit_code == 0
     assert served.paths() == [(STATE_PATH, 200), (head_path("csv-profiler"), 304)]
     served.clear()
     # The others were not checked under the new state: a full check revalidates them, not csv-profiler.
-    assert run("update").exit_code == 0
+    assert run("update", "--registry", served.url).exit_code == 0
     assert served.paths() == [(STATE_PATH, 304), (head_path("adr-writer"), 304), (head_path("log-summarizer"), 304)]
 
 
@@ -175,7 +175,7 @@ def test_an_installed_skill_that_changed_is_updated(served: Served, registry: Pa
     rebuild(registry, tmp_path)
     new = json.loads((site / head_path("csv-profiler")).read_text())["latest"]
     assert new != old
-    result = run("update")
+    result = run("update", "--registry", served.url)
     assert result.exit_code == 0, result.output
     assert lock_digest(project, "csv-profiler") == new
     installed = (project / ".claude/skills/csv-profiler/SKILL.md").read_text(encoding="utf-8")
@@ -187,7 +187,7 @@ def test_an_installed_skill_that_changed_is_updated(served: Served, registry: Pa
     assert (versions_path("csv-profiler"), 200) in paths
     assert not any(p == INDEX_PATH for p, _ in paths)  # never the whole index
     served.clear()
-    assert run("update").exit_code == 0
+    assert run("update", "--registry", served.url).exit_code == 0
     assert served.paths() == [(STATE_PATH, 304)]
 
 
@@ -201,7 +201,7 @@ def test_a_skill_deleted_from_the_registry_is_reported_not_published(served: Ser
     head = json.loads((site / head_path("log-summarizer")).read_text())
     assert head["latest"] is None and head["digest"] is None
     jsonschema.validate(head, load_schema("head"))
-    result = run("update")
+    result = run("update", "--registry", served.url)
     assert result.exit_code == 0, result.output
     assert "log-summarizer: the registry no longer publishes it; left as installed" in result.stdout, result.stdout
     assert (project / ".claude/skills/log-summarizer/SKILL.md").is_file()  # left as it is
@@ -214,7 +214,7 @@ def test_a_skill_without_any_head_json_is_reported_not_published(served: Served,
     served.server.state.overrides[STATE_PATH] = b'{"api_version": 1, "count": 25, "digest": "sha256:' + \
         b"1" * 64 + b'"}'
     (tmp_path / "site" / head_path("adr-writer")).unlink()
-    result = run("update")
+    result = run("update", "--registry", served.url)
     assert result.exit_code == 0, result.output
     assert "adr-writer: the registry no longer publishes it; left as installed" in result.stdout, result.stdout
     assert (head_path("adr-writer"), 404) in served.paths()
@@ -251,9 +251,9 @@ def test_a_registry_built_before_state_json_is_checked_through_its_index(registr
         head.unlink()
     with counting_server(old) as server:
         assert run("install", *INSTALLED, "--registry", server.url).exit_code == 0
-        assert run("update").exit_code == 0
+        assert run("update", "--registry", server.url).exit_code == 0
         server.state.log.clear()
-        assert run("update").exit_code == 0
+        assert run("update", "--registry", server.url).exit_code == 0
         assert server.state.paths() == [(STATE_PATH, 404), (INDEX_PATH, 304)]
         edit(registry, "csv-profiler", "Updated through the index.")
         new_site = build_site(registry, tmp_path / "site")
@@ -261,19 +261,19 @@ def test_a_registry_built_before_state_json_is_checked_through_its_index(registr
             (old / rel).write_bytes((new_site / rel).read_bytes())
         shutil.copytree(new_site / "api/v1/bundles/csv-profiler", old / "api/v1/bundles/csv-profiler",
                         dirs_exist_ok=True)
-        result = run("update")
+        result = run("update", "--registry", server.url)
         assert result.exit_code == 0, result.output
         assert lock_digest(project, "csv-profiler") == json.loads((old / versions_path("csv-profiler")).read_text())[
             "latest"]
 
 
 @pytest.mark.parametrize(("path", "body", "message"), [
-    (STATE_PATH, b'{"api_version": 1, "count": "many", "digest": "x"}', "is not a registry state"),
+    (STATE_PATH, b'{"api_version": 1, "count": "many", "digest": "x"}', "$.digest 'x' does not fit the schema"),
     (STATE_PATH, b'{"api_version": 1, "count": 1, "digest": "' + b"a" * 70_000 + b'"}', "larger than"),
     (head_path("csv-profiler"), b'{"api_version": 1, "name": "other", "digest": null, "latest": null}',
      "is not the head document of 'csv-profiler'"),
     (head_path("csv-profiler"), b'{"api_version": 1, "name": "csv-profiler", "digest": null, "latest": "../x"}',
-     "is not the head document of 'csv-profiler'"),
+     "$.latest '../x' does not fit the schema (pattern"),
     (head_path("csv-profiler"), b"[" * 10_000 + b"]" * 10_000, "nests JSON objects and arrays"),
 ])
 def test_a_hostile_state_or_head_is_refused_in_one_line(served: Served, project: Path, path: str, body: bytes,
@@ -283,7 +283,7 @@ def test_a_hostile_state_or_head_is_refused_in_one_line(served: Served, project:
     if path != STATE_PATH:  # a new state, so the head is asked for again
         served.server.state.overrides[STATE_PATH] = b'{"api_version": 1, "count": 1, "digest": "sha256:' + \
             b"0" * 64 + b'"}'
-    result = run("update")
+    result = run("update", "--registry", served.url)
     assert result.exit_code == 1, result.output
     assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1, result.stderr
     assert f"{served.url}{path}" in result.stderr and message in result.stderr, result.stderr
@@ -318,7 +318,7 @@ def test_a_client_released_before_state_json_updates_against_a_new_build(served:
 
 def test_an_unreachable_registry_is_checked_from_the_cache_with_a_warning(served: Served, project: Path) -> None:
     served.server.state.fault(STATE_PATH, *[Fault(status=503)] * 3)
-    result = run("update")
+    result = run("update", "--registry", served.url)
     assert result.exit_code == 0, result.output
     assert f"working offline with the copy of {STATE_PATH} cached" in result.stderr, result.stderr
     assert sorted(result.stdout.splitlines()) == sorted(

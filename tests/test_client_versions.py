@@ -217,7 +217,7 @@ def test_the_issue_reproduction_restores_the_old_files_byte_identically(
             shutil.rmtree(project / ".claude")
             fresh_cache(monkeypatch, tmp_path, str(round_))
             server.state.log.clear()
-            result = run(*command)
+            result = run(*command, "--registry", server.url)
             assert result.exit_code == 0, result.output
             assert f"Restored {CSV} {OLD_VERSION} ({story.old[:19]}…) into .claude/skills/{CSV}\n" in result.stdout
             assert installed_tree(project) == old_tree
@@ -225,12 +225,12 @@ def test_the_issue_reproduction_restores_the_old_files_byte_identically(
             csv_requests = [(p, s) for p, s in server.state.paths() if f"/{CSV}" in p]
             assert csv_requests == [(VERSIONS, 200), (f"api/v1/bundles/{CSV}/{CSV}-{story.old[7:19]}.zip", 200)]
         # update is what moves to the newest: the dry run diffs the locked files against it first.
-        dry = run("update", "--dry-run")
+        dry = run("update", "--registry", server.url, "--dry-run")
         assert dry.exit_code == 0, dry.output
         assert dry.stdout.startswith(f"Would update {CSV} {story.old[:19]}… -> {story.new[:19]}… {NEW_VERSION}")
         assert f'-  version: "{OLD_VERSION}"\n+  version: "{NEW_VERSION}"\n' in dry.stdout
         assert (project / "skills-lock.json").read_bytes() == lock_before
-        assert run("update").exit_code == 0
+        assert run("update", "--registry", server.url).exit_code == 0
     assert installed_tree(project) == source_files(story.v2, CSV)
     assert json.loads((project / "skills-lock.json").read_text())["skills"][CSV]["digest"] == story.new
 
@@ -241,7 +241,7 @@ def test_update_dry_run_diffs_the_locked_version_not_local_edits(story: Story, p
         skill_md = project / ".claude/skills" / CSV / "SKILL.md"
         skill_md.write_text(skill_md.read_text(encoding="utf-8") + "A local note.\n", encoding="utf-8")
         for state in ("edited", "removed"):
-            dry = run("update", "--dry-run")
+            dry = run("update", "--registry", server.url, "--dry-run")
             assert dry.exit_code == 0, (state, dry.output)
             assert f'-  version: "{OLD_VERSION}"\n+  version: "{NEW_VERSION}"\n' in dry.stdout, state
             assert "A local note." not in dry.stdout, state
@@ -261,7 +261,8 @@ def test_install_an_old_version_by_version_and_by_digest(story: Story, project: 
         by_digest = run("install", f"{CSV}@{story.old[7:19]}", "--dir", "vendor", "--registry", server.url)
         assert by_digest.exit_code == 0, by_digest.output
         assert tree(project / "vendor" / CSV) == source_files(story.v1, CSV)
-        newest = run("install", CSV, "--registry", server.url)
+        # Back to the newest by name: the folder outside the agents' folders is written only with its --dir.
+        newest = run("install", CSV, "--dir", "vendor", "--registry", server.url)
         assert newest.exit_code == 0, newest.output
         assert f"Updated {CSV} {story.old[:19]}… -> {story.new[:19]}… {NEW_VERSION}" in newest.stdout
         assert installed_tree(project) == tree(project / "vendor" / CSV) == source_files(story.v2, CSV)
@@ -307,7 +308,7 @@ def test_a_yanked_version_is_never_chosen_but_restores_with_a_warning(story: Sto
         lock_before = (project / "skills-lock.json").read_bytes()
         server.state.root = yanked
         shutil.rmtree(project / ".claude")
-        restored = run("install", "--frozen")
+        restored = run("install", "--registry", server.url, "--frozen")
         assert restored.exit_code == 0, restored.output
         assert restored.stderr == warning + "; restoring it as the lock asks\n"
         assert installed_tree(project) == source_files(story.v1, CSV)
@@ -322,7 +323,8 @@ def test_a_yanked_version_is_never_chosen_but_restores_with_a_warning(story: Sto
         assert tree(project / "vendor" / CSV) == source_files(story.v1, CSV)
         info = run("info", CSV, "--versions", "--registry", server.url)
         assert info.stdout.splitlines()[2].split()[3:] == ["yanked", "wrong", "delimiter", "detection"]
-        assert run("update").exit_code == 0  # the yanked version moves to the newest
+        # The yanked version moves to the newest (vendor/ is outside the agents' folders: named with --dir).
+        assert run("update", "--dir", "vendor", "--registry", server.url).exit_code == 0
     assert installed_tree(project) == tree(project / "vendor" / CSV) == source_files(story.v2, CSV)
 
 
@@ -340,7 +342,7 @@ def test_a_yanked_head_is_listed_by_the_index_but_never_chosen(story: Story, pro
         chosen = run("install", CSV, "--registry", server.url)
         assert chosen.exit_code == 0, chosen.output
         assert chosen.stdout.startswith(f"Installed {CSV} {OLD_VERSION} ({story.old[:19]}…)")
-        assert run("update").stdout == f"{CSV} is up to date ({OLD_VERSION})\n"
+        assert run("update", "--registry", server.url).stdout == f"{CSV} is up to date ({OLD_VERSION})\n"
         assert SkillCatalog(Registry(server.url)).get(CSV)["digest"] == story.old  # MCP get_skill: the same choice
         by_version = run("install", f"{CSV}@{NEW_VERSION}", "--registry", server.url)
         assert by_version.exit_code == 1
@@ -352,7 +354,7 @@ def test_a_yanked_head_is_listed_by_the_index_but_never_chosen(story: Story, pro
         assert installed_tree(project) == source_files(story.v2, CSV)
         lock_before = (project / "skills-lock.json").read_bytes()
         shutil.rmtree(project / ".claude")
-        restored = run("install", "--frozen")
+        restored = run("install", "--registry", server.url, "--frozen")
         assert restored.stderr == warning + "; restoring it as the lock asks\n"
     assert restored.exit_code == 0, restored.output
     assert installed_tree(project) == source_files(story.v2, CSV)
@@ -368,14 +370,14 @@ def test_a_taken_down_version_fails_the_restore_saying_why(story: Story, policed
         server.state.root = taken_down
         kept = installed_tree(project)
         # The folder still matches the lock: it stays, with a warning that the registry took the version down.
-        in_place = run("install", "--frozen")
+        in_place = run("install", "--registry", server.url, "--frozen")
         assert in_place.exit_code == 0, in_place.output
         assert (f"Warning: {CSV} {OLD_VERSION} ({story.old[:19]}…): the registry took this version down: leaked an "
                 "API key; it cannot be installed or restored.") in in_place.stderr
         assert installed_tree(project) == kept
         shutil.rmtree(project / ".claude")
         for command in (["install", "--frozen"], ["install"]):
-            failed = run(*command)
+            failed = run(*command, "--registry", server.url)
             assert failed.exit_code == 1
             frozen = "--frozen: " if "--frozen" in command else ""
             assert failed.stderr == (f"Error: {frozen}cannot restore {CSV} {OLD_VERSION} ({story.old[:19]}…): the "
@@ -401,7 +403,7 @@ def test_a_skill_deleted_from_skills_stays_restorable_by_digest(story: Story, pr
         server.state.root = build_site(registry, tmp_path / "site-deleted")
         assert not (server.state.root / detail_path(CSV)).exists()
         shutil.rmtree(project / ".claude")
-        restored = run("install", "--frozen")
+        restored = run("install", "--registry", server.url, "--frozen")
         assert restored.exit_code == 0, restored.output
         assert installed_tree(project) == old_tree
         assert (project / "skills-lock.json").read_bytes() == lock_before
@@ -412,7 +414,8 @@ def test_a_skill_deleted_from_skills_stays_restorable_by_digest(story: Story, pr
         by_digest = run("install", f"{CSV}@{story.new[7:19]}", "--dir", "vendor", "--registry", server.url)
         assert by_digest.exit_code == 0, by_digest.output
         assert tree(project / "vendor" / CSV) == source_files(story.v2, CSV)
-        assert run("update", CSV).stdout == f"{CSV}: the registry no longer publishes it; left as installed\n"
+        assert run("update", CSV, "--registry", server.url).stdout == \
+            f"{CSV}: the registry no longer publishes it; left as installed\n"
         info = run("info", CSV, "--versions", "--registry", server.url)
     assert info.exit_code == 0, info.output
     assert info.stdout.splitlines()[-1] == f"{CSV} is no longer in the registry; install a version with {CSV}@DIGEST"
@@ -429,8 +432,8 @@ def _hostile(site: Path, change: Any) -> bytes:
     (lambda d: d["versions"][1].update(zip=d["versions"][0]["zip"]),
      "{name}: the bundle {path} that {url}{versions} names does not hold the files of {old}…; nothing was installed"),
     (lambda d: d["versions"][1]["zip"].update(path="api/v1/bundles/csv-profiler/../../index.json"),
-     "{url}{versions}: version 2: the zip path 'api/v1/bundles/csv-profiler/../../index.json' is not a plain path "
-     "inside the registry; refusing it"),
+     "{url}{versions}: $.versions[1].zip.path 'api/v1/bundles/csv-profiler/../../index.json' does not fit the schema "
+     '(pattern "^api/v1/bundles/[a-z0-9-]+/[a-z0-9-]+-[0-9a-f]{{12}}\\\\.zip$"); refusing it'),
     (lambda d: d["versions"][1].update(digest="sha256:" + "0" * 64),
      "cannot restore {name}: the registry has no record of the locked version {old}… ({url}{versions}); it was "
      "never published there; nothing was changed"),
@@ -443,7 +446,7 @@ def test_a_hostile_versions_document_changes_nothing(story: Story, project: Path
         server.state.overrides[VERSIONS] = _hostile(story.v2, change)
         shutil.rmtree(project / ".claude/skills" / CSV)
         (project / ".claude/skills" / CSV).mkdir()  # an empty folder is restored, not adopted
-        result = run("install")
+        result = run("install", "--registry", server.url)
     new_zip = json.loads((story.v2 / VERSIONS).read_text())["versions"][0]["zip"]["path"]
     expected = message.format(name=CSV, path=new_zip, url=server.url, versions=VERSIONS, old=story.old[:19])
     assert result.exit_code == 1 and "Traceback" not in result.output
@@ -488,12 +491,12 @@ def test_a_build_from_a_shallow_clone_cannot_restore_what_it_did_not_see_and_say
         assert run("install", CSV, "--registry", server.url).exit_code == 0
         lock_before = (project / "skills-lock.json").read_bytes()
         server.state.root = site
-        in_place = run("install", "--frozen")  # the folder matches the lock: it stays, with a warning
+        in_place = run("install", "--registry", server.url, "--frozen")  # the folder matches the lock: it stays, with a warning
         assert in_place.exit_code == 0, in_place.output
         assert in_place.stderr.startswith(f"Warning: {CSV}: the registry has no record of the locked version ")
         assert in_place.stderr.endswith("; the installed copy matches the lock and was left in place\n")
         shutil.rmtree(project / ".claude")
-        result = run("install", "--frozen")
+        result = run("install", "--registry", server.url, "--frozen")
     assert result.exit_code == 1
     assert result.stderr == (f"Error: --frozen: cannot restore {CSV}: the registry has no record of the locked version "
                              f"{story.old[:19]}… ({server.url}{VERSIONS}) (the registry was built from a shallow git "

@@ -38,12 +38,12 @@ def test_update_records_the_lock_once(server: RegistryServer, site_v2: Path, pro
     installed = run("install", "csv-profiler", "json-schema-check", "--registry", server.url)
     assert installed.stdout.count("Recorded in skills-lock.json") == 1
     server.state.root = site_v2
-    updated = run("update")
+    updated = run("update", "--registry", server.url)
     assert updated.exit_code == 0, updated.output
     lines = updated.stdout.splitlines()
     assert lines[0].startswith("Updated csv-profiler sha256:")
     assert lines.count("Recorded in skills-lock.json") == 1 and lines[-1] == "Recorded in skills-lock.json"
-    nothing = run("update")
+    nothing = run("update", "--registry", server.url)
     assert "Recorded" not in nothing.stdout
 
 
@@ -62,7 +62,7 @@ def test_restore_skips_a_skill_no_longer_published_when_its_folder_matches(serve
     kept = tree(project / ".claude/skills/csv-profiler")
     shutil.rmtree(project / ".claude/skills/json-schema-check")
     _unpublish(server)
-    result = run("install")
+    result = run("install", "--registry", server.url)
     assert result.exit_code == 0, result.output
     digest = lock_before["skills"]["csv-profiler"]["digest"]
     assert (f"csv-profiler: the registry no longer publishes it (locked {digest[:19]}…: it has neither the skill "
@@ -81,12 +81,12 @@ def test_restore_reports_the_folder_it_cannot_restore_and_fails_only_when_frozen
     for name in ("csv-profiler", "json-schema-check"):
         shutil.rmtree(project / ".claude/skills" / name)
     _unpublish(server)
-    frozen = run("install", "--frozen")
+    frozen = run("install", "--frozen", "--registry", server.url)
     assert frozen.exit_code == 1
     assert frozen.stderr == (f"Error: --frozen: the lock and the registry disagree: csv-profiler (lock "
                              f"{digest[:19]}…, not published); nothing was changed\n")
     assert not (project / ".claude/skills/json-schema-check").exists()
-    result = run("install")
+    result = run("install", "--registry", server.url)
     assert result.exit_code == 0, result.output
     assert result.stderr == (f"Cannot restore csv-profiler into .claude/skills/csv-profiler: the registry no "
                              f"longer publishes it (locked {digest[:19]}…: it has neither the skill nor a version "

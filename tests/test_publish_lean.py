@@ -356,13 +356,13 @@ def test_clients_install_update_and_restore_from_a_lean_build(tmp_path: Path, pr
 
         _edit(root, "link-kinds")
         build_of(root, out)
-        assert "link-kinds" in skillreg("update")
+        assert "link-kinds" in skillreg("update", "--registry", server.url)
         assert source_tree(root, "link-kinds") == {p: d for p, (d, _) in tree(installed / "link-kinds").items()}
         lock = json.loads((project / "skills-lock.json").read_text())["skills"]["link-kinds"]
         assert lock["digest"] != first and lock["digest"] == detail_of(out, "link-kinds")["digest"]
 
         shutil.rmtree(project / ".claude")
-        skillreg("install", "--frozen")
+        skillreg("install", "--frozen", "--registry", server.url)
         assert source_tree(root, "link-kinds") == {p: d for p, (d, _) in tree(installed / "link-kinds").items()}
         assert {p: d for p, (d, _) in tree(installed / "csv-profiler").items()} == source_tree(root, "csv-profiler")
         if old is not None:
@@ -372,7 +372,7 @@ def test_clients_install_update_and_restore_from_a_lean_build(tmp_path: Path, pr
         data["skills"]["link-kinds"]["digest"] = first
         (project / "skills-lock.json").write_text(json.dumps(data))
         shutil.rmtree(project / ".claude")
-        skillreg("install", "--frozen")
+        skillreg("install", "--frozen", "--registry", server.url)
         assert "One more line." not in (installed / "link-kinds/SKILL.md").read_text(encoding="utf-8")
 
 

@@ -36,6 +36,17 @@ def global_option(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="The user's skill folders (~/...) and lock, instead of the current project's.")(func)
 
 
+def dir_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--dir", "dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+                        help="A skills folder outside the agents' folders that this command may write into "
+                             "(repeatable); a lock alone never allows one.")(func)
+
+
+def _typed(folder: Path) -> Path:
+    """A --dir as typed, made absolute against the current folder."""
+    return folder.expanduser().absolute()
+
+
 def _warn(message: str) -> None:
     click.echo(f"Warning: {visible(message)}", err=True)
 
@@ -65,8 +76,9 @@ def open_registry(location: str | None) -> Registry:
 
 
 def _registry_for(location: str | None) -> Callable[[str], Registry]:
-    """The registry a lock entry came from, unless --registry names one for all; each is opened once."""
-    from ..client.registry import Registry
+    """The registry a lock entry came from, unless --registry (or $SKILLREG_REGISTRY) names one for all; each is
+    opened once. A lock's registry on this machine or a local network is refused: only the user names those."""
+    from ..client.registry import Registry, check_lock_registry
 
     explicit = open_registry(location) if location else None
     opened: dict[str, Registry] = {}
@@ -75,7 +87,7 @@ def _registry_for(location: str | None) -> Callable[[str], Registry]:
         if explicit is not None:
             return explicit
         if url not in opened:
-            opened[url] = Registry(url, warn=_warn)
+            opened[url] = Registry(check_lock_registry(url), warn=_warn)
         return opened[url]
 
     return registry_for
@@ -257,14 +269,15 @@ def _print_unpublished(changes: Sequence[Change]) -> None:
 @click.option("--agent", "agents", multiple=True, metavar="AGENT",
               help="Install into this agent's skill folder (repeatable): claude (default), codex, gemini, copilot, "
                    "cursor, opencode, agents.")
-@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path),
-              help="Install into this skills folder instead (the skill goes into DIR/NAME).")
+@click.option("--dir", "dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Install into this skills folder instead (the skill goes into DIR/NAME; repeatable). A restore "
+                   "writes into a locked folder outside the agents' folders only when it is given here.")
 @global_option
 @click.option("--force", is_flag=True, help="Replace local changes and folders the lock does not know.")
 @click.option("--frozen", is_flag=True, help="Fail instead of changing skills-lock.json when it and the registry "
                                               "disagree.")
 @registry_option
-def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None, global_: bool, force: bool,
+def install(specs: tuple[str, ...], agents: tuple[str, ...], dirs: tuple[Path, ...], global_: bool, force: bool,
             frozen: bool, location: str | None) -> None:
     """Download, verify and install skills; with no NAME, restore everything in skills-lock.json.
 
@@ -273,34 +286,36 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None
     registry's version history if need be, and never moves the lock.
 
     The bundle must match the published sha256 and the files the published digest before anything is
-    written; the new folder is swapped in with one rename. Nothing from the skill is run.
+    written; the new folder is swapped in with one rename. Nothing from the skill is run. Skills go only into
+    the agents' skill folders and the --dir given; never inside .git, a virtual environment or site-packages.
     """
     from ..client import project
     from ..client.agents import agent_table
     from ..core.errors import UsageError
 
+    typed = [_typed(d) for d in dirs]
     if not specs:
-        if agents or folder:
-            raise UsageError("--agent and --dir choose where new skills go; a restore uses the folders in the lock")
+        if agents:
+            raise UsageError("--agent chooses where new skills go; a restore uses the folders in the lock")
         with _changing(global_) as lock:
             if not lock.entries:
                 raise UsageError(f"nothing to restore: {display_path(lock.path)} lists no skills; "
                                  "name the skills to install")
-            lock, changes = project.restore(lock, _registry_for(location), force=force, frozen=frozen)
+            lock, changes = project.restore(lock, _registry_for(location), typed=typed, force=force, frozen=frozen)
         _print_changes([c for c in changes if c.action != "not published"], lock)
         _print_unpublished([c for c in changes if c.action == "not published"])
         return
-    if agents and folder:
+    if agents and dirs:
         raise UsageError("give --agent or --dir, not both")
-    if folder is not None:
-        folders = [folder.expanduser().absolute()]
+    if typed:
+        folders = typed
     else:
         table = agent_table()
         folders = [table.get(a).folder(global_=global_, project_root=Path.cwd()) for a in (agents or (None,))]
     wanted = [_split(s) for s in specs]
     registry = open_registry(location)
     with _changing(global_) as lock:
-        lock, changes = project.install(lock, registry, wanted, folders, force=force, frozen=frozen)
+        lock, changes = project.install(lock, registry, wanted, folders, typed=typed, force=force, frozen=frozen)
     _print_changes(changes, lock)
 
 
@@ -308,9 +323,11 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], folder: Path | None
 @click.argument("names", nargs=-1)
 @click.option("--dry-run", is_flag=True, help="Print what would change, file by file, as a unified diff.")
 @click.option("--force", is_flag=True, help="Update even skills whose installed files were changed locally.")
+@dir_option
 @global_option
 @registry_option
-def update(names: tuple[str, ...], dry_run: bool, force: bool, global_: bool, location: str | None) -> None:
+def update(names: tuple[str, ...], dry_run: bool, force: bool, dirs: tuple[Path, ...], global_: bool,
+           location: str | None) -> None:
     """Install the newest published version of installed skills (all, or NAMES): a new digest is an update."""
     from ..client import project
 
@@ -318,7 +335,8 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, global_: bool, lo
         if not lock.entries:
             click.echo(f"Nothing to update: {display_path(lock.path)} lists no skills.")
             return
-        lock, changes = project.update(lock, list(names), _registry_for(location), dry_run=dry_run, force=force)
+        lock, changes = project.update(lock, list(names), _registry_for(location), typed=[_typed(d) for d in dirs],
+                                       dry_run=dry_run, force=force)
     for change in changes:
         if change.action == "unchanged":
             shown = visible(change.version) if change.version else _short(change.digest) + "…"
@@ -336,13 +354,14 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, global_: bool, lo
 @click.command(short_help="Delete an installed skill and its lock entry.")
 @click.argument("name")
 @click.option("--force", is_flag=True, help="Remove even if installed files were changed locally.")
+@dir_option
 @global_option
-def remove(name: str, force: bool, global_: bool) -> None:
+def remove(name: str, force: bool, dirs: tuple[Path, ...], global_: bool) -> None:
     """Delete an installed skill from every folder it was installed in, and from the lock."""
     from ..client import project
 
     with _changing(global_) as lock:
-        lock, change = project.remove(lock, name, force=force)
+        lock, change = project.remove(lock, name, typed=[_typed(d) for d in dirs], force=force)
     click.echo(f"Removed {name} from {visible(', '.join(change.targets))}")
 
 

@@ -24,7 +24,6 @@ from ..core.diagnostics import Severity
 from ..core.errors import ClientError
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import exchange
-from ..core.loader import is_junk
 from ..core.model import SkillFile, sha256_hex, short_digest, skill_digest
 from .archive import DEFAULT_LIMITS, UnpackLimits, read_bundle
 from .lock import disk_problem
@@ -124,7 +123,9 @@ def fetch_version(registry: Registry, name: str, version: PublishedVersion, wher
 # -- reading what is installed ---------------------------------------------------------------------------
 
 def _walk(folder: Path) -> Iterable[tuple[str, os.stat_result, Path]]:
-    """(relative path, lstat, path) for everything below ``folder``, never following a link."""
+    """(relative path, lstat, path) for everything below ``folder``, never following a link. Nothing is skipped:
+    a ``__pycache__/*.pyc`` or a ``.DS_Store`` the skill did not ship is a file someone put there (Python runs
+    a planted .pyc instead of its .py)."""
     stack = [(folder, "")]
     while stack:
         current, prefix = stack.pop()
@@ -133,8 +134,7 @@ def _walk(folder: Path) -> Iterable[tuple[str, os.stat_result, Path]]:
                 rel = prefix + entry.name
                 st = entry.stat(follow_symlinks=False)
                 if stat.S_ISDIR(st.st_mode):
-                    if not is_junk(entry.name, True):
-                        stack.append((Path(entry.path), rel + "/"))
+                    stack.append((Path(entry.path), rel + "/"))
                     continue
                 yield rel, st, Path(entry.path)
 
@@ -154,8 +154,7 @@ def _local_state(folder: Path, expected: Mapping[str, str]) -> LocalState:
     for rel, st, path in _walk(folder):
         seen.add(rel)
         if rel not in expected:
-            if not is_junk(path.name, False):
-                added.append(rel)
+            added.append(rel)
             continue
         if not stat.S_ISREG(st.st_mode):
             changed.append(rel)
@@ -174,7 +173,7 @@ def read_installed(folder: Path) -> dict[str, bytes]:
     out = {}
     try:
         for rel, st, path in _walk(folder):
-            if stat.S_ISREG(st.st_mode) and not is_junk(path.name, False):
+            if stat.S_ISREG(st.st_mode):
                 out[rel] = path.read_bytes()
     except OSError as exc:
         raise ClientError(f"cannot read {folder}: {exc.strerror or exc}") from None

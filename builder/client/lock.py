@@ -21,9 +21,9 @@ from ..core.errors import ClientError, UsageError, os_error_message
 from ..core.fs import acquire_flock
 from ..core.loader import path_problems
 from .documents import parse_json
-from .registry import DIGEST, NAME, SHA256
+from .registry import DIGEST, LOCK_FILE, NAME, SHA256
 
-LOCK_NAME = "skills-lock.json"
+LOCK_NAME = LOCK_FILE
 LOCK_VERSION = 1
 MAX_LOCK_BYTES = 64 * 1024 * 1024  # a lock lists the project's skills: a few hundred bytes each
 

@@ -125,19 +125,15 @@ class SkillCatalog:
 
     def install(self, slug: str, target: str = "claude", force: bool = False,
                 version: str | None = None) -> dict[str, Any]:
-        """``target``: an agent name from the agent table, or a skills folder (the skill goes into TARGET/SLUG);
-        ``version``: a metadata.version or a digest (default: the newest version that is not yanked)."""
+        """``target``: an agent name from the agent table (the skill goes into its project folder; an agent that
+        calls the tool never chooses a free path); ``version``: a metadata.version or a digest (default: the newest
+        version that is not yanked)."""
         from . import project as project_ops
         from .agents import agent_table
         from .lock import locked
 
         root = self.project or Path.cwd()
-        table = agent_table()
-        if target in table.agents:
-            folder = table.get(target).folder(global_=False, project_root=root)
-        else:
-            folder = Path(target).expanduser()
-            folder = folder if folder.is_absolute() else root / folder
+        folder = agent_table().get(target.strip()).folder(global_=False, project_root=root)
         with locked(root, waiting=self.warn) as lock:
             lock, changes = project_ops.install(lock, self.registry, [(slug.strip(), (version or "").strip() or None)],
                                                  [folder], force=force)
@@ -200,8 +196,9 @@ def create_server(registry: Registry, project: Path | None = None) -> MCPServer:
                              "skill digest, swaps the folder in atomically and records it in skills-lock.json. "
                              "Never runs anything from the skill.")
     def install_skill(slug: Annotated[str, Field(description="The skill's slug")],
-                      target: Annotated[str, Field(description="An agent (claude, codex, gemini, copilot, cursor, "
-                                                               "opencode, agents) or a skills folder")] = "claude",
+                      target: Annotated[str, Field(description="The agent whose project skill folder receives it: "
+                                                               "claude, codex, gemini, copilot, cursor, opencode or "
+                                                               "agents")] = "claude",
                       version: Annotated[str | None, Field(description="A published version (metadata.version) or "
                                                                        "digest; default: the newest that is not "
                                                                        "yanked")] = None

@@ -27,6 +27,7 @@ from .install import (
 )
 from .lock import Lock, LockEntry, recorded, write_lock
 from .registry import NotFound, Registry, check_name
+from .targets import destinations, writable_folder
 from .versions import History, choose, is_digest, read_history, unavailable, yanked_warning
 
 RegistryFor = Callable[[str], Registry]
@@ -104,17 +105,21 @@ def _choose(registry: Registry, name: str, spec: str | None) -> tuple[str, Calla
 
 
 def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | None]], folders: Sequence[Path], *,
-            force: bool = False, frozen: bool = False) -> tuple[Lock, list[Change]]:
-    """Install each NAME[@DIGEST|@VERSION] into ``folders`` (agent skill folders; the skill goes into folder/NAME).
+            typed: Sequence[Path] = (), force: bool = False, frozen: bool = False) -> tuple[Lock, list[Change]]:
+    """Install each NAME[@DIGEST|@VERSION] into ``folders`` (skills folders; the skill goes into folder/NAME),
+    each an agent's skill folder or one of ``typed`` (the --dir the user typed on this command line).
 
     A skill already in the lock at another digest is brought to the new one in every folder it is in.
     """
+    allowed = destinations(lock, typed)
     changes = []
     for name, spec in wanted:
         check_name(name)
+        requested = [lock.target(folder / name) for folder in folders]
+        for target in requested:  # before any request
+            writable_folder(lock, target, name, allowed, recorded=False)
         published, download = _choose(registry, name, spec)
         entry = lock.entries.get(name)
-        requested = [lock.target(folder / name) for folder in folders]
         same = entry is not None and entry.digest == published
         targets = sorted(set(requested) | set(entry.targets if entry else ()))
         if frozen and (entry is None or entry.digest != published or set(requested) - set(entry.targets)):
@@ -138,11 +143,16 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
                 state = local_state(folder, entry.files)
                 if same and (state.clean or target not in requested):
                     continue  # in place already, or another folder this install was not asked about
+                writable_folder(lock, target, name, allowed, recorded=target not in requested)
                 edited = _modified(folder, entry.files, new_files)
                 if edited is not None:
                     modified.append((target, edited))
-            elif not force and (folder.exists() or folder.is_symlink()) and not local_state(folder, new_files).clean:
-                raise ClientError(f"{target} already exists and is not in {lock.path.name}; use --force to replace it")
+            else:
+                writable_folder(lock, target, name, allowed, recorded=target not in requested)
+                taken = folder.exists() or folder.is_symlink()
+                if not force and taken and not local_state(folder, new_files).clean:
+                    raise ClientError(f"{target} already exists and is not in {lock.path.name}; "
+                                      "use --force to replace it")
             todo.append(target)
         if not force:
             _refuse_modified(name, modified, "installing")
@@ -200,14 +210,21 @@ def _plan_restore(lock: Lock, entry: LockEntry, registry: Registry) -> tuple[_Re
     return _Restore(entry, registry, todo, lambda: fetch_skill(registry, name, detail=detail)), None
 
 
-def restore(lock: Lock, registry_for: RegistryFor, *, force: bool = False,
+def restore(lock: Lock, registry_for: RegistryFor, *, typed: Sequence[Path] = (), force: bool = False,
             frozen: bool = False) -> tuple[Lock, list[Change]]:
     """Make every folder in the lock hold its locked digest again, from the registry's history if need be.
 
     The lock never moves: a restore writes the files it records. A locked version that cannot be restored
     (taken down, withdrawn, pruned, never published) fails the whole restore before anything changes. A skill
     the registry does not publish at all any more (no versions.json, no detail) is left as it is and reported
-    ("not published", with the folders that could not be restored); under ``frozen`` that fails too."""
+    ("not published", with the folders that could not be restored); under ``frozen`` that fails too.
+    Every folder to be written must be one ``writable_folder`` allows (``typed``: the --dir of this command),
+    checked before any request."""
+    allowed = destinations(lock, typed)
+    for entry in sorted(lock.entries.values(), key=lambda e: e.name):
+        for target in entry.targets:
+            if not local_state(lock.folder(target), entry.files).clean:
+                writable_folder(lock, target, entry.name, allowed, recorded=True)
     plans, problems = [], []
     for entry in sorted(lock.entries.values(), key=lambda e: e.name):
         plan, problem = _plan_restore(lock, entry, registry_for(entry.registry))
@@ -269,15 +286,17 @@ def _selected(lock: Lock, names: Sequence[str]) -> list[LockEntry]:
     return [lock.entries[n] for n in (names or sorted(lock.entries))]
 
 
-def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, dry_run: bool = False,
-           force: bool = False) -> tuple[Lock, list[Change]]:
+def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, typed: Sequence[Path] = (),
+           dry_run: bool = False, force: bool = False) -> tuple[Lock, list[Change]]:
     """Compare the lock with what each registry publishes and take new digests.
 
     The check costs one request per registry when nothing changed (state.json, answered 304), else one more
     per skill checked (its head.json: 304 or a few hundred bytes), whatever the registry's size; a registry
     built before state.json existed is compared through its index.json (one request, 304 when unchanged).
     A skill whose latest moved is brought to its versions.json's ``latest``: the newest version that is not
-    yanked (two more requests: versions.json and the zip)."""
+    yanked (two more requests: versions.json and the zip). A skill that changes is written only into folders
+    ``writable_folder`` allows (``typed``: the --dir of this command)."""
+    allowed = destinations(lock, typed)
     entries = _selected(lock, names)
     for entry in entries:  # every folder is checked before anything is fetched or written
         for target in entry.targets:
@@ -306,6 +325,8 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, dry_r
             changes.append(Change(entry.name, "would update", skill.version, skill.digest, entry.digest,
                                   entry.targets, diff))
             continue
+        for target in entry.targets:
+            writable_folder(lock, target, entry.name, allowed, recorded=True)
         modified = [(t, s) for t in entry.targets
                     if (s := _modified(lock.folder(t), entry.files, skill.hashes)) is not None]
         if not force:
@@ -363,8 +384,15 @@ def _newest(registry: Registry, name: str, history: History | None) -> FetchedSk
     return fetch_version(registry, name, chosen, history.where)
 
 
-def remove(lock: Lock, name: str, *, force: bool = False) -> tuple[Lock, Change]:
+def remove(lock: Lock, name: str, *, typed: Sequence[Path] = (), force: bool = False) -> tuple[Lock, Change]:
+    """Delete the skill's folders and its lock entry. Deleting is writing: a folder that exists is deleted only
+    where ``writable_folder`` allows (``typed``: the --dir of this command); one already gone is only forgotten."""
+    allowed = destinations(lock, typed)
     entry = _selected(lock, [name])[0]
+    for target in entry.targets:
+        folder = lock.folder(target)
+        if folder.exists() or folder.is_symlink():
+            writable_folder(lock, target, name, allowed, recorded=True)
     states = [(t, local_state(lock.folder(t), entry.files)) for t in entry.targets]
     if not force:
         _refuse_modified(name, [(t, s) for t, s in states if not s.clean and not s.absent], "removing it")

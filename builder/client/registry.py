@@ -42,6 +42,7 @@ BACKOFF = 0.25  # seconds before the first retry; doubled before each next one
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 DEFAULT_CACHE_MAX_MB = 512  # the download cache's size bound (SKILLREG_CACHE_MAX_MB)
 CHUNK = 64 * 1024
+LOCK_FILE = "skills-lock.json"  # the lock's name, for messages (lock.py imports this module)
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -112,6 +113,22 @@ def normalize_location(location: str) -> tuple[str, Path | None]:
         raise UsageError(f"{location}: a registry URL has no query or fragment")
     path = parts.path if parts.path.endswith("/") else parts.path + "/"
     return f"{scheme}://{parts.netloc}{path}", None
+
+
+def check_lock_registry(url: str) -> str:
+    """``url``, a registry read from a lock file, if the client may use it unasked: a lock is data from the
+    checkout, so one naming this machine, a local network or a folder would make a clone send requests there."""
+    try:
+        root, folder = normalize_location(url)
+    except UsageError as exc:
+        raise ClientError(f"{LOCK_FILE} names the registry {url!r}, which is not usable ({exc})") from None
+    kind = "a folder" if folder is not None else host_kind(urlsplit(root).hostname or "")
+    where = {"a folder": "a folder on this machine", "loopback": "on this machine",
+             "private": "on a local network"}.get(kind)
+    if where is not None:
+        raise ClientError(f"{LOCK_FILE} names the registry {url}, {where}; a registry from a lock file is used only "
+                          f"when it is public. To use it, name it: --registry {url}")
+    return url
 
 
 @dataclass(frozen=True)
@@ -303,17 +320,23 @@ class Registry:
         return doc
 
     def index(self) -> dict[str, Any]:
+        from .schemas import check_index
+
         doc = self.document(INDEX_PATH)
         if not isinstance(doc.get("skills"), list):
             raise ClientError(f"{self.url}{INDEX_PATH} lists no skills; is this a skill registry?")
+        check_index(doc, f"{self.url}{INDEX_PATH}")
         return doc
 
     def state(self) -> dict[str, Any] | None:
         """state.json (one request, 304 when no skill's latest changed), or None for a registry built before it."""
+        from .schemas import check_document
+
         try:
             doc = self.document(STATE_PATH)
         except NotFound:
             return None
+        check_document(doc, "state", f"{self.url}{STATE_PATH}")
         if doc.get("api_version") != 1 or not isinstance(doc.get("count"), int) \
                 or not DIGEST.match(str(doc.get("digest", ""))):
             raise ClientError(f"{self.url}{STATE_PATH} is not a registry state (api_version 1, count, digest); "
@@ -332,7 +355,11 @@ class Registry:
                 self._document_bytes(path, state=state)
         except NotFound:
             return None
+        from .schemas import check_document
+
         doc = parse_json(data, f"{self.url}{path}")
+        if isinstance(doc, dict):
+            check_document(doc, "head", f"{self.url}{path}")
         if not isinstance(doc, dict) or doc.get("name") != name or doc.get("api_version") != 1 or any(
                 doc.get(key) is not None and not DIGEST.match(str(doc[key])) for key in ("digest", "latest")):
             raise ClientError(f"{self.url}{path} is not the head document of {name!r}; refusing it")
@@ -353,10 +380,13 @@ class Registry:
     def search(self) -> ShardedSearch | SearchIndex:
         """The registry's search: the sharded index, of which a query fetches only the files it needs (as the
         website does); a registry published before it has only the whole index, read as before."""
+        from .schemas import check_search_manifest
+
         try:
             manifest = self.document(SHARDS_INDEX_PATH)
         except NotFound:
             return SearchIndex(self.search_index())
+        check_search_manifest(manifest, f"{self.url}{SHARDS_INDEX_PATH}")
         return ShardedSearch(manifest, self.search_file, where=f"{self.url}{SHARDS_INDEX_PATH}")
 
     def search_file(self, path: str) -> dict[str, Any]:
@@ -387,11 +417,14 @@ class Registry:
         return doc
 
     def detail(self, name: str) -> dict[str, Any]:
+        from .schemas import check_document
+
         check_name(name)
         try:
             doc = self.document(detail_path(name))
         except NotFound:
             raise NotFound(f"no skill named {name!r} in {self.url}{self.suggestion(name)}") from None
+        check_document(doc, "detail", f"{self.url}{detail_path(name)}")
         if doc.get("name") != name or not DIGEST.match(str(doc.get("digest", ""))):
             raise ClientError(f"{self.url}{detail_path(name)} does not describe {name!r}; refusing it")
         zip_bundle = (doc.get("bundles") or {}).get("zip") or {}

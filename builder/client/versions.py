@@ -90,6 +90,9 @@ def read_history(registry: Registry, name: str) -> History | None:
         doc = registry.document(versions_path(name))
     except NotFound:
         return None
+    from .schemas import check_document
+
+    check_document(doc, "versions", f"{registry.url}{versions_path(name)}")
     return parse_history(doc, name, f"{registry.url}{versions_path(name)}")
 
 

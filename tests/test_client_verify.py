@@ -1,0 +1,49 @@
+"""``verify`` and the local-modification check see every file an installed skill did not ship, the folders and
+files a loader would skip as junk included: Python runs a planted ``__pycache__/*.pyc`` instead of its ``.py``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from client_helpers import RegistryServer, run
+
+TARGET = ".claude/skills/csv-profiler"
+PLANTED = ["scripts/__pycache__/profile_csv.cpython-311.pyc", ".DS_Store", "references/.DS_Store",
+           "extra/deeper/notes.md", ".git/config", "Thumbs.db"]
+
+
+@pytest.fixture
+def server(site: Path):
+    with RegistryServer(site) as running:
+        yield running
+
+
+@pytest.mark.parametrize("planted", PLANTED)
+def test_verify_reports_a_file_the_skill_did_not_ship(planted: str, server: RegistryServer, project: Path) -> None:
+    assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
+    assert run("verify").exit_code == 0
+    path = project / TARGET / planted
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x00planted")
+    result = run("verify")
+    assert (result.exit_code, result.stdout) == (1, f"modified  csv-profiler  {TARGET}\n"
+                                                    f"    added: {planted}\n"
+                                                    "1 of 1 installed folder(s) differ from skills-lock.json\n")
+
+
+@pytest.mark.parametrize("planted", PLANTED[:2])
+def test_a_planted_junk_file_counts_as_a_local_change(planted: str, server: RegistryServer, project: Path) -> None:
+    assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
+    path = project / TARGET / planted
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x00planted")
+    why = (f"Error: csv-profiler was changed locally ({TARGET}: added: {planted}); {{}} would lose those changes. "
+           "Use --force to do it anyway\n")
+    removed = run("remove", "csv-profiler")
+    assert (removed.exit_code, removed.stderr) == (1, why.format("removing it"))
+    restored = run("install", "--registry", server.url)
+    assert (restored.exit_code, restored.stderr) == (1, why.format("restoring"))
+    assert path.read_bytes() == b"\x00planted"
+    assert run("install", "--force", "--registry", server.url).exit_code == 0
+    assert not path.exists() and run("verify").exit_code == 0
