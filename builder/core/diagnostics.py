@@ -104,6 +104,10 @@ _RULES = [
          "A warning outside the `spec` profile."),
     Rule("SK015", E, "The frontmatter nests deeper than the limit",
          "Flatten the structure; no field of the standard or of Claude Code needs more than a few levels."),
+    Rule("SK016", E, "The frontmatter holds a character that YAML readers disagree on as a line break",
+         "Delete it, or write a real line break (or a space) in its place: PyYAML reads U+0085, U+2028 and "
+         "U+2029 as line breaks and YAML 1.2 readers as text, so text after one can be hidden from the site "
+         "and shown to agents; a lone carriage return is a line break to YAML but not to line-by-line readers."),
     # SK1xx: fields of the open standard and the profiles
     Rule("SK101", E, "Required field `name` is missing", "Add `name:` with the folder's name."),
     Rule("SK102", E, "`name` must be a non-empty string", ""),
@@ -189,7 +193,7 @@ _RULES = [
 ]
 
 # Rules that are not the open standard's, by code or code prefix; the rest are.
-_SOURCES = {"SK006": REGISTRY, "SK015": REGISTRY, "SK4": REGISTRY, "SK5": REGISTRY, "SK6": REGISTRY,
+_SOURCES = {"SK006": REGISTRY, "SK015": REGISTRY, "SK016": REGISTRY, "SK4": REGISTRY, "SK5": REGISTRY, "SK6": REGISTRY,
             "SK122": CLAUDE_CODE, "SK123": CLAUDE_CODE}
 # Registry policy: the `policy:` key of registry.yaml that switches each of these rules on.
 POLICY_RULES = {"SK201": "placeholders", "SK202": "placeholders", "SK301": "categories", "SK305": "categories",
