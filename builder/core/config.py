@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -190,7 +191,7 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
         description=_expect(raw.get("description", ""), str, "description", path),
         base_url=_expect(raw.get("base_url", ""), str, "base_url", path),
         repository=_expect(raw.get("repository", ""), str, "repository", path),
-        skills_dir=_expect(raw.get("skills_dir", "skills"), str, "skills_dir", path),
+        skills_dir=_skills_dir(raw.get("skills_dir", "skills"), text, path),
         profile=profile,
         limits=limits,
         categories=tuple(categories),
@@ -198,6 +199,25 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
         history=history,
         publish=publish,
     )
+
+
+_DRIVE = re.compile(r"[A-Za-z]:")
+
+
+def _skills_dir(raw: Any, text: str, path: Path) -> str:
+    """``skills_dir``: a folder below registry.yaml's, written relative to it. An absolute path or one that climbs
+    out with ``..`` would publish folders from outside the checkout. (A link on the way is refused by the loader,
+    which never follows one.)"""
+    value: str = _expect(raw, str, "skills_dir", path)
+    written = value.replace("\\", "/")  # `..\\x` climbs out on Windows
+    if written.startswith("/") or _DRIVE.match(written):
+        why = "is an absolute path"
+    elif posixpath.normpath(written).split("/")[0] == "..":
+        why = "climbs out of the repository with `..`"
+    else:
+        return value
+    raise ConfigError(f"{path}:{_line_of(text, 'skills_dir')}: `skills_dir` {value!r} {why}; it must name a folder "
+                      f"inside the repository, relative to {CONFIG_NAME}, such as `skills`")
 
 
 def _node_at(text: str, *keys: str) -> tuple[int, yaml.Node | None]:
