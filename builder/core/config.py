@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
+from .limits import LIMITS
 
 CONFIG_NAME = "registry.yaml"
 PROFILES = ("spec", "claude-code", "lenient")
@@ -27,10 +28,13 @@ class Category:
 
 @dataclass(frozen=True)
 class Limits:
-    max_file_bytes: int = 1024 * 1024
-    max_skill_bytes: int = 10 * 1024 * 1024
-    max_frontmatter_bytes: int = 64 * 1024
-    max_tags: int = 10
+    """registry.yaml's ``limits:``; defaults and ceilings come from the shared table in ``core.limits``."""
+
+    max_files: int = LIMITS["max_files"].default
+    max_file_bytes: int = LIMITS["max_file_bytes"].default
+    max_skill_bytes: int = LIMITS["max_skill_bytes"].default
+    max_frontmatter_bytes: int = LIMITS["max_frontmatter_bytes"].default
+    max_tags: int = LIMITS["max_tags"].default
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,12 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
     unknown_limits = set(limits_raw) - set(Limits.__dataclass_fields__)
     if unknown_limits:
         raise ConfigError(f"{path}: unknown key(s) under `limits`: {', '.join(sorted(unknown_limits))}")
+    for name, limit in LIMITS.items():
+        value = getattr(limits, name)
+        if limit.ceiling is not None and value > limit.ceiling:
+            raise ConfigError(f"{path}:{_line_of(text, 'limits', name)}: `limits.{name}` is {value:,}; the most "
+                              f"registry.yaml may set is {limit.ceiling:,} {limit.unit}, what every skillreg client "
+                              f"installs and the MCP Skills extension serves")
 
     categories = []
     for i, item in enumerate(_expect(raw.get("categories") or [], list, "categories", path)):

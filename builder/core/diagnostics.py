@@ -185,6 +185,9 @@ _RULES = [
          "XML...), so a script there acts for the registry. Remove the script, event handler, script URL, frame, "
          "redirect or stylesheet instruction, or give the file an extension browsers show as text "
          "(`page.html.txt`)."),
+    Rule("SK518", E, "The skill holds more files than the limit",
+         "Bundle fewer, larger files (an archive under assets/, say); clients and the MCP Skills extension take at "
+         "most 512 files per skill."),
     # SK6xx: across the registry
     Rule("SK601", E, "Two skills have the same name", ""),
     Rule("SK602", E, "Two skill names are equal after Unicode normalisation and case folding", ""),
