@@ -356,3 +356,20 @@ def test_a_body_of_backtick_runs_is_read_in_seconds(runs: str) -> None:
     elapsed = time.perf_counter() - started
     assert elapsed < 6.0, f"{len(body):,} characters took {elapsed:.2f} s"
     assert found == links_full(body)
+
+
+@pytest.mark.parametrize(("body", "found"), [
+    ('<div>\n<a href="a.md">x</a> <img src=\'b.png\'>\n</div>\n', [(2, 1, "a.md"), (2, 22, "b.png")]),
+    ('<div>\n<!-- <a href="hidden.md"> -->\n<a href="seen.md">\n</div>\n', [(3, 1, "seen.md")]),
+    ('<div>\n<a title="1 > 0" href="quoted.md">\n</div>\n', [(2, 1, "quoted.md")]),
+    ('<div>\n</a href="end-tag.md"><a href=&quot;x&quot; href="first.md">\n</div>\n', [(2, 23, '"x"')]),
+    ('<div>\n<textarea><a href="text.md"></textarea><a href="after.md">\n</div>\n', [(2, 40, "after.md")]),
+    ('<div>\n<a href="before.md"><!-- never closed <a href="inside.md">\n</div>\n', [(2, 1, "before.md")]),
+    ('<div>\n<? <a href="bogus.md"> ?> <!X <a href="declared.md"> <a href=x.md>\n</div>\n', [(2, 54, "x.md")]),
+    ('<div>\n<a href="unclosed.md"\n', []),
+    ('<div>\n<!----> <!--> <!---> <a href="after-empty-comments.md">\n</div>\n', [(2, 22, "after-empty-comments.md")]),
+])
+def test_raw_html_is_read_as_a_browser_tokenizer_reads_it(body: str, found: list[tuple[int, int, str]]) -> None:
+    from builder.core.markdown import links
+
+    assert [(link.line, link.column, link.text) for link in links(body)] == found
