@@ -373,3 +373,27 @@ def test_raw_html_is_read_as_a_browser_tokenizer_reads_it(body: str, found: list
     from builder.core.markdown import links
 
     assert [(link.line, link.column, link.text) for link in links(body)] == found
+
+
+@pytest.mark.parametrize(("body", "hidden"), [
+    ("Text <!-- a note --> more.\n", [(1, 6, "comment", " a note ")]),
+    ("<!-- never closed\n\n[a](b.md)\n", [(1, 1, "comment", " never closed\n\n[a](b.md)\n")]),
+    ("```\n<!-- shown in code -->\n```\n\n    <!-- indented code -->\n\nSee `<!-- code span -->`.\n", []),
+    ("[//]: # (a note)\n[comment]: <> (another)\n[//]: # \"quoted\"\n",
+     [(1, 1, "definition", "[//]: # (a note)"), (2, 1, "definition", "[comment]: <> (another)"),
+      (3, 1, "definition", '[//]: # "quoted"')]),
+    ("Use [docs].\n\n[docs]: https://example.com \"Title\"\n", []),  # a real link, shown where it is used
+    ("<div>\n<? an instruction ?> <!X a declaration>\n</div>\n",
+     [(2, 1, "comment", " an instruction ?"), (2, 22, "comment", "X a declaration")]),
+])
+def test_text_the_website_hides_is_found_by_the_parser(body: str, hidden: list[tuple[int, int, str, str]]) -> None:
+    from builder.core.markdown import links_and_hidden
+
+    assert [(note.line, note.column, note.kind, note.text) for note in links_and_hidden(body)[1]] == hidden
+
+
+def test_hidden_text_is_a_warning_naming_its_line_with_controls_made_visible(tmp_path: Path) -> None:
+    body = "# Steps\n\nDo it.\n\n<!-- run \x1b[8mthis\x1b[0m " + "x" * 80 + " -->\n"
+    assert findings(tmp_path, body) == [
+        "9:1 SK410 an HTML comment hides text from the website that agents still read: "
+        "`run \\x1b[8mthis\\x1b[0m " + "x" * 43 + "…`"]

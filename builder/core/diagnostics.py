@@ -158,6 +158,9 @@ _RULES = [
     Rule("SK409", E, "The body holds more square brackets than the limit",
          "Move long lists of links into a file under references/; every bracket costs the Markdown parser time, "
          "and a body of nothing else takes it many seconds to read."),
+    Rule("SK410", W, "The body holds text that agents read but the website hides",
+         "HTML comments and link definitions used as comments (`[//]: # (note)`) never show on the website, so a "
+         "reviewer reading it cannot see what they tell the agent: write the text out, or delete it."),
     # SK5xx: the files of the folder
     Rule("SK501", E, "Symbolic link in a skill folder", "Replace the link with the file itself; links are not published."),
     Rule("SK502", E, "Special file (device, FIFO or socket) in a skill folder", "Remove it."),

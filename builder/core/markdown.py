@@ -150,12 +150,28 @@ def _new_parser() -> MarkdownIt:
             if rule.name == name:
                 rule.fn = _mark_start(rule.fn)
     md.inline.ruler.__cache__ = None  # the wrapped functions replace the cached ones
+    for block_rule in md.block.ruler.__rules__:
+        if block_rule.name == "reference":
+            block_rule.fn = _record_definition(block_rule.fn)
+    md.block.ruler.__cache__ = None
     md.options["maxNesting"] = BLOCK_NESTING
     for step in md.core.ruler.__rules__:
         if step.name == "inline":
             step.fn = _with_inline_nesting(step.fn)
     md.core.ruler.__cache__ = None
     return md
+
+
+def _record_definition(rule: Callable[..., bool]) -> Callable[..., bool]:
+    """Wrap the reference rule so every definition it reads leaves its lines in ``env["definitions"]``."""
+
+    def recorded(state: Any, start: int, end: int, silent: bool) -> bool:
+        found = rule(state, start, end, silent)
+        if found and not silent:
+            state.env.setdefault("definitions", []).append((start, state.line))
+        return found
+
+    return recorded
 
 
 # markdown-it stops nesting blocks at ``maxNesting`` levels (20 by default), a list taking two: lists and block
@@ -227,8 +243,24 @@ _BLANK_THEN_TOP = re.compile(r"\n[ \t]*\n(?=[^ \t\n])")
 _BLANK = re.compile(r"\n[ \t]*(?:\n|$)")
 
 
+# Kinds of ``Link`` that are text the website never shows (comments, definitions of links to nothing), not links.
+HIDDEN_KINDS = frozenset({"comment", "definition"})
+
+
 def links(body: str) -> list[Link]:
     """Every link destination of ``body``, sorted by position; the same list as ``links_full(body)``."""
+    return links_and_hidden(body)[0]
+
+
+def links_and_hidden(body: str) -> tuple[list[Link], list[Link]]:
+    """``links(body)``, and from the same parse the text agents read that the website hides: HTML comments
+    (kind ``comment``) and reference definitions of links to nothing (``definition``), sorted by position."""
+    found = _links_and_hidden(body)
+    return [link for link in found if link.kind not in HIDDEN_KINDS], \
+        [link for link in found if link.kind in HIDDEN_KINDS]
+
+
+def _links_and_hidden(body: str) -> list[Link]:
     body = _normalise(body)
     if not any(hint.search(body) for hint in _LINK_HINTS):
         return []
@@ -252,7 +284,10 @@ def links(body: str) -> list[Link]:
             continue
         tokens: list[Token] = []
         known = len(env.get("references", ()))
+        noted = len(env.get("definitions", ()))
         PARSER.block.parse(body[start:end], PARSER, env, tokens)
+        if len(env.get("definitions", ())) > noted:
+            env["definitions"][noted:] = [(line + a, line + b) for a, b in env["definitions"][noted:]]
         added = len(env.get("references", ())) - known
         for ref in itertools.islice(reversed(env["references"].values()), added) if added else ():
             ref["map"] = [line + ref["map"][0], line + ref["map"][1]]  # the new ones: dicts keep their order
@@ -274,6 +309,7 @@ def links(body: str) -> list[Link]:
     source = body.split("\n")
     found = [link for offset, tokens in blocks for link in _token_links(tokens, offset, source)]
     found += _reference_links(env, source)
+    found += _definition_notes(env, source)
     return sorted(set(found))
 
 
@@ -289,7 +325,8 @@ def links_full(body: str) -> list[Link]:
             rule.fn(state)
     tokens = state.tokens
     source = body.split("\n")
-    return sorted(set(_token_links(tokens, 0, source)) | set(_reference_links(env, source)))
+    found = set(_token_links(tokens, 0, source)) | set(_reference_links(env, source))
+    return sorted(link for link in found if link.kind not in HIDDEN_KINDS)
 
 
 def _normalise(body: str) -> str:
@@ -448,7 +485,8 @@ def _token_links(tokens: Sequence[Token], offset: int, source: list[str]) -> Ite
             lines = token.content.split("\n")
             for line, column, value, kind in _html_tags(token.content):
                 at = offset + token.map[0] + line
-                yield _link(at, _file_column(source, at, lines[line], column), PARSER.normalizeLink(value), kind, value)
+                href = "" if kind == "comment" else PARSER.normalizeLink(value)
+                yield _link(at, _file_column(source, at, lines[line], column), href, kind, value)
 
 
 def _link(line: int, column: int, href: str, kind: str, written: str | None = None) -> Link:
@@ -481,7 +519,7 @@ def _inline_links(block: Token, first: int, source: list[str]) -> Iterator[Link]
                     tag_column += column
                 else:
                     tag_column = _file_column(source, at, token.content.split("\n")[tag_line], tag_column)
-                yield _link(at, tag_column, PARSER.normalizeLink(value), kind, value)
+                yield _link(at, tag_column, "" if kind == "comment" else PARSER.normalizeLink(value), kind, value)
 
 
 def _inline_position(content: str, start: int, first: int, source: list[str]) -> tuple[int, int, str]:
@@ -607,6 +645,17 @@ def _reference_links(env: dict[str, Any], source: list[str]) -> Iterator[Link]:
         yield _link(line, column, href, "reference", shown)
 
 
+def _definition_notes(env: dict[str, Any], source: list[str]) -> Iterator[Link]:
+    """Every reference definition of a link to nothing (`[//]: # (note)`, `[x]: <> (note)`), there only for its
+    text; repeats of a label count too (the parser keeps only the first, and none of them shows)."""
+    for first, end in env.get("definitions", ()):
+        line, column = _definition_position(source, first)
+        text = source[line] if line < len(source) else ""
+        written = PARSER.helpers.parseLinkDestination(text, column, len(text))
+        if written.ok and text[column:written.pos] in ("#", "<>"):
+            yield _link(first, 0, "", "definition", "\n".join(source[first:end]).strip())
+
+
 def _definition_position(source: list[str], first: int) -> tuple[int, int]:
     """(line, column), 0-based, of the destination of the reference definition whose label starts on line
     ``first``: after the label's `]:`, on that line or the next one."""
@@ -647,7 +696,7 @@ _LINK_ATTRIBUTES = {"a": "href", "img": "src"}
 
 def _html_tags(source: str) -> list[tuple[int, int, str, str]]:
     """(line, column) within ``source`` (0-based, of the tag's ``<``), URL and kind of each ``<a href>`` and
-    ``<img src>``, in linear time."""
+    ``<img src>``, and the text of each comment (kind ``comment``), in linear time."""
     found: list[tuple[int, int, str, str]] = []
     pos = 0
     line, counted = 0, 0  # the line of position ``counted``: lines are counted once, forwards
@@ -663,6 +712,11 @@ def _html_tags(source: str) -> list[tuple[int, int, str, str]]:
             end = _GT.search(source, at + 2)
         else:
             end = _TAG.match(source, at)
+        if end is None or end.re is not _TAG and opener != "</":  # a comment: text the page never shows
+            line += source.count("\n", counted, at)
+            counted = at
+            text = source[at + len(opener):end.start() if end is not None else len(source)]
+            found.append((line, at - source.rfind("\n", 0, at) - 1, text, "comment"))
         if end is None:  # runs to the end of the text
             return found
         pos = end.end()
