@@ -147,3 +147,50 @@ def test_the_most_html_tags_a_body_may_hold_build(registry: Path) -> None:
     assert "skills/more/SKILL.md:5: error SK408 the body holds 20,001 HTML tags; the limit is 20,000" in output
     assert "Left out 1 invalid skill(s): more" in output
     assert (registry / "site/skills/bold/index.html").is_file()
+
+
+# Bodies of 40,000 units of markup that never ends: the standard library's html.parser searched again from each
+# one (17 s for the first on Python 3.11), and markdown-it-py before 4.3 did the same inline.
+UNTERMINATED = {"comment": "<!--", "comment lines": "<!--\n", "marked section": "<![", "instruction": "<?",
+                "end tag": "</", "declaration": "<!X", "quoted attribute": '<a x="', "inline comment": "x <!--",
+                "inline instruction": "x <?", "inside a comment block": "<!-- a\n\n<!--"}
+_TIMED = """\
+import json, sys, time
+from pathlib import Path
+from builder.core.config import load_config
+from builder.validate.checks import validate_paths
+root = Path(sys.argv[1])
+times = {}
+for folder in sorted((root / "skills").iterdir()):
+    started = time.process_time()
+    report = validate_paths([folder], load_config(root / "registry.yaml"), jobs=1)
+    times[folder.name] = (time.process_time() - started, [d.code for d in report.diagnostics])
+print(json.dumps(times))
+"""
+
+
+def test_unterminated_html_in_the_body_validates_in_linear_time(tmp_path: Path) -> None:
+    """CPU time of a child process (with a hard CPU limit, so a regression fails instead of hanging the run)."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    names = {case: case.replace(" ", "-") for case in UNTERMINATED}
+    # Every `[` costs the Markdown parser tens of microseconds however it ends (SK409 bounds them): fewer of those.
+    units = {case: 5_000 if "[" in unit else 40_000 for case, unit in UNTERMINATED.items()}
+    write_tree(tmp_path, {"registry.yaml": "title: Timed\n", **{
+        f"skills/{names[case]}/SKILL.md": skill_md(names[case], "# Markup\n\n" + unit * units[case] + "\n")
+        for case, unit in UNTERMINATED.items()}})
+
+    def limit_cpu() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
+
+    child = subprocess.run([sys.executable, "-c", _TIMED, str(tmp_path)], capture_output=True, text=True,
+                           preexec_fn=limit_cpu, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert child.returncode == 0, child.stderr
+    times = json.loads(child.stdout)
+    assert sorted(times) == sorted(names.values())
+    slow = {name: round(seconds, 2) for name, (seconds, _) in times.items() if seconds > 4.0}  # 17 s and more before
+    assert slow == {}
+    assert all("SK409" not in codes for _, codes in times.values())  # the links really were read

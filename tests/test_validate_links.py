@@ -356,3 +356,44 @@ def test_a_body_of_backtick_runs_is_read_in_seconds(runs: str) -> None:
     elapsed = time.perf_counter() - started
     assert elapsed < 6.0, f"{len(body):,} characters took {elapsed:.2f} s"
     assert found == links_full(body)
+
+
+@pytest.mark.parametrize(("body", "found"), [
+    ('<div>\n<a href="a.md">x</a> <img src=\'b.png\'>\n</div>\n', [(2, 1, "a.md"), (2, 22, "b.png")]),
+    ('<div>\n<!-- <a href="hidden.md"> -->\n<a href="seen.md">\n</div>\n', [(3, 1, "seen.md")]),
+    ('<div>\n<a title="1 > 0" href="quoted.md">\n</div>\n', [(2, 1, "quoted.md")]),
+    ('<div>\n</a href="end-tag.md"><a href=&quot;x&quot; href="first.md">\n</div>\n', [(2, 23, '"x"')]),
+    ('<div>\n<textarea><a href="text.md"></textarea><a href="after.md">\n</div>\n', [(2, 40, "after.md")]),
+    ('<div>\n<a href="before.md"><!-- never closed <a href="inside.md">\n</div>\n', [(2, 1, "before.md")]),
+    ('<div>\n<? <a href="bogus.md"> ?> <!X <a href="declared.md"> <a href=x.md>\n</div>\n', [(2, 54, "x.md")]),
+    ('<div>\n<a href="unclosed.md"\n', []),
+    ('<div>\n<!----> <!--> <!---> <a href="after-empty-comments.md">\n</div>\n', [(2, 22, "after-empty-comments.md")]),
+])
+def test_raw_html_is_read_as_a_browser_tokenizer_reads_it(body: str, found: list[tuple[int, int, str]]) -> None:
+    from builder.core.markdown import links
+
+    assert [(link.line, link.column, link.text) for link in links(body)] == found
+
+
+@pytest.mark.parametrize(("body", "hidden"), [
+    ("Text <!-- a note --> more.\n", [(1, 6, "comment", " a note ")]),
+    ("<!-- never closed\n\n[a](b.md)\n", [(1, 1, "comment", " never closed\n\n[a](b.md)\n")]),
+    ("```\n<!-- shown in code -->\n```\n\n    <!-- indented code -->\n\nSee `<!-- code span -->`.\n", []),
+    ("[//]: # (a note)\n[comment]: <> (another)\n[//]: # \"quoted\"\n",
+     [(1, 1, "definition", "[//]: # (a note)"), (2, 1, "definition", "[comment]: <> (another)"),
+      (3, 1, "definition", '[//]: # "quoted"')]),
+    ("Use [docs].\n\n[docs]: https://example.com \"Title\"\n", []),  # a real link, shown where it is used
+    ("<div>\n<? an instruction ?> <!X a declaration>\n</div>\n",
+     [(2, 1, "comment", " an instruction ?"), (2, 22, "comment", "X a declaration")]),
+])
+def test_text_the_website_hides_is_found_by_the_parser(body: str, hidden: list[tuple[int, int, str, str]]) -> None:
+    from builder.core.markdown import links_and_hidden
+
+    assert [(note.line, note.column, note.kind, note.text) for note in links_and_hidden(body)[1]] == hidden
+
+
+def test_hidden_text_is_a_warning_naming_its_line_with_controls_made_visible(tmp_path: Path) -> None:
+    body = "# Steps\n\nDo it.\n\n<!-- run \x1b[8mthis\x1b[0m " + "x" * 80 + " -->\n"
+    assert findings(tmp_path, body) == [
+        "9:1 SK410 an HTML comment hides text from the website that agents still read: "
+        "`run \\x1b[8mthis\\x1b[0m " + "x" * 43 + "…`"]

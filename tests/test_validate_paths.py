@@ -167,3 +167,39 @@ def test_folders_are_shown_and_resolved_as_the_whole_path_would_be(tmp_path: Pat
     for folder in ["real/a", "real/b", "linked/a", "linked/b", "real/.", "real/..", "linked/../real/a"]:
         whole = str(tmp_path / folder)
         assert _real_path(whole, parents) == os.path.realpath(whole), folder
+
+
+@pytest.mark.parametrize(("skills_dir", "why"), [
+    ("../outside", "climbs out of the repository with `..`"),
+    ("a/../../outside", "climbs out of the repository with `..`"),
+    ("..", "climbs out of the repository with `..`"),
+    ("..\\outside", "climbs out of the repository with `..`"),
+    ("{outside}", "is an absolute path"),
+    ("C:/skills", "is an absolute path"),
+])
+def test_a_skills_dir_outside_the_repository_is_refused_with_its_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, skills_dir: str, why: str) -> None:
+    from click.testing import CliRunner
+
+    from builder.cli.app import cli
+
+    outside = write_tree(tmp_path / "outside", {"stolen/SKILL.md": SKILL_MD.format(name="stolen")})
+    skills_dir = skills_dir.format(outside=outside)
+    repo = write_tree(tmp_path / "repo", {"registry.yaml": f"title: Outside\n\nskills_dir: '{skills_dir}'\n"})
+    monkeypatch.chdir(repo)
+    message = (f"Error: registry.yaml:3: `skills_dir` {skills_dir!r} {why}; it must name a folder inside the "
+               f"repository, relative to registry.yaml, such as `skills`\n")
+    for args in (["validate"], ["build", "--out", "site"]):
+        result = CliRunner().invoke(cli, ["--config", "registry.yaml", *args])
+        assert (result.exit_code, result.output) == (1, message), args
+    assert not (repo / "site").exists()
+
+
+@pytest.mark.parametrize("skills_dir", ["skills", "./skills", "content/../skills", "skills/"])
+def test_a_skills_dir_that_stays_inside_the_repository_is_accepted(tmp_path: Path, skills_dir: str) -> None:
+    repo = write_tree(tmp_path, {"registry.yaml": f"skills_dir: {skills_dir}\n",
+                                 "skills/alpha/SKILL.md": SKILL_MD.format(name="alpha"),
+                                 "content/README.md": "Other pages.\n"})
+    config = load_config(repo / "registry.yaml")
+    assert config.skills_path.resolve() == (repo / "skills").resolve()
+    assert validate_paths([config.skills_path], config).diagnostics == ()

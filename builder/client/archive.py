@@ -14,6 +14,7 @@ import zipfile
 from dataclasses import dataclass
 
 from ..core.errors import ClientError
+from ..core.limits import CLIENT, LIMITS
 from ..core.loader import path_problems
 from ..core.model import SkillFile
 
@@ -24,10 +25,13 @@ class UnsafeBundle(ClientError):
 
 @dataclass(frozen=True)
 class UnpackLimits:
-    max_files: int = 2_000
-    max_file_bytes: int = 16 * 1024 * 1024
-    max_total_bytes: int = 64 * 1024 * 1024
-    # A deflated entry over 1 MiB that expands more than this many times is a bomb, not a skill file.
+    """What a bundle may hold; the defaults are the client's column of the shared table (``core.limits``)."""
+
+    max_files: int = CLIENT.max_entries
+    max_file_bytes: int = CLIENT.max_file_bytes
+    max_total_bytes: int = CLIENT.max_total_bytes
+    # A deflated entry larger than any file a registry may publish that expands more than this many times is a
+    # bomb, not a skill file (a published file, however well it compresses, is never taken for one).
     max_ratio: int = 200
 
 
@@ -54,6 +58,7 @@ def _entry_problem(name: str, mode: int) -> str | None:
 
 
 DEFAULT_LIMITS = UnpackLimits()
+_PUBLISHABLE_FILE_BYTES = LIMITS["max_file_bytes"].ceiling or CLIENT.max_file_bytes
 
 
 def read_bundle(data: bytes, limits: UnpackLimits = DEFAULT_LIMITS) -> list[SkillFile]:
@@ -89,7 +94,8 @@ def read_bundle(data: bytes, limits: UnpackLimits = DEFAULT_LIMITS) -> list[Skil
             if info.file_size > limits.max_file_bytes:
                 raise UnsafeBundle(f"entry {name!r} unpacks to {info.file_size:,} bytes; "
                                    f"the limit per file is {limits.max_file_bytes:,}")
-            if info.file_size > 1024 * 1024 and info.file_size > limits.max_ratio * max(info.compress_size, 1):
+            ratio_limit = limits.max_ratio * max(info.compress_size, 1)
+            if info.file_size > _PUBLISHABLE_FILE_BYTES and info.file_size > ratio_limit:
                 raise UnsafeBundle(f"entry {name!r} expands {info.file_size // max(info.compress_size, 1):,} times "
                                    "(a zip bomb?)")
             declared_total += info.file_size

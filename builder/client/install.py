@@ -24,6 +24,7 @@ from ..core.diagnostics import Severity
 from ..core.errors import ClientError
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import exchange
+from ..core.limits import CLIENT
 from ..core.model import SkillFile, sha256_hex, short_digest, skill_digest
 from .archive import DEFAULT_LIMITS, UnpackLimits, read_bundle
 from .lock import disk_problem
@@ -32,7 +33,7 @@ from .versions import PublishedVersion
 
 TMP_PREFIX = ".skillreg-tmp-"
 OLD_PREFIX = ".skillreg-old-"
-MAX_FRONTMATTER_BYTES = 256 * 1024
+MAX_FRONTMATTER_BYTES = CLIENT.max_frontmatter_bytes
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 

@@ -9,7 +9,7 @@ stdout carries the protocol only; warnings go to stderr.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -18,7 +18,9 @@ from urllib.parse import quote
 from pydantic import Field
 
 from .. import __version__
-from ..core.errors import SkillRegError
+from ..core.errors import ClientError, SkillRegError
+from ..core.limits import MCP_MAX_FILES, MCP_MAX_SKILL_BYTES, MIB
+from ..core.model import SkillFile
 from ..core.terminal import visible
 from ..core.urls import declared_author, page_path
 from .registry import Registry
@@ -85,6 +87,7 @@ class SkillCatalog:
         """The files of the version ``install_skill`` would take (the newest that is not yanked), or with
         ``version`` (a metadata.version or a digest) that version's."""
         skill, detail = self._version(id_or_slug.strip(), (version or "").strip() or None)
+        served(skill.name, skill.files)
         files = []
         for f in skill.files:
             if f.is_text:
@@ -142,6 +145,16 @@ class SkillCatalog:
         return {"slug": change.name, "status": change.action, "version": change.version, "digest": change.digest,
                 "path": str(lock.folder(lock.target(folder / change.name))), "files": sorted(entry.files),
                 "lock": str(lock.path)}
+
+
+def served(name: str, files: Sequence[SkillFile]) -> None:
+    """Refuse, with a message that says so, a skill larger than the MCP Skills extension serves (a registry
+    published before the shared limits could hold one); installing it still works."""
+    size = sum(len(f.data) for f in files)
+    if len(files) > MCP_MAX_FILES or size > MCP_MAX_SKILL_BYTES:
+        raise ClientError(f"{name} is too large to serve over MCP: it has {len(files):,} files and {size:,} bytes, "
+                          f"and MCP serves at most {MCP_MAX_FILES:,} files and {MCP_MAX_SKILL_BYTES // MIB} MiB "
+                          f"per skill; install it with install_skill instead")
 
 
 def _one_name(id_: str | None, slug: str | None) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
+from .limits import LIMITS
 
 CONFIG_NAME = "registry.yaml"
 PROFILES = ("spec", "claude-code", "lenient")
@@ -26,10 +28,13 @@ class Category:
 
 @dataclass(frozen=True)
 class Limits:
-    max_file_bytes: int = 1024 * 1024
-    max_skill_bytes: int = 10 * 1024 * 1024
-    max_frontmatter_bytes: int = 64 * 1024
-    max_tags: int = 10
+    """registry.yaml's ``limits:``; defaults and ceilings come from the shared table in ``core.limits``."""
+
+    max_files: int = LIMITS["max_files"].default
+    max_file_bytes: int = LIMITS["max_file_bytes"].default
+    max_skill_bytes: int = LIMITS["max_skill_bytes"].default
+    max_frontmatter_bytes: int = LIMITS["max_frontmatter_bytes"].default
+    max_tags: int = LIMITS["max_tags"].default
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,12 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
     unknown_limits = set(limits_raw) - set(Limits.__dataclass_fields__)
     if unknown_limits:
         raise ConfigError(f"{path}: unknown key(s) under `limits`: {', '.join(sorted(unknown_limits))}")
+    for name, limit in LIMITS.items():
+        value = getattr(limits, name)
+        if limit.ceiling is not None and value > limit.ceiling:
+            raise ConfigError(f"{path}:{_line_of(text, 'limits', name)}: `limits.{name}` is {value:,}; the most "
+                              f"registry.yaml may set is {limit.ceiling:,} {limit.unit}, what every skillreg client "
+                              f"installs and the MCP Skills extension serves")
 
     categories = []
     for i, item in enumerate(_expect(raw.get("categories") or [], list, "categories", path)):
@@ -190,7 +201,7 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
         description=_expect(raw.get("description", ""), str, "description", path),
         base_url=_expect(raw.get("base_url", ""), str, "base_url", path),
         repository=_expect(raw.get("repository", ""), str, "repository", path),
-        skills_dir=_expect(raw.get("skills_dir", "skills"), str, "skills_dir", path),
+        skills_dir=_skills_dir(raw.get("skills_dir", "skills"), text, path),
         profile=profile,
         limits=limits,
         categories=tuple(categories),
@@ -198,6 +209,25 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
         history=history,
         publish=publish,
     )
+
+
+_DRIVE = re.compile(r"[A-Za-z]:")
+
+
+def _skills_dir(raw: Any, text: str, path: Path) -> str:
+    """``skills_dir``: a folder below registry.yaml's, written relative to it. An absolute path or one that climbs
+    out with ``..`` would publish folders from outside the checkout. (A link on the way is refused by the loader,
+    which never follows one.)"""
+    value: str = _expect(raw, str, "skills_dir", path)
+    written = value.replace("\\", "/")  # `..\\x` climbs out on Windows
+    if written.startswith("/") or _DRIVE.match(written):
+        why = "is an absolute path"
+    elif posixpath.normpath(written).split("/")[0] == "..":
+        why = "climbs out of the repository with `..`"
+    else:
+        return value
+    raise ConfigError(f"{path}:{_line_of(text, 'skills_dir')}: `skills_dir` {value!r} {why}; it must name a folder "
+                      f"inside the repository, relative to {CONFIG_NAME}, such as `skills`")
 
 
 def _node_at(text: str, *keys: str) -> tuple[int, yaml.Node | None]:

@@ -104,6 +104,10 @@ _RULES = [
          "A warning outside the `spec` profile."),
     Rule("SK015", E, "The frontmatter nests deeper than the limit",
          "Flatten the structure; no field of the standard or of Claude Code needs more than a few levels."),
+    Rule("SK016", E, "The frontmatter holds a character that YAML readers disagree on as a line break",
+         "Delete it, or write a real line break (or a space) in its place: PyYAML reads U+0085, U+2028 and "
+         "U+2029 as line breaks and YAML 1.2 readers as text, so text after one can be hidden from the site "
+         "and shown to agents; a lone carriage return is a line break to YAML but not to line-by-line readers."),
     # SK1xx: fields of the open standard and the profiles
     Rule("SK101", E, "Required field `name` is missing", "Add `name:` with the folder's name."),
     Rule("SK102", E, "`name` must be a non-empty string", ""),
@@ -154,6 +158,9 @@ _RULES = [
     Rule("SK409", E, "The body holds more square brackets than the limit",
          "Move long lists of links into a file under references/; every bracket costs the Markdown parser time, "
          "and a body of nothing else takes it many seconds to read."),
+    Rule("SK410", W, "The body holds text that agents read but the website hides",
+         "HTML comments and link definitions used as comments (`[//]: # (note)`) never show on the website, so a "
+         "reviewer reading it cannot see what they tell the agent: write the text out, or delete it."),
     # SK5xx: the files of the folder
     Rule("SK501", E, "Symbolic link in a skill folder", "Replace the link with the file itself; links are not published."),
     Rule("SK502", E, "Special file (device, FIFO or socket) in a skill folder", "Remove it."),
@@ -181,6 +188,9 @@ _RULES = [
          "XML...), so a script there acts for the registry. Remove the script, event handler, script URL, frame, "
          "redirect or stylesheet instruction, or give the file an extension browsers show as text "
          "(`page.html.txt`)."),
+    Rule("SK518", E, "The skill holds more files than the limit",
+         "Bundle fewer, larger files (an archive under assets/, say); clients and the MCP Skills extension take at "
+         "most 512 files per skill."),
     # SK6xx: across the registry
     Rule("SK601", E, "Two skills have the same name", ""),
     Rule("SK602", E, "Two skill names are equal after Unicode normalisation and case folding", ""),
@@ -189,7 +199,7 @@ _RULES = [
 ]
 
 # Rules that are not the open standard's, by code or code prefix; the rest are.
-_SOURCES = {"SK006": REGISTRY, "SK015": REGISTRY, "SK4": REGISTRY, "SK5": REGISTRY, "SK6": REGISTRY,
+_SOURCES = {"SK006": REGISTRY, "SK015": REGISTRY, "SK016": REGISTRY, "SK4": REGISTRY, "SK5": REGISTRY, "SK6": REGISTRY,
             "SK122": CLAUDE_CODE, "SK123": CLAUDE_CODE}
 # Registry policy: the `policy:` key of registry.yaml that switches each of these rules on.
 POLICY_RULES = {"SK201": "placeholders", "SK202": "placeholders", "SK301": "categories", "SK305": "categories",

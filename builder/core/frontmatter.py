@@ -90,6 +90,10 @@ def parse_skill_md(data: bytes, file: str, *, max_frontmatter_bytes: int, skill:
     body_line = close + 2
 
     diagnostics: list[Diagnostic] = []
+    if not yaml_text.isascii() or "\r" in yaml_text:
+        diagnostics.extend(_ambiguous_breaks(yaml_text, file, skill))
+        if diagnostics:  # a block two YAML readers read as different text is not read at all
+            return ParsedSkillMd(None, body, body_line, tuple(diagnostics))
     data_obj, lines_of, sources, key_sources = _load_yaml(yaml_text, file, skill, diagnostics)
     if diagnostics and data_obj is None:
         return ParsedSkillMd(None, body, body_line, tuple(diagnostics))
@@ -97,6 +101,27 @@ def parse_skill_md(data: bytes, file: str, *, max_frontmatter_bytes: int, skill:
                               non_strict=_non_strict_features(yaml_text), bom=bom, sources=sources,
                               key_sources=key_sources)
     return ParsedSkillMd(frontmatter, body, body_line, tuple(diagnostics))
+
+
+# Characters PyYAML (YAML 1.1) takes for a line break where YAML 1.2 readers, and most agents' readers, see an
+# ordinary character (NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR); and a carriage return left alone (the CR of
+# each CRLF is already gone), a line break to every YAML reader but not to line-by-line readers.
+_AMBIGUOUS_BREAKS = re.compile("[\x85\u2028\u2029\r]")
+_BREAK_NAMES = {"\x85": "NEXT LINE", "\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR",
+                "\r": "CARRIAGE RETURN"}
+
+
+def _ambiguous_breaks(yaml_text: str, file: str, skill: str) -> Iterator[Diagnostic]:
+    """SK016 for each character that YAML readers disagree on as a line break: text after one can be a comment
+    or another key to PyYAML (so to the site, index and search) and part of the value to an agent."""
+    for line_no, line in enumerate(yaml_text.split("\n"), start=2):
+        for match in _AMBIGUOUS_BREAKS.finditer(line):
+            char = match.group(0)
+            alone = " not followed by a line feed" if char == "\r" else ""
+            yield RULES["SK016"].at(
+                file, line_no, f"the frontmatter holds <U+{ord(char):04X}> ({_BREAK_NAMES[char]}){alone}, which "
+                f"some YAML readers take for a line break and others do not, so they read different text",
+                column=match.start() + 1, skill=skill)
 
 
 def _closing_delimiter(text: str, first_end: int) -> tuple[int, int] | None:

@@ -188,7 +188,7 @@ def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[S
     """Every regular file below ``folder`` as bytes, sorted by path; problems are reported, not raised."""
     limits = config.limits
     files: list[SkillFile] = []
-    total = 0
+    total = count = 0  # bytes and regular files, read or left out as too large
     root = _resolved(config.root)
     stack = [(folder, "")]
     while stack:
@@ -233,6 +233,7 @@ def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[S
             if is_junk(entry.name, False):
                 report("SK510", rel, f"`{rel}` is a generated or editor file that must not be committed")
                 continue
+            count += 1
             if st.st_size > limits.max_file_bytes:
                 report("SK507", rel, f"`{rel}` is {st.st_size:,} bytes; the limit is {limits.max_file_bytes:,}")
                 total += st.st_size
@@ -246,6 +247,8 @@ def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[S
             files.append(SkillFile(path=rel, data=data, executable=bool(st.st_mode & 0o111)))
     if total > limits.max_skill_bytes:
         report("SK508", "", f"the skill holds {total:,} bytes; the limit is {limits.max_skill_bytes:,}")
+    if count > limits.max_files:
+        report("SK518", "", f"the skill holds {count:,} files; the limit is {limits.max_files:,}")
     files.sort(key=lambda f: f.path.encode("utf-8"))
     _report_collisions([f.path for f in files], report)
     return files

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import html
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from types import SimpleNamespace
 from typing import Any
 
@@ -150,12 +150,28 @@ def _new_parser() -> MarkdownIt:
             if rule.name == name:
                 rule.fn = _mark_start(rule.fn)
     md.inline.ruler.__cache__ = None  # the wrapped functions replace the cached ones
+    for block_rule in md.block.ruler.__rules__:
+        if block_rule.name == "reference":
+            block_rule.fn = _record_definition(block_rule.fn)
+    md.block.ruler.__cache__ = None
     md.options["maxNesting"] = BLOCK_NESTING
     for step in md.core.ruler.__rules__:
         if step.name == "inline":
             step.fn = _with_inline_nesting(step.fn)
     md.core.ruler.__cache__ = None
     return md
+
+
+def _record_definition(rule: Callable[..., bool]) -> Callable[..., bool]:
+    """Wrap the reference rule so every definition it reads leaves its lines in ``env["definitions"]``."""
+
+    def recorded(state: Any, start: int, end: int, silent: bool) -> bool:
+        found = rule(state, start, end, silent)
+        if found and not silent:
+            state.env.setdefault("definitions", []).append((start, state.line))
+        return found
+
+    return recorded
 
 
 # markdown-it stops nesting blocks at ``maxNesting`` levels (20 by default), a list taking two: lists and block
@@ -227,8 +243,24 @@ _BLANK_THEN_TOP = re.compile(r"\n[ \t]*\n(?=[^ \t\n])")
 _BLANK = re.compile(r"\n[ \t]*(?:\n|$)")
 
 
+# Kinds of ``Link`` that are text the website never shows (comments, definitions of links to nothing), not links.
+HIDDEN_KINDS = frozenset({"comment", "definition"})
+
+
 def links(body: str) -> list[Link]:
     """Every link destination of ``body``, sorted by position; the same list as ``links_full(body)``."""
+    return links_and_hidden(body)[0]
+
+
+def links_and_hidden(body: str) -> tuple[list[Link], list[Link]]:
+    """``links(body)``, and from the same parse the text agents read that the website hides: HTML comments
+    (kind ``comment``) and reference definitions of links to nothing (``definition``), sorted by position."""
+    found = _links_and_hidden(body)
+    return [link for link in found if link.kind not in HIDDEN_KINDS], \
+        [link for link in found if link.kind in HIDDEN_KINDS]
+
+
+def _links_and_hidden(body: str) -> list[Link]:
     body = _normalise(body)
     if not any(hint.search(body) for hint in _LINK_HINTS):
         return []
@@ -252,7 +284,10 @@ def links(body: str) -> list[Link]:
             continue
         tokens: list[Token] = []
         known = len(env.get("references", ()))
+        noted = len(env.get("definitions", ()))
         PARSER.block.parse(body[start:end], PARSER, env, tokens)
+        if len(env.get("definitions", ())) > noted:
+            env["definitions"][noted:] = [(line + a, line + b) for a, b in env["definitions"][noted:]]
         added = len(env.get("references", ())) - known
         for ref in itertools.islice(reversed(env["references"].values()), added) if added else ():
             ref["map"] = [line + ref["map"][0], line + ref["map"][1]]  # the new ones: dicts keep their order
@@ -274,6 +309,7 @@ def links(body: str) -> list[Link]:
     source = body.split("\n")
     found = [link for offset, tokens in blocks for link in _token_links(tokens, offset, source)]
     found += _reference_links(env, source)
+    found += _definition_notes(env, source)
     return sorted(set(found))
 
 
@@ -289,7 +325,8 @@ def links_full(body: str) -> list[Link]:
             rule.fn(state)
     tokens = state.tokens
     source = body.split("\n")
-    return sorted(set(_token_links(tokens, 0, source)) | set(_reference_links(env, source)))
+    found = set(_token_links(tokens, 0, source)) | set(_reference_links(env, source))
+    return sorted(link for link in found if link.kind not in HIDDEN_KINDS)
 
 
 def _normalise(body: str) -> str:
@@ -448,7 +485,8 @@ def _token_links(tokens: Sequence[Token], offset: int, source: list[str]) -> Ite
             lines = token.content.split("\n")
             for line, column, value, kind in _html_tags(token.content):
                 at = offset + token.map[0] + line
-                yield _link(at, _file_column(source, at, lines[line], column), PARSER.normalizeLink(value), kind, value)
+                href = "" if kind == "comment" else PARSER.normalizeLink(value)
+                yield _link(at, _file_column(source, at, lines[line], column), href, kind, value)
 
 
 def _link(line: int, column: int, href: str, kind: str, written: str | None = None) -> Link:
@@ -481,7 +519,7 @@ def _inline_links(block: Token, first: int, source: list[str]) -> Iterator[Link]
                     tag_column += column
                 else:
                     tag_column = _file_column(source, at, token.content.split("\n")[tag_line], tag_column)
-                yield _link(at, tag_column, PARSER.normalizeLink(value), kind, value)
+                yield _link(at, tag_column, "" if kind == "comment" else PARSER.normalizeLink(value), kind, value)
 
 
 def _inline_position(content: str, start: int, first: int, source: list[str]) -> tuple[int, int, str]:
@@ -607,6 +645,17 @@ def _reference_links(env: dict[str, Any], source: list[str]) -> Iterator[Link]:
         yield _link(line, column, href, "reference", shown)
 
 
+def _definition_notes(env: dict[str, Any], source: list[str]) -> Iterator[Link]:
+    """Every reference definition of a link to nothing (`[//]: # (note)`, `[x]: <> (note)`), there only for its
+    text; repeats of a label count too (the parser keeps only the first, and none of them shows)."""
+    for first, end in env.get("definitions", ()):
+        line, column = _definition_position(source, first)
+        text = source[line] if line < len(source) else ""
+        written = PARSER.helpers.parseLinkDestination(text, column, len(text))
+        if written.ok and text[column:written.pos] in ("#", "<>"):
+            yield _link(first, 0, "", "definition", "\n".join(source[first:end]).strip())
+
+
 def _definition_position(source: list[str], first: int) -> tuple[int, int]:
     """(line, column), 0-based, of the destination of the reference definition whose label starts on line
     ``first``: after the label's `]:`, on that line or the next one."""
@@ -622,26 +671,82 @@ def _definition_position(source: list[str], first: int) -> tuple[int, int]:
     return first, 0
 
 
-class _HTMLTags(HTMLParser):
-    """The ``href`` of ``<a>`` and ``src`` of ``<img>`` tags in a piece of raw HTML, with their positions."""
+# Raw HTML read as a browser's tokenizer reads it, as far as finding start tags needs: a comment runs to `-->` or
+# `--!>` (`<!-->` and `<!--->` are empty ones), any other `<!`, `<?` or `</` to the next `>` (an end tag's quoted
+# attributes included), and one with no end runs to the end of the text, where nothing after it is a tag. Every
+# search moves forwards and the scan stops at the first that fails, so it is linear (the standard library's
+# html.parser searches again from every unterminated `<!--`: 40,000 of them took it minutes).
+_HTML_SPACE = "\t\n\f\r "
+_MARKUP = re.compile(r"<(?:!--|[!?/]|[A-Za-z])")
+_COMMENT_END = re.compile(r"--!?>")
+_EMPTY_COMMENT = re.compile(r"-?>")
+_GT = re.compile(">")
+_VALUE = rf"""[{_HTML_SPACE}]*=[{_HTML_SPACE}]*("[^"]*"|'[^']*'|[^{_HTML_SPACE}>]*)"""
+_ATTRIBUTE = rf"(?:=[^{_HTML_SPACE}/>=]*|[^{_HTML_SPACE}/>=]+)(?:{_VALUE})?"
+# A tag to its `>`: every character but `>` is a separator, an attribute name or a value, so only the end of
+# the text stops it; the possessive loop never gives back what it read.
+_TAG = re.compile(rf"</?([A-Za-z][^{_HTML_SPACE}/>]*)(?:[{_HTML_SPACE}/]+|{_ATTRIBUTE})*+>")
+_ATTRIBUTES = re.compile(rf"(=?[^{_HTML_SPACE}/>=]*)(?:{_VALUE})?")
+# Elements whose content is text up to their end tag (RAWTEXT and RCDATA whatever the page's scripting), and
+# <plaintext>, whose content is text to the end.
+_TEXT_ELEMENTS = {tag: re.compile(rf"</{tag}[{_HTML_SPACE}/>]", re.IGNORECASE)
+                  for tag in ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes")}
+_LINK_ATTRIBUTES = {"a": "href", "img": "src"}
 
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.found: list[tuple[int, int, str, str]] = []
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        wanted = {"a": "href", "img": "src"}.get(tag)
-        for name, value in attrs:
-            if name == wanted and value is not None:
-                line, column = self.getpos()
-                self.found.append((line - 1, column, value.strip(), "image" if tag == "img" else "link"))
+def _html_tags(source: str) -> list[tuple[int, int, str, str]]:
+    """(line, column) within ``source`` (0-based, of the tag's ``<``), URL and kind of each ``<a href>`` and
+    ``<img src>``, and the text of each comment (kind ``comment``), in linear time."""
+    found: list[tuple[int, int, str, str]] = []
+    pos = 0
+    line, counted = 0, 0  # the line of position ``counted``: lines are counted once, forwards
+    while True:
+        markup = _MARKUP.search(source, pos)
+        if markup is None:
+            return found
+        at, opener = markup.start(), markup.group(0)
+        if opener == "<!--":
+            empty = _EMPTY_COMMENT.match(source, at + 4)
+            end = empty or _COMMENT_END.search(source, at + 4)
+        elif opener in ("<!", "<?") or opener == "</" and not source[at + 2:at + 3].isalpha():
+            end = _GT.search(source, at + 2)
+        else:
+            end = _TAG.match(source, at)
+        if end is None or end.re is not _TAG and opener != "</":  # a comment: text the page never shows
+            line += source.count("\n", counted, at)
+            counted = at
+            text = source[at + len(opener):end.start() if end is not None else len(source)]
+            found.append((line, at - source.rfind("\n", 0, at) - 1, text, "comment"))
+        if end is None:  # runs to the end of the text
+            return found
+        pos = end.end()
+        if opener == "</" or end.re is not _TAG:
+            continue
+        tag = end.group(1).lower()
+        wanted = _LINK_ATTRIBUTES.get(tag)
+        if wanted is not None:
+            value = _attribute(source[at + 1 + len(tag):pos - 1], wanted)
+            if value is not None:
+                line += source.count("\n", counted, at)
+                counted = at
+                found.append((line, at - source.rfind("\n", 0, at) - 1, value.strip(),
+                              "image" if tag == "img" else "link"))
+        elif tag == "plaintext":
+            return found
+        elif tag in _TEXT_ELEMENTS:
+            close = _TEXT_ELEMENTS[tag].search(source, pos)
+            if close is None:
+                return found
+            pos = close.start()
 
 
-def _html_tags(html: str) -> list[tuple[int, int, str, str]]:
-    """(line, column) within ``html`` (0-based, of the tag's ``<``), normalised URL and kind of each link."""
-    if "<" not in html:
-        return []
-    parser = _HTMLTags()
-    parser.feed(html)
-    parser.close()
-    return parser.found
+def _attribute(attributes: str, wanted: str) -> str | None:
+    """The value of the first attribute called ``wanted`` in a start tag's attribute text, references decoded."""
+    for match in _ATTRIBUTES.finditer(attributes):
+        name, value = match.group(1), match.group(2)
+        if name.lower() == wanted:
+            if value is None:  # `<a href>`: no destination
+                return None
+            return html.unescape(value[1:-1] if value[:1] in "'\"" and len(value) > 1 and value[-1] == value[0]
+                                 else value)
+    return None

@@ -12,8 +12,9 @@ from collections.abc import Iterable
 from urllib.parse import unquote
 
 from ..core.diagnostics import RULES, Diagnostic
-from ..core.markdown import Link, links
+from ..core.markdown import Link, links_and_hidden
 from ..core.model import Skill
+from ..core.terminal import visible
 
 MAX_BODY_LINES = 500
 MAX_BODY_WORDS = 5000
@@ -71,7 +72,10 @@ def check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
             for match in USER_PATH.finditer(line):
                 yield RULES["SK403"].at(file, skill.body_line + offset, f"absolute user path `{match.group(0)}`",
                                         column=match.start() + 1, skill=skill.name)
-    found = links(body) if brackets <= MAX_BODY_BRACKETS else []
+    found, hidden = links_and_hidden(body) if brackets <= MAX_BODY_BRACKETS else ([], [])
+    for note in hidden:
+        yield RULES["SK410"].at(file, skill.body_line + note.line - 1, _hidden_message(note), column=note.column,
+                                skill=skill.name)
     if not found:
         return
     paths = {f.path for f in skill.files}
@@ -79,6 +83,18 @@ def check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
     folders |= {"/".join(p.split("/")[:i]) for p in folders for i in range(1, p.count("/") + 1)}
     for link in found:
         yield from _check_link(link, paths, folders, file, skill.body_line + link.line - 1, skill.name)
+
+
+HIDDEN_PREVIEW = 60
+
+
+def _hidden_message(note: Link) -> str:
+    """What the website hides, as a reviewer can read it: blanks folded, controls made visible, 60 characters."""
+    text = " ".join(note.text.split())
+    shown = visible(text[:HIDDEN_PREVIEW]) + ("…" if len(text) > HIDDEN_PREVIEW else "")
+    if note.kind == "comment":
+        return f"an HTML comment hides text from the website that agents still read: `{shown}`"
+    return f"a link reference definition used as a comment hides text from the website: `{shown}`"
 
 
 def _deepest_line(body: str) -> tuple[int, int] | None:
