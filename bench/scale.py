@@ -166,16 +166,15 @@ def _change_one_skill(skill: Path) -> Callable[[], None]:
 LEAN_PUBLISH = {"raw_files": "linked", "json_bundles": False, "well_known_skills": False, "page_body": "fetched"}
 
 
-def lean_config(corpus: Path, work: Path, skills: Path | None = None) -> Path:
-    """A copy of the corpus's registry.yaml in ``work`` with the lean ``publish:`` settings; the skills stay where
-    they are (an absolute ``skills_dir``, or ``skills``). Only this checkout is given it: older builders reject
-    the section."""
+def lean_config(corpus: Path, folder: Path) -> Path:
+    """``folder/registry-lean.yaml``: the corpus's registry.yaml with the lean ``publish:`` settings, beside the
+    skills it names (``folder`` holds them at the corpus's ``skills_dir``, which registry.yaml may not move out of
+    its folder). Only this checkout is given it: older builders reject the section."""
     import yaml
 
     data = yaml.safe_load((corpus / "registry.yaml").read_text(encoding="utf-8")) or {}
-    data["skills_dir"] = str((skills or corpus / data.get("skills_dir", "skills")).resolve())
     data["publish"] = LEAN_PUBLISH
-    path = work / "registry.yaml"
+    path = folder / "registry-lean.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=True), encoding="utf-8")
     return path
 
@@ -192,7 +191,7 @@ def version_growth(program: list[str], corpus: Path, skills: Sequence[Path], wor
     names = [p.name for p in skills if p.is_dir()][:VERSION_SAMPLE]
     for name in names:
         shutil.copytree(corpus / "skills" / name, repo / "skills" / name)
-    config = lean_config(corpus, repo, repo / "skills") if lean else repo / "registry.yaml"
+    config = lean_config(corpus, repo) if lean else repo / "registry.yaml"
     if not lean:
         shutil.copy2(corpus / "registry.yaml", repo / "registry.yaml")
     _git(repo, "init", "-q", "-b", "main")
@@ -342,7 +341,7 @@ def scale_main(n: int, baseline: str | None, cache_dir: Path, shape: str = "real
         work = Path(tempfile.mkdtemp(prefix="scale-", dir=cache_dir))
         try:
             log(f"scale: {label}: building {n:,} skills ...")
-            config = lean_config(corpus, work) if publish == "lean" and label == "this checkout" else None
+            config = lean_config(corpus, corpus) if publish == "lean" and label == "this checkout" else None
             results[label] = measure(program, corpus, work, config)
             log(f"scale: {label}: built in {results[label]['build seconds']:.1f} s")
             if label == "baseline" and cached is not None:
