@@ -34,6 +34,8 @@ from ..core.diagnostics import RULES, Severity
 from ..core.errors import BuildError, ConfigError
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import write_atomic
+from ..core.git import git_output as _git
+from ..core.git import log_format, read_log
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, _report_collisions, is_junk, path_problems, windows_problem
 from ..core.model import Skill, SkillFile, sha256_hex, skill_digest
 from ..core.urls import API_VERSION, state_digest, version_bundle_path
@@ -124,14 +126,6 @@ class GitHistory:
         return hashlib.sha1(f"{self.kind}\n{own}".encode()).hexdigest()
 
 
-def _git(args: list[str], cwd: Path) -> bytes | None:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
-    except OSError:
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
 @dataclass
 class _Walk:
     """The state of a walk down the first-parent chain, kept between builds so a rebuild reads only new commits:
@@ -156,22 +150,21 @@ class _Walk:
         self.open.clear()
         return self.lines
 
-    def read(self, log: bytes, depth: int) -> None:
-        """Apply ``git log --first-parent --reverse --raw -z`` output, oldest commit first."""
-        for record in log.split(b"\x1e"):
-            if not record:
-                continue
-            header, _, raw = record.partition(b"\0")
-            commit, ctime = header.decode("ascii").split("\x1f")
-            when = iso_time(int(ctime))
-            tokens = raw.lstrip(b"\n").split(b"\0")
+    def read(self, log: bytes, depth: int, where: Path) -> None:
+        """Apply ``git log --first-parent --reverse --raw -z`` output (``_log_chain``), oldest commit first."""
+        for record in read_log(log, 0, where):
+            when = iso_time(record.time)
+            body = record.body
+            if len(body) % 2:
+                raise BuildError(f"{where}: unexpected `git log --raw` output in commit {record.commit}")
             touched: set[str] = set()
-            for i in range(0, len(tokens) - 1, 2):
-                status, path = tokens[i].decode("ascii"), tokens[i + 1].decode("utf-8", "surrogateescape")
-                if not status.startswith(":"):
-                    continue
-                _, new_mode, _, new_oid, change = status[1:].split(" ")
-                parts = path.split("/")
+            for i in range(0, len(body), 2):
+                status = body[i].decode("ascii", "replace")
+                fields = status[1:].split(" ")
+                if not status.startswith(":") or len(fields) != 5:
+                    raise BuildError(f"{where}: unexpected `git log --raw` output in commit {record.commit}")
+                _, new_mode, _, new_oid, change = fields
+                parts = body[i + 1].decode("utf-8", "surrogateescape").split("/")
                 if len(parts) < depth + 2 or not _PUBLISHABLE.fullmatch(parts[depth]):
                     continue  # a file directly in skills/, or a folder no build could have published
                 name, rel = parts[depth], "/".join(parts[depth + 1:])
@@ -184,7 +177,7 @@ class _Walk:
             for name in sorted(touched):
                 walk = self.skill(name)
                 entries = tuple(sorted((p, m, o) for p, (m, o) in walk.files.items()))
-                snap = Snapshot(commit, when, self.position, entries) if entries else None
+                snap = Snapshot(record.commit, when, self.position, entries) if entries else None
                 key = snap.key if snap else None
                 if key == walk.last_key:
                     continue
@@ -199,8 +192,8 @@ WALK_FORMAT = 1
 
 def _log_chain(top: Path, prefix: str, since: str | None) -> bytes:
     revs = [f"{since}..HEAD"] if since else ["HEAD"]
-    log = _git(["-c", "core.quotepath=off", "log", "--first-parent", "--reverse", "--raw", "-r", "-z",
-                "--no-renames", "--no-abbrev", "--format=%x1e%H%x1f%ct", *revs, "--", prefix or "."], top)
+    log = _git(["log", "--first-parent", "--reverse", "--raw", "-r", "-z", "--no-renames", "--no-abbrev",
+                log_format(), *revs, "--", prefix or "."], top)
     if log is None:
         raise BuildError(f"{top}: `git log` failed; cannot read the skills' history")
     return log
@@ -244,10 +237,10 @@ def read_git_history(top: Path | None, prefix: str, state: Path | None = None) -
                     walk, unchanged = _Walk(lines, {}, int(saved["position"])), True
                 elif isinstance(old, str) and _extends(top, old):
                     walk = _Walk(lines, {}, int(saved["position"]))
-                    walk.read(_log_chain(top, prefix, old), depth)
+                    walk.read(_log_chain(top, prefix, old), depth, top)
     if walk is None:
         walk = _Walk()
-        walk.read(_log_chain(top, prefix, None), depth)
+        walk.read(_log_chain(top, prefix, None), depth, top)
     lines = walk.finish()
     if state is not None and not shallow and not unchanged:
         first = json.dumps({**json.loads(ident), "head": head, "position": walk.position}, sort_keys=True)
