@@ -6,12 +6,18 @@ merged into the built branch), then the build run as a user or the Pages workflo
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
+import struct
+import subprocess
+import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
 import pytest
-from build_helpers import git, skillreg
+from build_helpers import git, skillreg, skillreg_command
 from click.testing import CliRunner
 from conftest import write_tree
 from test_history import commit, new_registry, skill_md, versions
@@ -102,3 +108,97 @@ def test_a_commit_dated_past_the_year_9999_is_shown_at_the_end_of_the_calendar(t
     assert result.exit_code == 0, result.output
     assert detail(out, "hello")["provenance"]["updated"] == "9999-12-31T23:59:59Z"
     assert [v["time"] for v in versions(out, "hello")["versions"]] == ["9999-12-31T23:59:59Z", "2026-01-01T00:00:00Z"]
+
+
+# --- a past snapshot far over the size limits -------------------------------------------------------------
+
+MiB = 1024 * 1024
+PEAK = "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], capture_output=True, text=True); " \
+       "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, done.returncode, done.stderr[-2000:])"
+
+
+@functools.cache
+def _zeros() -> tuple[bytes, bytes]:
+    """64 KiB of zeros and their raw deflate between two full flushes."""
+    chunk = b"\0" * (64 * 1024)
+    packer = zlib.compressobj(6, zlib.DEFLATED, -15)
+    packer.compress(b"x")
+    packer.flush(zlib.Z_FULL_FLUSH)
+    return chunk, packer.compress(chunk) + packer.flush(zlib.Z_FULL_FLUSH)
+
+
+def loose_blob(repo: Path, first: bytes, zeros: int) -> str:
+    """A blob of ``first`` and then ``zeros`` zero bytes, written straight into the object store: hundreds of MiB
+    of content cost a few hundred KB of disk. After a full flush deflate forgets what came before, so a run of
+    zeros compresses to the same bytes every time and is compressed once (``_zeros``)."""
+    head = f"blob {len(first) + zeros}\0".encode() + first
+    packer = zlib.compressobj(6, zlib.DEFLATED, -15)  # raw deflate; the zlib header and checksum are added below
+    parts = [packer.compress(head) + packer.flush(zlib.Z_FULL_FLUSH)]
+    sha, adler = hashlib.sha1(head), zlib.adler32(head)
+    chunk, piece = _zeros()
+    for _ in range(zeros // len(chunk)):
+        parts.append(piece)
+        sha.update(chunk)
+        adler = zlib.adler32(chunk, adler)
+    rest = b"\0" * (zeros % len(chunk))
+    parts.append(packer.compress(rest) + packer.flush(zlib.Z_FINISH))
+    sha.update(rest)
+    adler = zlib.adler32(rest, adler)
+    oid = sha.hexdigest()
+    path = repo / ".git/objects" / oid[:2] / oid[2:]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x78\x9c" + b"".join(parts) + struct.pack(">I", adler))
+    return oid
+
+
+def commit_blobs(repo: Path, entries: list[tuple[str, str, str]], date: str) -> str:
+    """A commit adding ``(mode, blob id, path)`` entries that never exist in the work tree, then one removing them."""
+    git_input = "".join(f"{mode} {oid}\t{path}\n" for mode, oid, path in entries)
+    subprocess.run(["git", "update-index", "--index-info"], cwd=repo, input=git_input, text=True, check=True)
+    git(repo, "commit", "-q", "-m", "a huge snapshot", date=date)
+    huge = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "rm", "-q", "--cached", *(path for _, _, path in entries))
+    git(repo, "commit", "-q", "-m", "gone again", date=date.replace("T00", "T01"))
+    return huge
+
+
+def build_peak(repo: Path, out: Path) -> int:
+    """``skillreg build`` as its own process; returns its peak resident memory in KiB."""
+    done = subprocess.run([sys.executable, "-c", PEAK, *skillreg_command(), "build", "--out", str(out), "--no-site"],
+                          cwd=repo, capture_output=True, text=True, timeout=120)
+    peak, code, stderr = (done.stdout + done.stderr).split(" ", 2)
+    assert code == "0", stderr
+    return int(peak)
+
+
+NOTE = b"note\n"
+TOTAL = f"the skill holds {300 * MiB + len(skill_md('hello', '1.0.0')) + len(NOTE):,} bytes; the limit is 10,485,760"
+
+
+@pytest.mark.parametrize(("kind", "rules", "reason"), [
+    ("300 files of 1 MiB", ["SK508"], f"SK508: {TOTAL}"),
+    ("one file of 300 MiB", ["SK507", "SK508"],
+     f"SK507: `references/big-0.md` is 314,572,800 bytes; the limit is 1,048,576; SK508: {TOTAL}"),
+    ("a symbolic link of 300 MiB", ["SK501"],
+     "SK501: `references/big-0.md` is a symbolic link to a target of 314,572,800 bytes"),
+])
+def test_a_past_snapshot_over_the_size_limits_is_withdrawn_without_reading_its_blobs(
+        tmp_path: Path, kind: str, rules: list[str], reason: str) -> None:
+    repo = new_registry(tmp_path / "repo", {"hello": "1.0.0"})
+    if kind == "300 files of 1 MiB":  # each at the per-file limit, each distinct, together 300 times the limit
+        entries = [("100644", loose_blob(repo, f"{i}\n".encode(), MiB - len(f"{i}\n")), f"references/big-{i}.md")
+                   for i in range(300)]
+    else:
+        entries = [("120000" if "link" in kind else "100644", loose_blob(repo, b"", 300 * MiB), "references/big-0.md")]
+    # A small file too: without it the files a checkout loads could be the first version's, which it then is.
+    entries.append(("100644", loose_blob(repo, NOTE, 0), "references/note.md"))
+    huge = commit_blobs(repo, [(m, o, f"skills/hello/{p}") for m, o, p in entries], "2026-01-02T00:00:00Z")
+    assert sum(p.stat().st_size for p in (repo / ".git").rglob("*") if p.is_file()) < 2 * MiB
+    out = tmp_path / "site"
+    peak = build_peak(repo, out)
+    assert peak < 150 * 1024, f"peak memory {peak} KiB"  # the blobs hold 300 MiB
+    withdrawn, first = versions(out, "hello")["versions"]  # the commit after it holds the first version again
+    assert (withdrawn["commit"], withdrawn["status"], withdrawn["zip"], withdrawn["rules"]) == (
+        huge, "withdrawn", None, rules)
+    assert withdrawn["reason"] == f"fails {reason}"
+    assert (first["status"], first["version"]) == ("available", "1.0.0")

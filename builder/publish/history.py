@@ -29,7 +29,7 @@ from typing import IO, Any
 
 from .. import __version__
 from ..core.bundle import zip_bytes
-from ..core.config import HistoryPolicy, RegistryConfig
+from ..core.config import HistoryPolicy, Limits, RegistryConfig
 from ..core.diagnostics import RULES, Severity
 from ..core.errors import BuildError, ConfigError
 from ..core.frontmatter import parse_skill_md
@@ -47,6 +47,7 @@ from .provenance import iso_time
 CACHE_FORMAT = 1
 _EMPTY_OID = "0" * 40
 _SYMLINK, _GITLINK = "120000", "160000"
+_LINK_TARGET_BYTES = 4096  # a symbolic link's target is shown in the reason up to this size (PATH_MAX)
 # A folder name a build can publish (SK1xx's name rule): history under any other name was never published.
 _PUBLISHABLE = re.compile(r"(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*")
 
@@ -266,20 +267,25 @@ class GitObjects:
         self._data: dict[str, bytes] = {}
         self._held = 0
 
-    def fetch(self, oids: Iterable[str], limit: int) -> None:
-        """Learn the size of every object, and read the bytes of those of at most ``limit`` bytes."""
-        wanted = sorted(set(oids))
+    def learn_sizes(self, oids: Iterable[str]) -> None:
+        """The size of every object, from its header alone (``info``): no byte of content is read."""
+        wanted = sorted({oid for oid in oids if oid not in self._sizes})
         for i in range(0, len(wanted), self.CHUNK):
-            chunk = [oid for oid in wanted[i:i + self.CHUNK] if oid not in self._sizes]
+            chunk = wanted[i:i + self.CHUNK]
             for oid, size in zip(chunk, self._run("info", chunk), strict=True):
                 self._sizes[oid] = size
-        small = [oid for oid in wanted if self._sizes[oid] <= limit and oid not in self._data]
-        if self._held + sum(self._sizes[oid] for oid in small) > self.MEMO_BYTES:
+
+    def fetch(self, oids: Iterable[str]) -> None:
+        """Read the bytes of ``oids``, many per write; the caller has checked their sizes against its limits."""
+        wanted = sorted(set(oids))
+        self.learn_sizes(wanted)
+        missing = [oid for oid in wanted if oid not in self._data]
+        if self._held + sum(self._sizes[oid] for oid in missing) > self.MEMO_BYTES:
             self._data.clear()
             self._held = 0
-            small = [oid for oid in wanted if self._sizes[oid] <= limit]
-        for i in range(0, len(small), self.CHUNK):
-            self._run("contents", small[i:i + self.CHUNK])
+            missing = wanted
+        for i in range(0, len(missing), self.CHUNK):
+            self._run("contents", missing[i:i + self.CHUNK])
 
     def _run(self, command: str, oids: list[str]) -> list[int]:
         stdin, stdout = self._pipe()
@@ -370,11 +376,13 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
 
     Mirrors ``loader._read_files`` over git's file list: a symbolic link (mode 120000) is SK501, a junk file or
     folder SK510, a file over the size limit SK507 and is not read, an unsafe name SK503-SK505/SK513-SK516.
+    Sizes come from git's object headers before any content: a state whose loadable files together pass
+    ``max_skill_bytes`` (or the file-count limit) is withdrawn without reading one of its blobs.
     """
     limits = config.limits
     folder = config.skills_path / name
     found: list[tuple[str, str]] = []
-    objects.fetch((oid for _, mode, oid in entries if mode != _GITLINK), limits.max_file_bytes)
+    objects.learn_sizes(oid for _, mode, oid in entries if mode != _GITLINK)
 
     def report(code: str, rel: str, message: str, line: int = 0, **_kw: object) -> None:
         found.append((code, message))
@@ -388,7 +396,7 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
             children.setdefault(parent, {}).setdefault(parts[i - 1], None)
             children.setdefault(here, {})
         children.setdefault("/".join(parts[:-1]), {})[parts[-1]] = (path, mode, oid)
-    files: list[SkillFile] = []
+    wanted: list[tuple[str, str, bool]] = []  # (path, blob id, executable): what a checkout would load
     total = 0
     stack = [""]
     while stack:
@@ -406,8 +414,10 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
             if windows_problem(entry_name) and not is_junk(entry_name, is_dir):
                 report("SK516", rel, windows_problem(entry_name) or "")
             if entry is not None and entry[1] == _SYMLINK:
-                target = objects.read(entry[2]).decode("utf-8", "replace")
-                report("SK501", rel, f"`{rel}` is a symbolic link to {target!r}")
+                size = objects.size(entry[2])
+                target = repr(objects.read(entry[2]).decode("utf-8", "replace")) if size <= _LINK_TARGET_BYTES \
+                    else f"a target of {size:,} bytes"
+                report("SK501", rel, f"`{rel}` is a symbolic link to {target}")
                 continue
             if is_dir:
                 if is_junk(entry_name, True):
@@ -420,21 +430,30 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
                 report("SK510", rel, f"`{rel}` is a generated or editor file that must not be committed")
                 continue
             size = objects.size(entry[2])
+            total += size
             if size > limits.max_file_bytes:
                 report("SK507", rel, f"`{rel}` is {size:,} bytes; the limit is {limits.max_file_bytes:,}")
-                total += size
                 continue
-            data = objects.read(entry[2])
-            total += len(data)
-            files.append(SkillFile(path=rel, data=data, executable=entry[1] == "100755"))
+            wanted.append((rel, entry[2], entry[1] == "100755"))
     if total > limits.max_skill_bytes:
         report("SK508", "", f"the skill holds {total:,} bytes; the limit is {limits.max_skill_bytes:,}")
+    max_files = max_files_of(limits)
+    too_many = max_files is not None and len(wanted) > max_files
+    if too_many:
+        report("SK508", "", f"the skill holds {len(wanted):,} files; the limit is {max_files:,}")
+    listed = {p for p, _, _ in entries}
+    if too_many or sum(objects.size(oid) for _, oid, _ in wanted) > limits.max_skill_bytes:
+        # Reading what a checkout would load would itself pass the limits: withdrawn on its sizes alone.
+        if not listed & {SKILL_MD, SKILL_MD_FALLBACK}:
+            return StateRecord(None), ()  # never a skill
+        return _checked(unread_digest(entries), None, found), ()
+    objects.fetch(oid for _, oid, _ in wanted)
+    files = [SkillFile(path=rel, data=objects.read(oid), executable=executable) for rel, oid, executable in wanted]
     files.sort(key=lambda f: f.path.encode("utf-8"))
     _report_collisions([f.path for f in files], report)
 
     by_path = {f.path: f for f in files}
     skill_md = SKILL_MD if SKILL_MD in by_path else SKILL_MD_FALLBACK if SKILL_MD_FALLBACK in by_path else None
-    listed = {p for p, _, _ in entries}
     if skill_md is None and not found:
         return StateRecord(None), ()
     if skill_md is None and not listed & {SKILL_MD, SKILL_MD_FALLBACK}:
@@ -446,15 +465,33 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
         skill = Skill(name, folder, skill_md, parsed.frontmatter, parsed.body, parsed.body_line, tuple(files))
         found.extend((d.code, d.message) for d in parsed.diagnostics if d.severity is Severity.ERROR)
     found.extend((d.code, d.message) for d in check_skill(skill, config, profile) if d.severity is Severity.ERROR)
+    record = _checked(skill_digest(files), version_of(skill), found)
+    return record, (() if record.rules else tuple(files))
+
+
+def _checked(digest: str, version: str | None, found: Sequence[tuple[str, str]]) -> StateRecord:
+    """The record of a state with these findings: withdrawn, with every failed error rule named, when there is one."""
     failed: dict[str, str] = {}
     for code, message in found:
         if RULES[code].severity is Severity.ERROR:
             failed.setdefault(code, message)
-    digest = skill_digest(files)
     if failed:
         reason = "fails " + "; ".join(f"{code}: {failed[code]}" for code in sorted(failed))
-        return StateRecord(digest, version_of(skill), tuple(sorted(failed)), reason), ()
-    return StateRecord(digest, version_of(skill)), tuple(files)
+        return StateRecord(digest, version, tuple(sorted(failed)), reason)
+    return StateRecord(digest, version)
+
+
+def unread_digest(entries: Sequence[Entry]) -> str:
+    """Names a state withdrawn on its sizes alone, whose bytes are never read: a SHA-256 over its git file list
+    (path, mode, blob id), in a form no skill digest's input takes, so it never names a version with bytes."""
+    text = "".join(f"{path}\0git {mode} {oid}\n" for path, mode, oid in sorted(entries))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def max_files_of(limits: Limits) -> int | None:
+    """The hook for a per-skill file-count limit (``limits.max_files``), once registry.yaml's limits have one."""
+    value = getattr(limits, "max_files", None)
+    return value if isinstance(value, int) else None
 
 
 # ------------------------------------------------------------------------------------------- the bundle cache
