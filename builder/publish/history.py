@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
@@ -27,7 +26,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
-from .. import __version__
 from ..core.bundle import zip_bytes
 from ..core.config import HistoryPolicy, Limits, RegistryConfig
 from ..core.diagnostics import RULES, Severity
@@ -41,10 +39,9 @@ from ..core.model import Skill, SkillFile, sha256_hex, skill_digest
 from ..core.urls import API_VERSION, state_digest, version_bundle_path
 from ..validate.checks import check_skill
 from .api import url_of
+from .bundlecache import BundleCache, bundle_members, git_blob_id
 from .provenance import iso_time
 
-# Bump when what a cached state record or zip means changes (the loader's rules, the zip writer).
-CACHE_FORMAT = 1
 _EMPTY_OID = "0" * 40
 _SYMLINK, _GITLINK = "120000", "160000"
 _LINK_TARGET_BYTES = 4096  # a symbolic link's target is shown in the reason up to this size (PATH_MAX)
@@ -339,28 +336,61 @@ class GitObjects:
             self._proc = None
 
 
+class CheckedBlobs:
+    """Blob bytes by id for ``load_state``: bytes the build already holds (a cached zip's members, the work tree's
+    files) are taken only when git's hash of them is the id they are offered for; the rest come from git. So every
+    byte ``load_state`` sees is git's, wherever it was found."""
+
+    def __init__(self, objects: GitObjects | None, where: str) -> None:
+        self._objects = objects
+        self._where = where
+        self._known: dict[str, bytes] = {}
+
+    def offer(self, oid: str, data: bytes) -> bool:
+        if oid not in self._known:
+            if git_blob_id(data, oid) != oid:
+                return False
+            self._known[oid] = data
+        return True
+
+    def add(self, members: Mapping[str, bytes]) -> None:
+        """Bytes ``bundle_members`` already checked against their ids."""
+        self._known.update(members)
+
+    def _git(self) -> GitObjects:
+        if self._objects is None:
+            raise BuildError(f"cannot read the history of {self._where}: no git repository")
+        return self._objects
+
+    def learn_sizes(self, oids: Iterable[str]) -> None:
+        missing = [oid for oid in oids if oid not in self._known]
+        if missing:
+            self._git().learn_sizes(missing)
+
+    def size(self, oid: str) -> int:
+        data = self._known.get(oid)
+        return len(data) if data is not None else self._git().size(oid)
+
+    def fetch(self, oids: Iterable[str]) -> None:
+        missing = [oid for oid in oids if oid not in self._known]
+        if missing:
+            self._git().fetch(missing)
+
+    def read(self, oid: str) -> bytes:
+        data = self._known.get(oid)
+        return data if data is not None else self._git().read(oid)
+
+
 # -------------------------------------------------------------------------------------- one state, as loaded
 
 @dataclass(frozen=True)
 class StateRecord:
-    """What a snapshot of a skill folder is, once read and checked; cached by the snapshot's key."""
+    """What a snapshot of a skill folder is, derived from its bytes and today's rules on every build."""
 
     digest: str | None  # None: not a skill (no SKILL.md in the folder)
     version: str | None = None
     rules: tuple[str, ...] = ()  # the codes of today's error rules it fails (then it is withdrawn)
     reason: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"digest": self.digest, "version": self.version, "rules": list(self.rules), "reason": self.reason}
-
-    @classmethod
-    def from_json(cls, data: Any) -> StateRecord | None:
-        if not isinstance(data, dict):
-            return None
-        try:
-            return cls(data["digest"], data["version"], tuple(data["rules"]), data["reason"])
-        except (KeyError, TypeError):
-            return None
 
 
 def version_of(skill: Skill) -> str | None:
@@ -369,7 +399,7 @@ def version_of(skill: Skill) -> str | None:
     return version if isinstance(version, str) else None
 
 
-def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config: RegistryConfig,
+def load_state(name: str, entries: Sequence[Entry], objects: GitObjects | CheckedBlobs, config: RegistryConfig,
                profile: str) -> tuple[StateRecord, tuple[SkillFile, ...]]:
     """The skill a checkout of this state would load, with the errors today's rules find in it (then it is withdrawn:
     an unsafe file, SK5xx, or a SKILL.md today's build would refuse to publish).
@@ -494,85 +524,6 @@ def max_files_of(limits: Limits) -> int | None:
     return value if isinstance(value, int) else None
 
 
-# ------------------------------------------------------------------------------------------- the bundle cache
-
-class BundleCache:
-    """Content-addressed records that make old versions free to publish again, in a folder that may be stale.
-
-    ``states/<skill key>.json`` holds, for each snapshot of one skill, what it is (digest, version, rules) and its
-    zip's SHA-256, keyed by everything that decides them (the file list with blob ids, the limits, the builder's
-    version), so a stale record is never found. ``zips/<sha256>.zip`` holds a version's zip, named by its own
-    SHA-256 and checked against that name before every reuse: a wrong or damaged file only costs the time to
-    pack it again.
-    """
-
-    def __init__(self, root: Path | None, config: RegistryConfig, profile: str) -> None:
-        self.root = root
-        limits = json.dumps(config.limits.__dict__, sort_keys=True)
-        self._salt = f"{CACHE_FORMAT}\0{__version__}\0{limits}\0{profile}\0{config.skills_dir}"
-
-    def state_key(self, name: str, snap: Snapshot) -> str:
-        return hashlib.sha256(f"{self._salt}\0{name}\0{snap.key}".encode()).hexdigest()
-
-    def _read(self, path: Path) -> bytes | None:
-        try:
-            return path.read_bytes()
-        except OSError:
-            return None
-
-    def _write(self, path: Path, data: bytes) -> None:
-        """Atomic (a reader sees the old file or the new one) but not flushed to the disk: a file a crash leaves
-        short fails its check and is made again, so the cache never costs an fsync."""
-        with suppress(OSError):  # the cache only saves time
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-            try:
-                partial.write_bytes(data)
-                os.replace(partial, path)
-            finally:
-                partial.unlink(missing_ok=True)
-
-    def _states_file(self, name: str) -> Path | None:
-        if self.root is None:
-            return None
-        tag = hashlib.sha256(f"{self._salt}\0{name}".encode()).hexdigest()[:32]
-        return self.root / "states" / f"{tag}.json"
-
-    def states(self, name: str) -> dict[str, tuple[StateRecord, dict[str, Any] | None]]:
-        """The cached records of ``name``'s snapshots, by state key; anything unreadable is simply not there."""
-        path = self._states_file(name)
-        raw = self._read(path) if path is not None else None
-        try:
-            data = json.loads(raw) if raw is not None else {}
-        except ValueError:
-            return {}
-        found: dict[str, tuple[StateRecord, dict[str, Any] | None]] = {}
-        for key, entry in (data.items() if isinstance(data, dict) else ()):
-            record = StateRecord.from_json(entry.get("record") if isinstance(entry, dict) else None)
-            if record is not None:
-                zip_info = entry.get("zip")
-                found[key] = (record, zip_info if isinstance(zip_info, dict) else None)
-        return found
-
-    def put_states(self, name: str, states: dict[str, tuple[StateRecord, dict[str, Any] | None]]) -> None:
-        path = self._states_file(name)
-        if path is not None:
-            data = {key: {"record": record.to_json(), "zip": zip_info} for key, (record, zip_info) in states.items()}
-            self._write(path, json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
-
-    def zip(self, sha256: str) -> bytes | None:
-        if self.root is None or len(sha256) != 64:
-            return None
-        data = self._read(self.root / "zips" / f"{sha256}.zip")
-        return data if data is not None and sha256_hex(data) == sha256 else None
-
-    def put_zip(self, data: bytes) -> str:
-        digest = sha256_hex(data)
-        if self.root is not None and self.zip(digest) is None:
-            self._write(self.root / "zips" / f"{digest}.zip", data)
-        return digest
-
-
 # ------------------------------------------------------------------------------------------------- versions
 
 @dataclass(frozen=True)
@@ -603,6 +554,7 @@ class Head:
     digest: str
     version: str | None
     zip: dict[str, Any]
+    files: tuple[SkillFile, ...] = ()  # its bytes: the last commit's snapshot usually holds the same
 
 
 def order(versions: Iterable[Version]) -> list[Version]:
@@ -697,7 +649,7 @@ class _Group:
     first: Snapshot
     record: StateRecord
     source: Snapshot | None = None
-    source_key: str = ""
+    files: tuple[SkillFile, ...] = ()  # the source's files, as loaded
 
 
 def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, objects: GitObjects | None,
@@ -706,37 +658,35 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
     """Every version of ``name``, newest first, with registry.yaml's policy applied, and how many zips had to be
     packed from git; writes each old zip.
 
-    A snapshot already in ``cache`` is not read again, and a zip found there (checked by its SHA-256) is not
-    packed again: only new digests cost git reads and compression.
+    Each snapshot is loaded and checked on every build, from bytes git's blob ids vouch for: a cached zip that is
+    exactly a bundle of the snapshot's files (``bundle_members``) and the work tree's files stand in for git reads,
+    and such a zip is published as it is; anything else is read from git and packed again.
     """
     if objects is not None:
         objects.forget()
+    blobs = CheckedBlobs(objects, f"skills/{name}")
+    unique = list({snap.key: snap for snap in snapshots}.values())
+    cached = _cached_zips(unique, cache, blobs, config)
+    if head is not None and snapshots:
+        by_path = {f.path: f for f in head.files}
+        for path, _, oid in snapshots[-1].entries:
+            if path in by_path:
+                blobs.offer(oid, by_path[path].data)
     groups: dict[str, _Group] = {}
-    loaded: dict[str, tuple[SkillFile, ...]] = {}
-    zips: dict[str, dict[str, Any] | None] = {}
     records: dict[str, StateRecord] = {}
-    new: set[str] = set()  # state keys whose record the cache lacks (new, or with a new zip)
-    known = cache.states(name)
     for snap in snapshots:
-        key = cache.state_key(name, snap)
-        cached = known.get(key)
-        if cached is not None:
-            record, zips[key] = cached
-        else:
-            if objects is None:
-                raise BuildError(f"cannot read the history of skills/{name}: no git repository")
-            record, files = load_state(name, snap.entries, objects, config, profile)
-            loaded[key] = files
-            zips[key] = None
-            new.add(key)
-        records[key] = record
+        record = records.get(snap.key)
+        files: tuple[SkillFile, ...] = ()
+        if record is None:
+            record, files = load_state(name, snap.entries, blobs, config, profile)
+            records[snap.key] = record
         if record.digest is None:
             continue
         group = groups.get(record.digest)
         if group is None:
             group = groups[record.digest] = _Group(snap, record)
         if group.source is None and not record.rules:
-            group.source, group.source_key = snap, key
+            group.source, group.files = snap, files or load_state(name, snap.entries, blobs, config, profile)[1]
     versions: list[Version] = []
     for digest, group in groups.items():
         if head is not None and digest == head.digest:
@@ -758,35 +708,37 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
         if v.has_bytes and v.zip is None:
             group = groups[v.digest]
             assert group.source is not None
-            v, fresh = _with_zip(v, name, group, loaded, zips, cache, objects, config, profile, write_zip)
-            if fresh:
+            path = version_bundle_path(name, v.digest)
+            data = cached.get(group.source.key)
+            if data is None or _bundled(group.source) != {f.path for f in group.files}:
+                data = zip_bytes(group.files)
+                cache.put_zip(group.source.key, data)
                 packed += 1
-                new.add(group.source_key)
+            write_zip(path, data)
+            v = replace(v, zip=zip_record(config.base_url, path, sha256_hex(data), len(data)))
         out.append(v)
-    if new or set(known) != set(records):  # the records of this history, and only those
-        cache.put_states(name, {key: (records[key], zips.get(key)) for key in sorted(records)})
     return out, packed
 
 
-def _with_zip(v: Version, name: str, group: _Group, loaded: dict[str, tuple[SkillFile, ...]],
-              zips: dict[str, dict[str, Any] | None], cache: BundleCache, objects: GitObjects | None,
-              config: RegistryConfig, profile: str, write_zip: Callable[[str, bytes], object]) -> tuple[Version, bool]:
-    key, path = group.source_key, version_bundle_path(name, v.digest)
-    known = zips.get(key)
-    data = cache.zip(str(known.get("sha256", ""))) if known else None
-    fresh = data is None
-    if data is None:
-        files = loaded.get(key)
-        if files is None:
-            if objects is None:
-                raise BuildError(f"cannot read the history of skills/{name}: no git repository")
-            assert group.source is not None
-            _, files = load_state(name, group.source.entries, objects, config, profile)
-        data = zip_bytes(files)
-        cache.put_zip(data)
-        zips[key] = {"sha256": sha256_hex(data), "size": len(data)}
-    write_zip(path, data)
-    return replace(v, zip=zip_record(config.base_url, path, sha256_hex(data), len(data))), fresh
+def _bundled(snap: Snapshot) -> set[str]:
+    """The paths a bundle of the snapshot holds: its files (not its links or submodules)."""
+    return {path for path, mode, _ in snap.entries if mode in ("100644", "100755")}
+
+
+def _cached_zips(snapshots: Sequence[Snapshot], cache: BundleCache, blobs: CheckedBlobs,
+                 config: RegistryConfig) -> dict[str, bytes]:
+    """The cached zips that are exactly a bundle of their snapshot's files, by snapshot key; their members join
+    ``blobs``. A zip that fails the check is left out (and replaced when its version is packed again)."""
+    limits = config.limits
+    found: dict[str, bytes] = {}
+    for snap in snapshots:
+        most = limits.max_skill_bytes + limits.max_skill_bytes // 64 + 2048 * (len(snap.entries) + 1)
+        data = cache.zip(snap.key, most)
+        members = bundle_members(data, snap.entries, limits) if data is not None else None
+        if data is not None and members is not None:
+            blobs.add(members)
+            found[snap.key] = data
+    return found
 
 
 def zip_record(base_url: str, path: str, data_sha256: str, size: int) -> dict[str, Any]:
