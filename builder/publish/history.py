@@ -664,29 +664,35 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
     """
     if objects is not None:
         objects.forget()
-    blobs = CheckedBlobs(objects, f"skills/{name}")
-    unique = list({snap.key: snap for snap in snapshots}.values())
-    cached = _cached_zips(unique, cache, blobs, config)
-    if head is not None and snapshots:
-        by_path = {f.path: f for f in head.files}
-        for path, _, oid in snapshots[-1].entries:
-            if path in by_path:
-                blobs.offer(oid, by_path[path].data)
+    where = f"skills/{name}"
     groups: dict[str, _Group] = {}
     records: dict[str, StateRecord] = {}
+    verified: dict[str, str] = {}  # snapshot key -> SHA-256 of its cached zip, once checked against git's ids
     for snap in snapshots:
         record = records.get(snap.key)
         files: tuple[SkillFile, ...] = ()
         if record is None:
+            blobs = CheckedBlobs(objects, where)
+            checked = _cached_zip(snap, cache, blobs, config.limits)
+            if checked is not None:
+                verified[snap.key] = sha256_hex(checked)
+            if head is not None and snap is snapshots[-1]:
+                by_path = {f.path: f for f in head.files}
+                for path, _, oid in snap.entries:
+                    if path in by_path:
+                        blobs.offer(oid, by_path[path].data)
             record, files = load_state(name, snap.entries, blobs, config, profile)
             records[snap.key] = record
+            if files and {f.path for f in files} != {p for p, m, _ in snap.entries if m in ("100644", "100755")}:
+                verified.pop(snap.key, None)  # a bundle of every file, but the version leaves some out
         if record.digest is None:
             continue
         group = groups.get(record.digest)
         if group is None:
             group = groups[record.digest] = _Group(snap, record)
         if group.source is None and not record.rules:
-            group.source, group.files = snap, files or load_state(name, snap.entries, blobs, config, profile)[1]
+            # A checked zip is published as it is; only a version without one keeps its files to be packed.
+            group.source, group.files = snap, (() if snap.key in verified else files)
     versions: list[Version] = []
     for digest, group in groups.items():
         if head is not None and digest == head.digest:
@@ -708,11 +714,13 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
         if v.has_bytes and v.zip is None:
             group = groups[v.digest]
             assert group.source is not None
-            path = version_bundle_path(name, v.digest)
-            data = cached.get(group.source.key)
-            if data is None or _bundled(group.source) != {f.path for f in group.files}:
-                data = zip_bytes(group.files)
-                cache.put_zip(group.source.key, data)
+            key, path = group.source.key, version_bundle_path(name, v.digest)
+            data = cache.zip(key, _most(group.source, config.limits)) if key in verified else None
+            if data is None or sha256_hex(data) != verified[key]:  # gone or changed since it was checked
+                files = group.files or load_state(name, group.source.entries, CheckedBlobs(objects, where), config,
+                                                  profile)[1]
+                data = zip_bytes(files)
+                cache.put_zip(key, data)
                 packed += 1
             write_zip(path, data)
             v = replace(v, zip=zip_record(config.base_url, path, sha256_hex(data), len(data)))
@@ -720,25 +728,20 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
     return out, packed
 
 
-def _bundled(snap: Snapshot) -> set[str]:
-    """The paths a bundle of the snapshot holds: its files (not its links or submodules)."""
-    return {path for path, mode, _ in snap.entries if mode in ("100644", "100755")}
+def _most(snap: Snapshot, limits: Limits) -> int:
+    """The largest zip a bundle of the snapshot within the limits can be: deflate's worst case and the headers."""
+    return limits.max_skill_bytes + limits.max_skill_bytes // 64 + 2048 * (len(snap.entries) + 1)
 
 
-def _cached_zips(snapshots: Sequence[Snapshot], cache: BundleCache, blobs: CheckedBlobs,
-                 config: RegistryConfig) -> dict[str, bytes]:
-    """The cached zips that are exactly a bundle of their snapshot's files, by snapshot key; their members join
-    ``blobs``. A zip that fails the check is left out (and replaced when its version is packed again)."""
-    limits = config.limits
-    found: dict[str, bytes] = {}
-    for snap in snapshots:
-        most = limits.max_skill_bytes + limits.max_skill_bytes // 64 + 2048 * (len(snap.entries) + 1)
-        data = cache.zip(snap.key, most)
-        members = bundle_members(data, snap.entries, limits) if data is not None else None
-        if data is not None and members is not None:
-            blobs.add(members)
-            found[snap.key] = data
-    return found
+def _cached_zip(snap: Snapshot, cache: BundleCache, blobs: CheckedBlobs, limits: Limits) -> bytes | None:
+    """The cached zip of ``snap`` when it is exactly a bundle of the snapshot's files; its members join ``blobs``.
+    A zip that fails the check is passed over (and replaced if its version is packed again)."""
+    data = cache.zip(snap.key, _most(snap, limits))
+    members = bundle_members(data, snap.entries, limits) if data is not None else None
+    if members is None:
+        return None
+    blobs.add(members)
+    return data
 
 
 def zip_record(base_url: str, path: str, data_sha256: str, size: int) -> dict[str, Any]:
