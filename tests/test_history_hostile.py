@@ -308,8 +308,12 @@ def _hidden_entry(data: bytes, genuine: dict[str, bytes]) -> bytes:
     return tampered
 
 
+def _trailing_bytes(data: bytes, genuine: dict[str, bytes]) -> bytes:
+    return data + b"trailing bytes"
+
+
 @pytest.mark.parametrize("tamper", [_other_bytes, _other_version, _mode_flipped, _extra_member, _hidden_entry,
-                                    lambda data, genuine: data + b"trailing bytes"])
+                                    _trailing_bytes])
 def test_a_tampered_cached_zip_is_packed_again_from_git(tmp_path: Path, tamper: Any) -> None:
     repo = two_versions(tmp_path)
     cache = tmp_path / "cache"
