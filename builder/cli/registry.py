@@ -168,8 +168,8 @@ def _say_waiting(out: Path, holder: int | None) -> None:
 @click.option("--no-wait", is_flag=True,
               help="If another build of --out is running, exit 1 at once instead of waiting.")
 @click.option("--bundle-cache", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder of old versions' zips to reuse, checked by SHA-256 (default: $SKILLREG_BUNDLE_CACHE, "
-                   "else one kept with the output's state).")
+              help="Folder of old versions' zips to reuse, each checked against git's blob ids; never inside the "
+                   "repository or --out (default: $SKILLREG_BUNDLE_CACHE, else one kept with the output's state).")
 @pass_context
 def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_going: bool, profile: str | None,
           site: bool, verbose: bool, no_wait: bool, bundle_cache: Path | None) -> None:

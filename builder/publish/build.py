@@ -82,8 +82,8 @@ from .api import (
     index_entry,
     raw_copies,
 )
+from .bundlecache import BundleCache, check_cache_place
 from .history import (
-    BundleCache,
     GitHistory,
     GitObjects,
     Head,
@@ -275,7 +275,7 @@ def _publish_versions(job: _Job, name: str, head: Head | None,
                       updated: str | None = None) -> tuple[tuple[str, ...], str | None, int]:
     """Write ``versions.json``, ``head.json`` and the zip of every old version that keeps its bytes; returns the
     digests, the latest one and the number of zips packed from git (the others came from the bundle cache)."""
-    cache = BundleCache(job.cache, job.config, job.profile)
+    cache = BundleCache(job.cache)
     versions, packed = skill_versions(name, job.git.of(name), head, _objects(job), cache, job.config, job.profile,
                               lambda path, data: _write(job.tmp, path, data))
     latest = latest_of(versions, head.digest if head else None)
@@ -503,7 +503,8 @@ def _build_one(folder: Path) -> _Outcome:
     _write(job.tmp, scoped, dumps(discovery_v2_document([discovery_v2_entry(skill, zip_art, scoped)])))
     key = _skill_key(job.config, job.history, skill.name, skill.digest, str(folder), skill.skill_md)
     digests, latest, packed = _publish_versions(job, skill.name, Head(skill.digest, version_of(skill),
-                                                                      zip_art.to_dict(job.config)), prov.updated)
+                                                                      zip_art.to_dict(job.config), skill.files),
+                                                prov.updated)
     return replace(checked, digest=skill.digest, key=key, index=index_entry(skill, prov),
                    v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill),
                    history=job.git.fingerprint(skill.name), digests=digests, latest=latest, packed=packed)
@@ -1040,6 +1041,7 @@ def _build_locked(config: RegistryConfig, place: _Place, roots: list[Path], *, j
     folders = _skill_folders(roots)
     history = read_history(roots[0], place.state / "provenance.json")
     git = read_skills_history(config.skills_path, place.state / "history.json")
+    check_cache_place(bundle_cache, git.top or config.root, place.out)
     whole = any(root.resolve() == config.skills_path.resolve() for root in roots)
     present = {folder.name for folder in folders}
     gone = [name for name in git.names if name not in present] if whole else []

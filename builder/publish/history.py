@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
@@ -27,24 +26,25 @@ from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
-from .. import __version__
 from ..core.bundle import zip_bytes
-from ..core.config import HistoryPolicy, RegistryConfig
+from ..core.config import HistoryPolicy, Limits, RegistryConfig
 from ..core.diagnostics import RULES, Severity
 from ..core.errors import BuildError, ConfigError
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import write_atomic
+from ..core.git import git_output as _git
+from ..core.git import log_format, read_log
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, _report_collisions, is_junk, path_problems, windows_problem
 from ..core.model import Skill, SkillFile, sha256_hex, skill_digest
 from ..core.urls import API_VERSION, state_digest, version_bundle_path
 from ..validate.checks import check_skill
 from .api import url_of
+from .bundlecache import BundleCache, bundle_members, git_blob_id
 from .provenance import iso_time
 
-# Bump when what a cached state record or zip means changes (the loader's rules, the zip writer).
-CACHE_FORMAT = 1
 _EMPTY_OID = "0" * 40
 _SYMLINK, _GITLINK = "120000", "160000"
+_LINK_TARGET_BYTES = 4096  # a symbolic link's target is shown in the reason up to this size (PATH_MAX)
 # A folder name a build can publish (SK1xx's name rule): history under any other name was never published.
 _PUBLISHABLE = re.compile(r"(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*")
 
@@ -124,14 +124,6 @@ class GitHistory:
         return hashlib.sha1(f"{self.kind}\n{own}".encode()).hexdigest()
 
 
-def _git(args: list[str], cwd: Path) -> bytes | None:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
-    except OSError:
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
 @dataclass
 class _Walk:
     """The state of a walk down the first-parent chain, kept between builds so a rebuild reads only new commits:
@@ -156,22 +148,21 @@ class _Walk:
         self.open.clear()
         return self.lines
 
-    def read(self, log: bytes, depth: int) -> None:
-        """Apply ``git log --first-parent --reverse --raw -z`` output, oldest commit first."""
-        for record in log.split(b"\x1e"):
-            if not record:
-                continue
-            header, _, raw = record.partition(b"\0")
-            commit, ctime = header.decode("ascii").split("\x1f")
-            when = iso_time(int(ctime))
-            tokens = raw.lstrip(b"\n").split(b"\0")
+    def read(self, log: bytes, depth: int, where: Path) -> None:
+        """Apply ``git log --first-parent --reverse --raw -z`` output (``_log_chain``), oldest commit first."""
+        for record in read_log(log, 0, where):
+            when = iso_time(record.time)
+            body = record.body
+            if len(body) % 2:
+                raise BuildError(f"{where}: unexpected `git log --raw` output in commit {record.commit}")
             touched: set[str] = set()
-            for i in range(0, len(tokens) - 1, 2):
-                status, path = tokens[i].decode("ascii"), tokens[i + 1].decode("utf-8", "surrogateescape")
-                if not status.startswith(":"):
-                    continue
-                _, new_mode, _, new_oid, change = status[1:].split(" ")
-                parts = path.split("/")
+            for i in range(0, len(body), 2):
+                status = body[i].decode("ascii", "replace")
+                fields = status[1:].split(" ")
+                if not status.startswith(":") or len(fields) != 5:
+                    raise BuildError(f"{where}: unexpected `git log --raw` output in commit {record.commit}")
+                _, new_mode, _, new_oid, change = fields
+                parts = body[i + 1].decode("utf-8", "surrogateescape").split("/")
                 if len(parts) < depth + 2 or not _PUBLISHABLE.fullmatch(parts[depth]):
                     continue  # a file directly in skills/, or a folder no build could have published
                 name, rel = parts[depth], "/".join(parts[depth + 1:])
@@ -184,7 +175,7 @@ class _Walk:
             for name in sorted(touched):
                 walk = self.skill(name)
                 entries = tuple(sorted((p, m, o) for p, (m, o) in walk.files.items()))
-                snap = Snapshot(commit, when, self.position, entries) if entries else None
+                snap = Snapshot(record.commit, when, self.position, entries) if entries else None
                 key = snap.key if snap else None
                 if key == walk.last_key:
                     continue
@@ -199,8 +190,8 @@ WALK_FORMAT = 1
 
 def _log_chain(top: Path, prefix: str, since: str | None) -> bytes:
     revs = [f"{since}..HEAD"] if since else ["HEAD"]
-    log = _git(["-c", "core.quotepath=off", "log", "--first-parent", "--reverse", "--raw", "-r", "-z",
-                "--no-renames", "--no-abbrev", "--format=%x1e%H%x1f%ct", *revs, "--", prefix or "."], top)
+    log = _git(["log", "--first-parent", "--reverse", "--raw", "-r", "-z", "--no-renames", "--no-abbrev",
+                log_format(), *revs, "--", prefix or "."], top)
     if log is None:
         raise BuildError(f"{top}: `git log` failed; cannot read the skills' history")
     return log
@@ -244,10 +235,10 @@ def read_git_history(top: Path | None, prefix: str, state: Path | None = None) -
                     walk, unchanged = _Walk(lines, {}, int(saved["position"])), True
                 elif isinstance(old, str) and _extends(top, old):
                     walk = _Walk(lines, {}, int(saved["position"]))
-                    walk.read(_log_chain(top, prefix, old), depth)
+                    walk.read(_log_chain(top, prefix, old), depth, top)
     if walk is None:
         walk = _Walk()
-        walk.read(_log_chain(top, prefix, None), depth)
+        walk.read(_log_chain(top, prefix, None), depth, top)
     lines = walk.finish()
     if state is not None and not shallow and not unchanged:
         first = json.dumps({**json.loads(ident), "head": head, "position": walk.position}, sort_keys=True)
@@ -273,20 +264,25 @@ class GitObjects:
         self._data: dict[str, bytes] = {}
         self._held = 0
 
-    def fetch(self, oids: Iterable[str], limit: int) -> None:
-        """Learn the size of every object, and read the bytes of those of at most ``limit`` bytes."""
-        wanted = sorted(set(oids))
+    def learn_sizes(self, oids: Iterable[str]) -> None:
+        """The size of every object, from its header alone (``info``): no byte of content is read."""
+        wanted = sorted({oid for oid in oids if oid not in self._sizes})
         for i in range(0, len(wanted), self.CHUNK):
-            chunk = [oid for oid in wanted[i:i + self.CHUNK] if oid not in self._sizes]
+            chunk = wanted[i:i + self.CHUNK]
             for oid, size in zip(chunk, self._run("info", chunk), strict=True):
                 self._sizes[oid] = size
-        small = [oid for oid in wanted if self._sizes[oid] <= limit and oid not in self._data]
-        if self._held + sum(self._sizes[oid] for oid in small) > self.MEMO_BYTES:
+
+    def fetch(self, oids: Iterable[str]) -> None:
+        """Read the bytes of ``oids``, many per write; the caller has checked their sizes against its limits."""
+        wanted = sorted(set(oids))
+        self.learn_sizes(wanted)
+        missing = [oid for oid in wanted if oid not in self._data]
+        if self._held + sum(self._sizes[oid] for oid in missing) > self.MEMO_BYTES:
             self._data.clear()
             self._held = 0
-            small = [oid for oid in wanted if self._sizes[oid] <= limit]
-        for i in range(0, len(small), self.CHUNK):
-            self._run("contents", small[i:i + self.CHUNK])
+            missing = wanted
+        for i in range(0, len(missing), self.CHUNK):
+            self._run("contents", missing[i:i + self.CHUNK])
 
     def _run(self, command: str, oids: list[str]) -> list[int]:
         stdin, stdout = self._pipe()
@@ -340,28 +336,61 @@ class GitObjects:
             self._proc = None
 
 
+class CheckedBlobs:
+    """Blob bytes by id for ``load_state``: bytes the build already holds (a cached zip's members, the work tree's
+    files) are taken only when git's hash of them is the id they are offered for; the rest come from git. So every
+    byte ``load_state`` sees is git's, wherever it was found."""
+
+    def __init__(self, objects: GitObjects | None, where: str) -> None:
+        self._objects = objects
+        self._where = where
+        self._known: dict[str, bytes] = {}
+
+    def offer(self, oid: str, data: bytes) -> bool:
+        if oid not in self._known:
+            if git_blob_id(data, oid) != oid:
+                return False
+            self._known[oid] = data
+        return True
+
+    def add(self, members: Mapping[str, bytes]) -> None:
+        """Bytes ``bundle_members`` already checked against their ids."""
+        self._known.update(members)
+
+    def _git(self) -> GitObjects:
+        if self._objects is None:
+            raise BuildError(f"cannot read the history of {self._where}: no git repository")
+        return self._objects
+
+    def learn_sizes(self, oids: Iterable[str]) -> None:
+        missing = [oid for oid in oids if oid not in self._known]
+        if missing:
+            self._git().learn_sizes(missing)
+
+    def size(self, oid: str) -> int:
+        data = self._known.get(oid)
+        return len(data) if data is not None else self._git().size(oid)
+
+    def fetch(self, oids: Iterable[str]) -> None:
+        missing = [oid for oid in oids if oid not in self._known]
+        if missing:
+            self._git().fetch(missing)
+
+    def read(self, oid: str) -> bytes:
+        data = self._known.get(oid)
+        return data if data is not None else self._git().read(oid)
+
+
 # -------------------------------------------------------------------------------------- one state, as loaded
 
 @dataclass(frozen=True)
 class StateRecord:
-    """What a snapshot of a skill folder is, once read and checked; cached by the snapshot's key."""
+    """What a snapshot of a skill folder is, derived from its bytes and today's rules on every build."""
 
     digest: str | None  # None: not a skill (no SKILL.md in the folder)
     version: str | None = None
     rules: tuple[str, ...] = ()  # the codes of today's error rules it fails (then it is withdrawn)
     reason: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"digest": self.digest, "version": self.version, "rules": list(self.rules), "reason": self.reason}
-
-    @classmethod
-    def from_json(cls, data: Any) -> StateRecord | None:
-        if not isinstance(data, dict):
-            return None
-        try:
-            return cls(data["digest"], data["version"], tuple(data["rules"]), data["reason"])
-        except (KeyError, TypeError):
-            return None
 
 
 def version_of(skill: Skill) -> str | None:
@@ -370,18 +399,20 @@ def version_of(skill: Skill) -> str | None:
     return version if isinstance(version, str) else None
 
 
-def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config: RegistryConfig,
+def load_state(name: str, entries: Sequence[Entry], objects: GitObjects | CheckedBlobs, config: RegistryConfig,
                profile: str) -> tuple[StateRecord, tuple[SkillFile, ...]]:
     """The skill a checkout of this state would load, with the errors today's rules find in it (then it is withdrawn:
     an unsafe file, SK5xx, or a SKILL.md today's build would refuse to publish).
 
     Mirrors ``loader._read_files`` over git's file list: a symbolic link (mode 120000) is SK501, a junk file or
     folder SK510, a file over the size limit SK507 and is not read, an unsafe name SK503-SK505/SK513-SK516.
+    Sizes come from git's object headers before any content: a state whose loadable files together pass
+    ``max_skill_bytes`` (or the file-count limit) is withdrawn without reading one of its blobs.
     """
     limits = config.limits
     folder = config.skills_path / name
     found: list[tuple[str, str]] = []
-    objects.fetch((oid for _, mode, oid in entries if mode != _GITLINK), limits.max_file_bytes)
+    objects.learn_sizes(oid for _, mode, oid in entries if mode != _GITLINK)
 
     def report(code: str, rel: str, message: str, line: int = 0, **_kw: object) -> None:
         found.append((code, message))
@@ -395,7 +426,7 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
             children.setdefault(parent, {}).setdefault(parts[i - 1], None)
             children.setdefault(here, {})
         children.setdefault("/".join(parts[:-1]), {})[parts[-1]] = (path, mode, oid)
-    files: list[SkillFile] = []
+    wanted: list[tuple[str, str, bool]] = []  # (path, blob id, executable): what a checkout would load
     total = 0
     stack = [""]
     while stack:
@@ -413,8 +444,10 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
             if windows_problem(entry_name) and not is_junk(entry_name, is_dir):
                 report("SK516", rel, windows_problem(entry_name) or "")
             if entry is not None and entry[1] == _SYMLINK:
-                target = objects.read(entry[2]).decode("utf-8", "replace")
-                report("SK501", rel, f"`{rel}` is a symbolic link to {target!r}")
+                size = objects.size(entry[2])
+                target = repr(objects.read(entry[2]).decode("utf-8", "replace")) if size <= _LINK_TARGET_BYTES \
+                    else f"a target of {size:,} bytes"
+                report("SK501", rel, f"`{rel}` is a symbolic link to {target}")
                 continue
             if is_dir:
                 if is_junk(entry_name, True):
@@ -427,21 +460,30 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
                 report("SK510", rel, f"`{rel}` is a generated or editor file that must not be committed")
                 continue
             size = objects.size(entry[2])
+            total += size
             if size > limits.max_file_bytes:
                 report("SK507", rel, f"`{rel}` is {size:,} bytes; the limit is {limits.max_file_bytes:,}")
-                total += size
                 continue
-            data = objects.read(entry[2])
-            total += len(data)
-            files.append(SkillFile(path=rel, data=data, executable=entry[1] == "100755"))
+            wanted.append((rel, entry[2], entry[1] == "100755"))
     if total > limits.max_skill_bytes:
         report("SK508", "", f"the skill holds {total:,} bytes; the limit is {limits.max_skill_bytes:,}")
+    max_files = max_files_of(limits)
+    too_many = max_files is not None and len(wanted) > max_files
+    if too_many:
+        report("SK508", "", f"the skill holds {len(wanted):,} files; the limit is {max_files:,}")
+    listed = {p for p, _, _ in entries}
+    if too_many or sum(objects.size(oid) for _, oid, _ in wanted) > limits.max_skill_bytes:
+        # Reading what a checkout would load would itself pass the limits: withdrawn on its sizes alone.
+        if not listed & {SKILL_MD, SKILL_MD_FALLBACK}:
+            return StateRecord(None), ()  # never a skill
+        return _checked(unread_digest(entries), None, found), ()
+    objects.fetch(oid for _, oid, _ in wanted)
+    files = [SkillFile(path=rel, data=objects.read(oid), executable=executable) for rel, oid, executable in wanted]
     files.sort(key=lambda f: f.path.encode("utf-8"))
     _report_collisions([f.path for f in files], report)
 
     by_path = {f.path: f for f in files}
     skill_md = SKILL_MD if SKILL_MD in by_path else SKILL_MD_FALLBACK if SKILL_MD_FALLBACK in by_path else None
-    listed = {p for p, _, _ in entries}
     if skill_md is None and not found:
         return StateRecord(None), ()
     if skill_md is None and not listed & {SKILL_MD, SKILL_MD_FALLBACK}:
@@ -453,94 +495,33 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects, config:
         skill = Skill(name, folder, skill_md, parsed.frontmatter, parsed.body, parsed.body_line, tuple(files))
         found.extend((d.code, d.message) for d in parsed.diagnostics if d.severity is Severity.ERROR)
     found.extend((d.code, d.message) for d in check_skill(skill, config, profile) if d.severity is Severity.ERROR)
+    record = _checked(skill_digest(files), version_of(skill), found)
+    return record, (() if record.rules else tuple(files))
+
+
+def _checked(digest: str, version: str | None, found: Sequence[tuple[str, str]]) -> StateRecord:
+    """The record of a state with these findings: withdrawn, with every failed error rule named, when there is one."""
     failed: dict[str, str] = {}
     for code, message in found:
         if RULES[code].severity is Severity.ERROR:
             failed.setdefault(code, message)
-    digest = skill_digest(files)
     if failed:
         reason = "fails " + "; ".join(f"{code}: {failed[code]}" for code in sorted(failed))
-        return StateRecord(digest, version_of(skill), tuple(sorted(failed)), reason), ()
-    return StateRecord(digest, version_of(skill)), tuple(files)
+        return StateRecord(digest, version, tuple(sorted(failed)), reason)
+    return StateRecord(digest, version)
 
 
-# ------------------------------------------------------------------------------------------- the bundle cache
+def unread_digest(entries: Sequence[Entry]) -> str:
+    """Names a state withdrawn on its sizes alone, whose bytes are never read: a SHA-256 over its git file list
+    (path, mode, blob id), in a form no skill digest's input takes, so it never names a version with bytes."""
+    text = "".join(f"{path}\0git {mode} {oid}\n" for path, mode, oid in sorted(entries))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
-class BundleCache:
-    """Content-addressed records that make old versions free to publish again, in a folder that may be stale.
 
-    ``states/<skill key>.json`` holds, for each snapshot of one skill, what it is (digest, version, rules) and its
-    zip's SHA-256, keyed by everything that decides them (the file list with blob ids, the limits, the builder's
-    version), so a stale record is never found. ``zips/<sha256>.zip`` holds a version's zip, named by its own
-    SHA-256 and checked against that name before every reuse: a wrong or damaged file only costs the time to
-    pack it again.
-    """
-
-    def __init__(self, root: Path | None, config: RegistryConfig, profile: str) -> None:
-        self.root = root
-        limits = json.dumps(config.limits.__dict__, sort_keys=True)
-        self._salt = f"{CACHE_FORMAT}\0{__version__}\0{limits}\0{profile}\0{config.skills_dir}"
-
-    def state_key(self, name: str, snap: Snapshot) -> str:
-        return hashlib.sha256(f"{self._salt}\0{name}\0{snap.key}".encode()).hexdigest()
-
-    def _read(self, path: Path) -> bytes | None:
-        try:
-            return path.read_bytes()
-        except OSError:
-            return None
-
-    def _write(self, path: Path, data: bytes) -> None:
-        """Atomic (a reader sees the old file or the new one) but not flushed to the disk: a file a crash leaves
-        short fails its check and is made again, so the cache never costs an fsync."""
-        with suppress(OSError):  # the cache only saves time
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-            try:
-                partial.write_bytes(data)
-                os.replace(partial, path)
-            finally:
-                partial.unlink(missing_ok=True)
-
-    def _states_file(self, name: str) -> Path | None:
-        if self.root is None:
-            return None
-        tag = hashlib.sha256(f"{self._salt}\0{name}".encode()).hexdigest()[:32]
-        return self.root / "states" / f"{tag}.json"
-
-    def states(self, name: str) -> dict[str, tuple[StateRecord, dict[str, Any] | None]]:
-        """The cached records of ``name``'s snapshots, by state key; anything unreadable is simply not there."""
-        path = self._states_file(name)
-        raw = self._read(path) if path is not None else None
-        try:
-            data = json.loads(raw) if raw is not None else {}
-        except ValueError:
-            return {}
-        found: dict[str, tuple[StateRecord, dict[str, Any] | None]] = {}
-        for key, entry in (data.items() if isinstance(data, dict) else ()):
-            record = StateRecord.from_json(entry.get("record") if isinstance(entry, dict) else None)
-            if record is not None:
-                zip_info = entry.get("zip")
-                found[key] = (record, zip_info if isinstance(zip_info, dict) else None)
-        return found
-
-    def put_states(self, name: str, states: dict[str, tuple[StateRecord, dict[str, Any] | None]]) -> None:
-        path = self._states_file(name)
-        if path is not None:
-            data = {key: {"record": record.to_json(), "zip": zip_info} for key, (record, zip_info) in states.items()}
-            self._write(path, json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
-
-    def zip(self, sha256: str) -> bytes | None:
-        if self.root is None or len(sha256) != 64:
-            return None
-        data = self._read(self.root / "zips" / f"{sha256}.zip")
-        return data if data is not None and sha256_hex(data) == sha256 else None
-
-    def put_zip(self, data: bytes) -> str:
-        digest = sha256_hex(data)
-        if self.root is not None and self.zip(digest) is None:
-            self._write(self.root / "zips" / f"{digest}.zip", data)
-        return digest
+def max_files_of(limits: Limits) -> int | None:
+    """The hook for a per-skill file-count limit (``limits.max_files``), once registry.yaml's limits have one."""
+    value = getattr(limits, "max_files", None)
+    return value if isinstance(value, int) else None
 
 
 # ------------------------------------------------------------------------------------------------- versions
@@ -573,6 +554,7 @@ class Head:
     digest: str
     version: str | None
     zip: dict[str, Any]
+    files: tuple[SkillFile, ...] = ()  # its bytes: the last commit's snapshot usually holds the same
 
 
 def order(versions: Iterable[Version]) -> list[Version]:
@@ -667,7 +649,7 @@ class _Group:
     first: Snapshot
     record: StateRecord
     source: Snapshot | None = None
-    source_key: str = ""
+    files: tuple[SkillFile, ...] = ()  # the source's files, as loaded
 
 
 def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, objects: GitObjects | None,
@@ -676,37 +658,41 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
     """Every version of ``name``, newest first, with registry.yaml's policy applied, and how many zips had to be
     packed from git; writes each old zip.
 
-    A snapshot already in ``cache`` is not read again, and a zip found there (checked by its SHA-256) is not
-    packed again: only new digests cost git reads and compression.
+    Each snapshot is loaded and checked on every build, from bytes git's blob ids vouch for: a cached zip that is
+    exactly a bundle of the snapshot's files (``bundle_members``) and the work tree's files stand in for git reads,
+    and such a zip is published as it is; anything else is read from git and packed again.
     """
     if objects is not None:
         objects.forget()
+    where = f"skills/{name}"
     groups: dict[str, _Group] = {}
-    loaded: dict[str, tuple[SkillFile, ...]] = {}
-    zips: dict[str, dict[str, Any] | None] = {}
     records: dict[str, StateRecord] = {}
-    new: set[str] = set()  # state keys whose record the cache lacks (new, or with a new zip)
-    known = cache.states(name)
+    verified: dict[str, str] = {}  # snapshot key -> SHA-256 of its cached zip, once checked against git's ids
     for snap in snapshots:
-        key = cache.state_key(name, snap)
-        cached = known.get(key)
-        if cached is not None:
-            record, zips[key] = cached
-        else:
-            if objects is None:
-                raise BuildError(f"cannot read the history of skills/{name}: no git repository")
-            record, files = load_state(name, snap.entries, objects, config, profile)
-            loaded[key] = files
-            zips[key] = None
-            new.add(key)
-        records[key] = record
+        record = records.get(snap.key)
+        files: tuple[SkillFile, ...] = ()
+        if record is None:
+            blobs = CheckedBlobs(objects, where)
+            checked = _cached_zip(snap, cache, blobs, config.limits)
+            if checked is not None:
+                verified[snap.key] = sha256_hex(checked)
+            if head is not None and snap is snapshots[-1]:
+                by_path = {f.path: f for f in head.files}
+                for path, _, oid in snap.entries:
+                    if path in by_path:
+                        blobs.offer(oid, by_path[path].data)
+            record, files = load_state(name, snap.entries, blobs, config, profile)
+            records[snap.key] = record
+            if files and {f.path for f in files} != {p for p, m, _ in snap.entries if m in ("100644", "100755")}:
+                verified.pop(snap.key, None)  # a bundle of every file, but the version leaves some out
         if record.digest is None:
             continue
         group = groups.get(record.digest)
         if group is None:
             group = groups[record.digest] = _Group(snap, record)
         if group.source is None and not record.rules:
-            group.source, group.source_key = snap, key
+            # A checked zip is published as it is; only a version without one keeps its files to be packed.
+            group.source, group.files = snap, (() if snap.key in verified else files)
     versions: list[Version] = []
     for digest, group in groups.items():
         if head is not None and digest == head.digest:
@@ -728,35 +714,34 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
         if v.has_bytes and v.zip is None:
             group = groups[v.digest]
             assert group.source is not None
-            v, fresh = _with_zip(v, name, group, loaded, zips, cache, objects, config, profile, write_zip)
-            if fresh:
+            key, path = group.source.key, version_bundle_path(name, v.digest)
+            data = cache.zip(key, _most(group.source, config.limits)) if key in verified else None
+            if data is None or sha256_hex(data) != verified[key]:  # gone or changed since it was checked
+                files = group.files or load_state(name, group.source.entries, CheckedBlobs(objects, where), config,
+                                                  profile)[1]
+                data = zip_bytes(files)
+                cache.put_zip(key, data)
                 packed += 1
-                new.add(group.source_key)
+            write_zip(path, data)
+            v = replace(v, zip=zip_record(config.base_url, path, sha256_hex(data), len(data)))
         out.append(v)
-    if new or set(known) != set(records):  # the records of this history, and only those
-        cache.put_states(name, {key: (records[key], zips.get(key)) for key in sorted(records)})
     return out, packed
 
 
-def _with_zip(v: Version, name: str, group: _Group, loaded: dict[str, tuple[SkillFile, ...]],
-              zips: dict[str, dict[str, Any] | None], cache: BundleCache, objects: GitObjects | None,
-              config: RegistryConfig, profile: str, write_zip: Callable[[str, bytes], object]) -> tuple[Version, bool]:
-    key, path = group.source_key, version_bundle_path(name, v.digest)
-    known = zips.get(key)
-    data = cache.zip(str(known.get("sha256", ""))) if known else None
-    fresh = data is None
-    if data is None:
-        files = loaded.get(key)
-        if files is None:
-            if objects is None:
-                raise BuildError(f"cannot read the history of skills/{name}: no git repository")
-            assert group.source is not None
-            _, files = load_state(name, group.source.entries, objects, config, profile)
-        data = zip_bytes(files)
-        cache.put_zip(data)
-        zips[key] = {"sha256": sha256_hex(data), "size": len(data)}
-    write_zip(path, data)
-    return replace(v, zip=zip_record(config.base_url, path, sha256_hex(data), len(data))), fresh
+def _most(snap: Snapshot, limits: Limits) -> int:
+    """The largest zip a bundle of the snapshot within the limits can be: deflate's worst case and the headers."""
+    return limits.max_skill_bytes + limits.max_skill_bytes // 64 + 2048 * (len(snap.entries) + 1)
+
+
+def _cached_zip(snap: Snapshot, cache: BundleCache, blobs: CheckedBlobs, limits: Limits) -> bytes | None:
+    """The cached zip of ``snap`` when it is exactly a bundle of the snapshot's files; its members join ``blobs``.
+    A zip that fails the check is passed over (and replaced if its version is packed again)."""
+    data = cache.zip(snap.key, _most(snap, limits))
+    members = bundle_members(data, snap.entries, limits) if data is not None else None
+    if members is None:
+        return None
+    blobs.add(members)
+    return data
 
 
 def zip_record(base_url: str, path: str, data_sha256: str, size: int) -> dict[str, Any]:

@@ -7,7 +7,6 @@ repository every field is empty rather than invented.
 from __future__ import annotations
 
 import json
-import subprocess
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.fs import write_atomic
+from ..core.git import git_output, log_format, read_log, run_git
 
 
 @dataclass(frozen=True)
@@ -44,41 +44,42 @@ class History:
         return self.skills.get(name, Provenance())
 
 
+_FIRST, _LAST = datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+
+
 def iso_time(epoch: int) -> str:
-    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A commit time as ISO 8601 UTC; a time git accepts but a calendar cannot show is clamped to years 1-9999."""
+    try:
+        when = datetime.fromtimestamp(epoch, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        when = _FIRST if epoch < 0 else _LAST
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _git(args: list[str], cwd: Path) -> str | None:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
-    except OSError:
-        return None
-    if done.returncode != 0:
-        return None
-    return done.stdout.decode("utf-8", "surrogateescape")
+    out = git_output(args, cwd)
+    return out.decode("utf-8", "surrogateescape") if out is not None else None
 
 
 PROVENANCE_FORMAT = 1
 
 
-def _log(top: Path, prefix: str, revs: list[str]) -> str:
-    log = _git(["-c", "core.quotepath=off", "log", "--full-history", "-z", "--name-only", "--no-renames",
-                "--format=%x1e%H%x1f%ct%x1f%an", *revs, "--", prefix or "."], top)
-    return log or ""
+def _log(top: Path, prefix: str, revs: list[str]) -> bytes:
+    log = git_output(["log", "--full-history", "-z", "--name-only", "--no-renames", log_format("%an"), *revs,
+                      "--", prefix or "."], top)
+    return log or b""
 
 
-def _fold_new(log: str, depth: int, skills: dict[str, dict[str, Any]]) -> None:
+def _fold_new(log: bytes, depth: int, skills: dict[str, dict[str, Any]], where: Path) -> None:
     """Lay ``git log`` output (newest commit first) over ``skills``: a skill's newest commit here is its last
     update; its oldest is its creation, unless ``skills`` knew it already; every author is a contributor."""
     known = set(skills)
     seen: set[str] = set()
-    for record in log.split("\x1e"):
-        if not record:
-            continue
-        header, _, names = record.partition("\0")
-        sha, ctime, author = header.split("\x1f")
-        when = iso_time(int(ctime))
-        touched = {p.split("/")[depth] for p in names.lstrip("\n").split("\0") if p.count("/") > depth}
+    for record in read_log(log, 1, where):
+        sha, author = record.commit, record.fields[0].decode("utf-8", "surrogateescape")
+        when = iso_time(record.time)
+        paths = (p.decode("utf-8", "surrogateescape") for p in record.body)
+        touched = {p.split("/")[depth] for p in paths if p.count("/") > depth}
         for name in touched:
             entry = skills.get(name)
             if entry is None:
@@ -98,8 +99,7 @@ def _incremental_safe(top: Path, old: str, saved: dict[str, Any]) -> bool:
     ``git log`` (newest first by commit time) lists all new commits before any old one that touched a skill, in
     the same order as a full read, so the merged result equals what reading the whole history gives."""
     try:
-        ancestor = subprocess.run(["git", "merge-base", "--is-ancestor", old, "HEAD"], cwd=top,
-                                  capture_output=True, check=False).returncode == 0
+        ancestor = run_git(["merge-base", "--is-ancestor", old, "HEAD"], top).returncode == 0
     except OSError:
         return False
     if not ancestor:
@@ -131,12 +131,13 @@ def read_history(skills_path: Path, state: Path | None = None) -> History:
     if not top_text:
         return History()
     top = Path(top_text.strip()).resolve()
-    head = _git(["log", "-1", "--format=%H%x1f%ct"], cwd)
+    head = git_output(["log", "-1", "-z", log_format()], cwd)
     if not head:  # a repository with no commits yet
         return History(Source(top=top))
-    commit, ctime = head.strip().split("\x1f")
+    last = next(read_log(head, 0, top))
+    commit, ctime = last.commit, last.time
     prefix = skills_path.relative_to(top).as_posix() if skills_path != top else ""
-    source = Source(commit=commit, time=iso_time(int(ctime)), top=top, skills_prefix=prefix)
+    source = Source(commit=commit, time=iso_time(ctime), top=top, skills_prefix=prefix)
     depth = len(prefix.split("/")) if prefix else 0
     ident = {"format": PROVENANCE_FORMAT, "top": str(top), "prefix": prefix}
     skills: dict[str, dict[str, Any]] | None = None
@@ -149,12 +150,12 @@ def read_history(skills_path: Path, state: Path | None = None) -> History:
                     skills, unchanged = saved["skills"], True
                 elif _incremental_safe(top, saved["head"], saved["skills"]):
                     skills = saved["skills"]
-                    _fold_new(_log(top, prefix, [f"{saved['head']}..HEAD"]), depth, skills)
+                    _fold_new(_log(top, prefix, [f"{saved['head']}..HEAD"]), depth, skills, top)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             skills = None
     if skills is None:
         skills = {}
-        _fold_new(_log(top, prefix, ["HEAD"]), depth, skills)
+        _fold_new(_log(top, prefix, ["HEAD"]), depth, skills, top)
     if state is not None and not unchanged:
         with suppress(OSError):
             write_atomic(state, json.dumps({**ident, "head": commit, "skills": skills}, sort_keys=True).encode())

@@ -13,7 +13,6 @@ request never touched. When registry.yaml itself changed, every skill is validat
 from __future__ import annotations
 
 import os
-import subprocess
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -26,6 +25,7 @@ from ..core.config import RegistryConfig
 from ..core.diagnostics import RULES, Diagnostic, Severity
 from ..core.errors import UsageError
 from ..core.frontmatter import parse_skill_md
+from ..core.git import run_git
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, display_path, find_skill_folders, is_junk, load_skill
 from ..core.model import Skill, SkillFile, skill_digest
 from .checks import NameKey, RegistryNames, ValidationReport, validate_folder
@@ -67,8 +67,7 @@ class ChangeReport:
 
 def _git(top: Path, *args: str, stdin: bytes | None = None) -> bytes:
     try:
-        done = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=top, input=stdin,
-                              capture_output=True, check=False)
+        done = run_git(args, top, stdin=stdin)
     except OSError as exc:
         raise UsageError(f"--changed-since needs git: {exc.strerror}") from None
     if done.returncode != 0:

@@ -1,0 +1,75 @@
+"""Running git, and reading its NUL-separated output so that nothing inside a name or a path can shift a field.
+
+Git refuses NUL inside a path (a tree entry ends at one) and inside an identity (it reads the author line as a C
+string and shows an empty name when it holds one), so with ``-z`` and ``%x00`` every field ends at a byte its
+content cannot hold. Commit ids and times are checked for their shape as well, so output read out of step stops
+the build with a message instead of publishing shifted fields.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import BuildError
+
+_COMMIT_ID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # SHA-1, or SHA-256 repositories
+_EPOCH = re.compile(rb"-?[0-9]{1,20}")
+
+
+def run_git(args: Sequence[str], cwd: Path, *, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``git ARGS`` in ``cwd`` with paths printed as they are (no octal quoting); raises OSError without git."""
+    return subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=cwd, input=stdin, capture_output=True,
+                          check=False)
+
+
+def git_output(args: Sequence[str], cwd: Path) -> bytes | None:
+    """What ``git ARGS`` printed, or None when git is missing or the command failed (outside a repository)."""
+    try:
+        done = run_git(args, cwd)
+    except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """One commit of ``git log --format=COMMIT_FORMAT...``: its header fields and the NUL-separated body after."""
+
+    commit: str
+    time: int  # committer time, seconds since the epoch
+    fields: tuple[bytes, ...]  # the rest of the header (author names and such), as git printed them
+    body: tuple[bytes, ...]  # ``--raw -z`` or ``--name-only -z`` tokens; paths are never split or joined
+
+
+def log_format(*extra: str) -> str:
+    """The ``--format`` that ``read_log`` parses: an empty field opens each commit (no path is empty), then the
+    commit id, the committer time and ``extra`` placeholders, each ended by NUL."""
+    return "--format=%x00%H%x00%ct" + "".join(f"%x00{e}" for e in extra)
+
+
+def read_log(output: bytes, extra: int, where: Path) -> Iterator[LogRecord]:
+    """The commits of ``git log -z`` output made with ``log_format`` and ``extra`` more header fields."""
+    tokens = output.split(b"\0")
+    i, end = 0, len(tokens)
+    while i < end:
+        if tokens[i] != b"":
+            raise BuildError(f"{where}: unexpected `git log` output near {tokens[i][:60]!r}; cannot read the history")
+        if i + 1 == end:
+            break  # the NUL that ends the output
+        header = tokens[i + 1:i + 3 + extra]
+        if (len(header) != 2 + extra or not _COMMIT_ID.fullmatch(header[0])
+                or not _EPOCH.fullmatch(header[1])):
+            raise BuildError(f"{where}: unexpected `git log` output near {b' '.join(header)[:60]!r}; "
+                             "cannot read the history")
+        i += 3 + extra
+        start = i
+        while i < end and tokens[i] != b"":
+            i += 1
+        body = tokens[start:i]
+        if body:  # the body starts on a line of its own
+            body[0] = body[0].removeprefix(b"\n")
+        yield LogRecord(header[0].decode("ascii"), int(header[1]), tuple(header[2:]), tuple(body))
