@@ -186,13 +186,16 @@ TOTAL = f"the skill holds {300 * MiB + len(skill_md('hello', '1.0.0')) + len(NOT
      f"SK507: `references/big-0.md` is 314,572,800 bytes; the limit is 1,048,576; SK508: {TOTAL}"),
     ("a symbolic link of 300 MiB", ["SK501"],
      "SK501: `references/big-0.md` is a symbolic link to a target of 314,572,800 bytes"),
+    ("600 small files", ["SK518"], "SK518: the skill holds 602 files; the limit is 512"),
 ])
-def test_a_past_snapshot_over_the_size_limits_is_withdrawn_without_reading_its_blobs(
+def test_a_past_snapshot_over_the_limits_is_withdrawn_without_reading_its_blobs(
         tmp_path: Path, kind: str, rules: list[str], reason: str) -> None:
     repo = new_registry(tmp_path / "repo", {"hello": "1.0.0"})
     if kind == "300 files of 1 MiB":  # each at the per-file limit, each distinct, together 300 times the limit
         entries = [("100644", loose_blob(repo, f"{i}\n".encode(), MiB - len(f"{i}\n")), f"references/big-{i}.md")
                    for i in range(300)]
+    elif kind == "600 small files":  # within the sizes, past the file count (with SKILL.md and the note: 602)
+        entries = [("100644", loose_blob(repo, f"{i}\n".encode(), 0), f"references/small-{i}.md") for i in range(600)]
     else:
         entries = [("120000" if "link" in kind else "100644", loose_blob(repo, b"", 300 * MiB), "references/big-0.md")]
     # A small file too: without it the files a checkout loads could be the first version's, which it then is.

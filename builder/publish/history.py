@@ -427,7 +427,7 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects | Checke
             children.setdefault(here, {})
         children.setdefault("/".join(parts[:-1]), {})[parts[-1]] = (path, mode, oid)
     wanted: list[tuple[str, str, bool]] = []  # (path, blob id, executable): what a checkout would load
-    total = 0
+    total = count = 0
     stack = [""]
     while stack:
         prefix = stack.pop()
@@ -459,6 +459,7 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects | Checke
             if is_junk(entry_name, False):
                 report("SK510", rel, f"`{rel}` is a generated or editor file that must not be committed")
                 continue
+            count += 1  # as the loader counts: every file it would keep, those over the size limit included
             size = objects.size(entry[2])
             total += size
             if size > limits.max_file_bytes:
@@ -467,10 +468,9 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects | Checke
             wanted.append((rel, entry[2], entry[1] == "100755"))
     if total > limits.max_skill_bytes:
         report("SK508", "", f"the skill holds {total:,} bytes; the limit is {limits.max_skill_bytes:,}")
-    max_files = max_files_of(limits)
-    too_many = max_files is not None and len(wanted) > max_files
+    too_many = count > limits.max_files
     if too_many:
-        report("SK508", "", f"the skill holds {len(wanted):,} files; the limit is {max_files:,}")
+        report("SK518", "", f"the skill holds {count:,} files; the limit is {limits.max_files:,}")
     listed = {p for p, _, _ in entries}
     if too_many or sum(objects.size(oid) for _, oid, _ in wanted) > limits.max_skill_bytes:
         # Reading what a checkout would load would itself pass the limits: withdrawn on its sizes alone.
@@ -516,12 +516,6 @@ def unread_digest(entries: Sequence[Entry]) -> str:
     (path, mode, blob id), in a form no skill digest's input takes, so it never names a version with bytes."""
     text = "".join(f"{path}\0git {mode} {oid}\n" for path, mode, oid in sorted(entries))
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def max_files_of(limits: Limits) -> int | None:
-    """The hook for a per-skill file-count limit (``limits.max_files``), once registry.yaml's limits have one."""
-    value = getattr(limits, "max_files", None)
-    return value if isinstance(value, int) else None
 
 
 # ------------------------------------------------------------------------------------------------- versions
