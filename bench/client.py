@@ -96,10 +96,12 @@ def _requests(ctx: BenchContext) -> list[Row]:
             if not (project / "skills" / name / "SKILL.md").is_file():
                 raise BenchError(f"`skillreg install {name}` installed nothing:\n{done.output[-2000:]}")
             mark = server.served.mark()
-            run_process(skillreg_command() + ["update"], cwd=project, env=env)
+            # A lock's registry on this machine is used only when named again (and its --dir folder likewise).
+            again = ["--registry", server.url, "--dir", str(project / "skills")]
+            run_process(skillreg_command() + ["update", *again], cwd=project, env=env)
             first_checks.append(len(server.served.since(mark)))
             mark = server.served.mark()
-            done = run_process(skillreg_command() + ["update"], cwd=project, env=env)
+            done = run_process(skillreg_command() + ["update", *again], cwd=project, env=env)
             log = server.served.since(mark)
             checks.append((len(log), sum(1 for _, status in log if status == 304), done))
     return [
@@ -182,7 +184,8 @@ def _frozen(ctx: BenchContext) -> list[Row]:
                     shutil.rmtree(project / ".claude")
                     env["SKILLREG_CACHE_DIR"] = str(Path(tmp) / f"cache-{label}-{run}-restore")
                     mark = server.served.mark()
-                    run_process(skillreg_command() + ["install", "--frozen"], cwd=project, env=env)
+                    run_process(skillreg_command() + ["install", "--frozen", "--registry", server.url], cwd=project,
+                                env=env)
                     log = server.served.since(mark)
                     if not (project / ".claude/skills" / name / "SKILL.md").is_file():
                         raise BenchError(f"`install --frozen` restored nothing of {name} ({label})")

@@ -13,7 +13,7 @@ from builder.core.urls import INDEX_PATH, STATE_PATH
 
 from .build import QUICK_SIZES
 from .client import SERVED_FULL, _git, corpus_repository
-from .harness import BenchContext, BenchError, Row, Target, run_process, skillreg_command
+from .harness import BenchContext, BenchError, Finished, Row, Target, run_process, skillreg_command
 from .server import CountingServer
 
 INSTALLED = 5
@@ -47,12 +47,17 @@ class UpdateChecks:
     def install(self, names: list[str]) -> None:
         run_process(skillreg_command() + ["install", *names, "--registry", self.server.url], cwd=self.project,
                     env=self.env)
-        run_process(skillreg_command() + ["update"], cwd=self.project, env=self.env)  # the first check fills the cache
+        self.update()  # the first check fills the cache
+
+    def update(self) -> Finished:
+        """``skillreg update``, naming the registry again: a lock's registry on this machine is not used alone."""
+        return run_process(skillreg_command() + ["update", "--registry", self.server.url], cwd=self.project,
+                           env=self.env)
 
     def check(self, label: str) -> tuple[int, int, list[tuple[str, int]], int]:
         """(requests, bytes, the request log, where it starts in the server's log) of one ``skillreg update``."""
         mark = self.server.served.mark()
-        done = run_process(skillreg_command() + ["update"], cwd=self.project, env=self.env)
+        done = self.update()
         log = self.server.served.since(mark)
         if any(path == INDEX_PATH for path, _ in log) or not log or log[0][0] != STATE_PATH:
             raise BenchError(f"`skillreg update` ({label}) did not check through state.json: {log}\n"
