@@ -102,7 +102,7 @@ class _Recorder:
         self.root = root
         self.paths: list[str] = []
 
-    def __call__(self, path: str) -> dict[str, Any]:
+    def __call__(self, path: str, sha256: str | None = None) -> dict[str, Any]:
         self.paths.append(path)
         return json.loads((self.root / path).read_bytes())  # type: ignore[no-any-return]
 

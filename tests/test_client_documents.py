@@ -53,6 +53,10 @@ CASES = {
                         "$.rows_per_file is a string, not a count"),
     "search manifest rows": (SHARDS_INDEX_PATH, _set("rows", [[1, 2]]), ["search", "csv"], [],
                              "$.rows[0] is an array, not [first name, digest]"),
+    "search manifest sha256": (SHARDS_INDEX_PATH, _set("sha256", ["0" * 64]), ["search", "csv"], [],
+                               "$.sha256 is an array, not an object"),
+    "search manifest sha256 rows": (SHARDS_INDEX_PATH, _set("sha256.rows", [64]), ["search", "csv"], [],
+                                    "$.sha256.rows is an array, not an array of strings"),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -103,8 +104,14 @@ def test_sharded_python_rank_matches_the_vector(vector: dict, tmp_path: Path) ->
 
 
 def _sharded(rows: list) -> ShardedSearch:
-    files = {path: json.loads(data) for path, data in search_files(rows).items()}
-    return ShardedSearch(files[SHARDS_INDEX_PATH], files.__getitem__)
+    """The sharded index of ``rows``, read as the client reads it: each file against the full sha256 given it."""
+    files = search_files(rows)
+
+    def fetch(path: str, sha256: str | None) -> dict:
+        assert sha256 == hashlib.sha256(files[path]).hexdigest(), path
+        return json.loads(files[path])
+
+    return ShardedSearch(json.loads(files[SHARDS_INDEX_PATH]), fetch)
 
 
 def test_vectors_cover_filters_limits_ties_and_no_match() -> None:
@@ -218,6 +225,38 @@ def test_sharded_files_are_named_by_their_digest_and_built_byte_identically() ->
     for path, data in files.items():
         if path != SHARDS_INDEX_PATH:
             assert hashlib.sha256(data).hexdigest()[:12] in path.rpartition("/")[2], path
+
+
+def test_every_sharded_file_has_its_full_sha256_in_the_document_naming_it() -> None:
+    """The manifest gives the full sha256 of the rows, prefix and facet index files it names; a prefix file of two
+    characters gives those of its term files, the facet index those of each category's and tag's rows file. Each
+    matches the file's bytes and starts with the digits its name carries, and no file is left out."""
+    files = search_files(_random_rows(300))
+    manifest = json.loads(files[SHARDS_INDEX_PATH])
+    root = "api/v1/search"
+    full = manifest["sha256"]
+    given = {f"{root}/rows/{digits}.json": sha256 for (_, digits), sha256 in zip(manifest["rows"], full["rows"],
+                                                                                   strict=True)}
+    given |= {f"{root}/prefix/{key}.{digits}.json": full["prefixes"][key] for key, digits in manifest["prefixes"].items()}
+    given[f"{root}/facets/{manifest['facets']}.json"] = full["facets"]
+    assert full["prefixes"].keys() == manifest["prefixes"].keys()
+    for key, digits in manifest["prefixes"].items():
+        document = json.loads(files[f"{root}/prefix/{key}.{digits}.json"])
+        assert ("sha256" in document) == ("terms" in document) == (len(key) == 2), key
+        if len(key) == 2:
+            assert document["sha256"].keys() == document["terms"].keys()
+            given |= {f"{root}/terms/{child}.{name}.json": document["sha256"][child]
+                      for child, name in document["terms"].items()}
+    facets = json.loads(files[f"{root}/facets/{manifest['facets']}.json"])
+    assert sorted(facets) == ["category", "sha256", "tag"]
+    for kind in ("category", "tag"):
+        assert facets["sha256"][kind].keys() == facets[kind].keys()
+        given |= {f"{root}/facets/{entry[1]}.json": facets["sha256"][kind][value]
+                  for value, entry in facets[kind].items()}
+    assert sorted(given) == sorted(path for path in files if path != SHARDS_INDEX_PATH)
+    for path, sha256 in given.items():
+        assert sha256 == hashlib.sha256(files[path]).hexdigest(), path
+        assert path.endswith(f"{sha256[:12]}.json"), path
 
 
 def test_the_best_hits_are_picked_as_a_full_sort_would() -> None:

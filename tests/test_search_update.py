@@ -95,3 +95,26 @@ def test_a_missing_or_altered_file_or_other_names_make_no_update() -> None:
     assert update_search_files(names[:-1], row_at, changes, files.__getitem__) is None
     renamed = {"other": (["other", "x", "", [], ""], ["other", "y", "", [], ""])}
     assert update_search_files(names, row_at, renamed, files.__getitem__) is None
+
+
+def test_an_index_without_full_digests_is_made_whole_not_updated() -> None:
+    """The previous build's index of version 2 (no ``sha256`` maps) or with a full digest that is not its file's
+    gives no update: the caller makes the index whole, with every full digest."""
+    import json
+
+    from builder.core.bundle import dumps
+
+    rng = random.Random(7)
+    rows = _rows(rng, 70)
+    files = search_files(rows)
+    changed = {3: [rows[3][0], "zebra", "", [], ""]}
+    names = [row[0] for row in rows]
+    row_at = [changed.get(n, row) for n, row in enumerate(rows)].__getitem__
+    changes = {rows[3][0]: (rows[3], changed[3])}
+    assert update_search_files(names, row_at, changes, files.__getitem__) is not None
+    manifest = json.loads(files[SHARDS_INDEX_PATH])
+    older = {key: value for key, value in manifest.items() if key != "sha256"} | {"version": 2}
+    wrong = {**manifest, "sha256": {**manifest["sha256"], "facets": "0" * 64}}
+    for previous in (older, wrong):
+        served = {**files, SHARDS_INDEX_PATH: dumps(previous)}
+        assert update_search_files(names, row_at, changes, served.__getitem__) is None

@@ -209,7 +209,8 @@ class _Cache:
 
     def get_named(self, path: str, digest: str) -> bytes | None:
         """The cached body of a file whose name carries its content's digest (the search index's files), if its
-        sha256 starts with ``digest``; such an entry has no ``.meta.json``: there is no ETag to keep."""
+        sha256 is ``digest`` (or, given the 12 digits of a name only, starts with it); such an entry has no
+        ``.meta.json``: there is no ETag to keep."""
         body_path = self.folder / path
         try:
             body = body_path.read_bytes()
@@ -294,7 +295,8 @@ class Registry:
         self.warnings: list[str] = []
         self._warn = warn
         self._cache = _Cache(cache_dir or cache_root(), self.url) if self.folder is None else None
-        self._search_files: dict[str, dict[str, Any]] = {}  # content-addressed: never stale within a process
+        # Search files by (path, the sha256 they were checked against): content-addressed, never stale in a process.
+        self._search_files: dict[tuple[str, str | None], dict[str, Any]] = {}
         host = urlsplit(self.url).hostname or ""
         # Loopback never goes through a proxy configured for the outside world.
         handlers: list[urllib.request.BaseHandler] = [Transport(self.url)]
@@ -389,31 +391,36 @@ class Registry:
         check_search_manifest(manifest, f"{self.url}{SHARDS_INDEX_PATH}")
         return ShardedSearch(manifest, self.search_file, where=f"{self.url}{SHARDS_INDEX_PATH}")
 
-    def search_file(self, path: str) -> dict[str, Any]:
-        """One file of the sharded search index. Its name ends in its content's digest, so a cached copy that
-        matches is used without a request, and bytes that do not match are refused."""
+    def search_file(self, path: str, sha256: str | None = None) -> dict[str, Any]:
+        """One file of the sharded search index, whose bytes must hash to ``sha256``, the full digest the index
+        gives it (None: an index of version 2, which gives only the 12 digits in the file's name, and then those
+        are checked). A cached copy that matches is used without a request; bytes that do not are refused."""
         check_site_path(path, "search file")
         named = re.fullmatch(r"(?:[a-z0-9]{1,3}\.)?([0-9a-f]{12})\.json", path.rpartition("/")[2])
         digest = named.group(1) if named and path.startswith(f"{SHARDS_ROOT}/") else ""
         if not digest:
             raise ClientError(f"{self.url}{path} is not a file of the sharded search index; refusing it")
-        if path in self._search_files:
-            return self._search_files[path]
-        cached = self._cache.get_named(path, digest) if self._cache is not None else None
+        if sha256 is not None and not SHA256.match(sha256):
+            raise ClientError(f"{self.url}{path}: {sha256!r} is not a sha256; refusing the search index")
+        if (path, sha256) in self._search_files:
+            return self._search_files[(path, sha256)]
+        expected = sha256 or digest
+        cached = self._cache.get_named(path, expected) if self._cache is not None else None
         if cached is not None:
             data = cached
         else:
             data = (self._read_local(path, MAX_DOCUMENT_BYTES + 1) if self.folder is not None
                     else self._get(self._url(path), None, MAX_DOCUMENT_BYTES + 1).body)
-            if not sha256_hex(data).startswith(digest):
-                raise ClientError(f"{self.url}{path}: the download does not match the digest in its name; "
-                                  "refusing the search index")
+            if not sha256_hex(data).startswith(expected):
+                raise ClientError(f"{self.url}{path}: the download does not match "
+                                  f"{'the sha256 the search index gives it' if sha256 else 'the digest in its name'};"
+                                  " refusing the search index")
             if self._cache is not None:
                 self._cache.put_named(path, data)
         doc = parse_json(data, f"{self.url}{path}")
         if not isinstance(doc, dict):
             raise ClientError(f"{self.url}{path} is not a JSON object")
-        self._search_files[path] = doc
+        self._search_files[(path, sha256)] = doc
         return doc
 
     def detail(self, name: str) -> dict[str, Any]:

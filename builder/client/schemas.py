@@ -175,3 +175,17 @@ def check_search_manifest(doc: Mapping[str, Any], where: str) -> None:
     for key, value in prefixes.items():
         if not isinstance(value, str):
             raise bad(f"prefixes.{key}", value, "a string")
+    # Version 3: the full sha256 of every file named above, in the same shape (rows: one per rows file).
+    full = doc.get("sha256", {})
+    if not isinstance(full, dict):
+        raise bad("sha256", full, "an object")
+    if "facets" in full and not isinstance(full["facets"], str):
+        raise bad("sha256.facets", full["facets"], "a string")
+    full_rows, full_prefixes = full.get("rows", []), full.get("prefixes", {})
+    if not (isinstance(full_rows, list) and all(isinstance(sha256, str) for sha256 in full_rows)):
+        raise bad("sha256.rows", full_rows, "an array of strings")
+    if not isinstance(full_prefixes, dict):
+        raise bad("sha256.prefixes", full_prefixes, "an object")
+    for key, value in full_prefixes.items():
+        if not isinstance(value, str):
+            raise bad(f"sha256.prefixes.{key}", value, "a string")

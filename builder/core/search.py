@@ -7,6 +7,8 @@ It is published twice. ``api/v1/search-index.json`` is the whole index in one fi
 before the sharded index read (kept for them until the date the README gives). ``api/v1/search/`` is the same
 index cut so that a query fetches only what it needs (``search_files`` writes it, ``ShardedSearch`` reads it):
 a small manifest, then per query token one file of precomputed postings, then the rows of the hits shown.
+Each file is named by the first 12 hex digits of its SHA-256; the document naming it (the manifest, a prefix file
+of two characters, the facet index) also gives its full SHA-256, which the client checks its bytes against.
 """
 
 from __future__ import annotations
@@ -188,7 +190,9 @@ def rank(index: dict[str, Any], query: str, *, category: str | None = None, tag:
 
 SHARDS_ROOT = "api/v1/search"
 SHARDS_INDEX_PATH = f"{SHARDS_ROOT}/index.json"
-SHARDS_VERSION = 2
+SHARDS_VERSION = 3
+# Version 2 named every file by the 12 hex digits in its name alone; version 3 adds each file's full sha256.
+SHARDS_VERSIONS = (2, SHARDS_VERSION)
 ROWS_PER_FILE = 64
 TERM_KEY = 3  # tokens this long or longer are kept in the term file of their first three characters
 HASH_CHARS = 12
@@ -197,15 +201,53 @@ _WHOLE = [WEIGHTS[f][0] for f in _FIELDS]
 _PREFIX = [WEIGHTS[f][1] for f in _FIELDS]
 _KEY = re.compile(r"^[a-z0-9]{1,3}$")
 _HASH = re.compile(r"^[0-9a-f]{12}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # A token's points in a row depend only on the best field holding it because both weight columns fall (or stay)
 # field by field; the sharded postings keep that one field. A change of WEIGHTS that breaks it fails here.
 assert all(a >= b for a, b in zip(_WHOLE, _WHOLE[1:])) and all(a >= b for a, b in zip(_PREFIX, _PREFIX[1:]))
 
 
-def _digest(data: bytes) -> str:
+def _sha256(data: bytes) -> str:
     import hashlib
 
-    return hashlib.sha256(data).hexdigest()[:HASH_CHARS]
+    return hashlib.sha256(data).hexdigest()
+
+
+def _named(sha256: str) -> str:
+    """The digits of a full digest that a file's name carries."""
+    return sha256[:HASH_CHARS]
+
+
+def _prefix_document(scores: list[list[Any]], children: dict[str, str] | None) -> dict[str, Any]:
+    """A prefix file. One of two characters also names the term files of its three-character keys (``children``:
+    key -> full sha256): ``terms`` the digits in their names, as the website reads them, ``sha256`` the full
+    digests the client checks them against."""
+    document: dict[str, Any] = {"scores": scores}
+    if children is not None:
+        document["terms"] = {key: _named(full) for key, full in children.items()}
+        document["sha256"] = dict(children)
+    return document
+
+
+def _facet_document(values: dict[str, dict[str, tuple[int, str]]]) -> dict[str, Any]:
+    """The facet index from kind -> value -> (rows, full sha256 of its rows file): ``[count, digits in the name]``
+    per value, as the website reads them, and beside them ``sha256``, the full digests."""
+    document: dict[str, Any] = {kind: {value: [count, _named(full)] for value, (count, full) in found.items()}
+                                for kind, found in values.items()}
+    document["sha256"] = {kind: {value: full for value, (_count, full) in found.items()}
+                          for kind, found in values.items()}
+    return document
+
+
+def _manifest(count: int, chunks: list[tuple[str, str]], prefixes: dict[str, str], facets: str) -> dict[str, Any]:
+    """The manifest from the first name and full sha256 of each rows file, key -> full sha256 of each prefix file,
+    and the facet index's full sha256: the digits in their names where version 2 had them, the full digests in
+    ``sha256`` beside them (a parallel map, so that a reader of the names needs no change)."""
+    return {"version": SHARDS_VERSION, "count": count, "fields": list(SearchRow._fields),
+            "rows_per_file": ROWS_PER_FILE, "rows": [[first, _named(full)] for first, full in chunks],
+            "prefixes": {key: _named(full) for key, full in prefixes.items()}, "facets": _named(facets),
+            "sha256": {"rows": [full for _first, full in chunks], "prefixes": dict(prefixes), "facets": facets},
+            "weights": {f: list(w) for f, w in WEIGHTS.items()}, "exact_name_bonus": EXACT_NAME_BONUS}
 
 
 def _gaps(rows: list[int]) -> list[int]:
@@ -312,10 +354,11 @@ def search_files(rows: Iterable[Sequence[Any]]) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
 
     def put(path_of: Callable[[str], str], document: object) -> str:
+        """Keep ``document`` under the name its digest gives; its full sha256."""
         data = dumps(document)
-        digest = _digest(data)
-        files[path_of(digest)] = data
-        return digest
+        full = _sha256(data)
+        files[path_of(_named(full))] = data
+        return full
 
     def keyed(make: Callable[[str, str], str], key: str) -> Callable[[str], str]:
         return lambda digest: make(key, digest)
@@ -342,24 +385,19 @@ def search_files(rows: Iterable[Sequence[Any]]) -> dict[str, bytes]:
         levels: list[tuple[int, Iterable[int]]] = [(_PREFIX[f], unions[f]) for f in range(len(_FIELDS))]
         if key in terms:
             levels += [(_WHOLE[f], found) for f, found in enumerate(terms[key])]
-        document: dict[str, Any] = {"scores": _score_lists(_best_of(levels))}
-        if len(key) == TERM_KEY - 1:
-            document["terms"] = dict(sorted(term_digests.get(key, {}).items()))
-        prefixes[key] = put(keyed(prefix_path, key), document)
+        children = dict(sorted(term_digests.get(key, {}).items())) if len(key) == TERM_KEY - 1 else None
+        prefixes[key] = put(keyed(prefix_path, key), _prefix_document(_score_lists(_best_of(levels)), children))
     facets: dict[str, dict[str, list[int]]] = {"category": defaultdict(list), "tag": defaultdict(list)}
     for row, entry in enumerate(table):
         if entry.category:
             facets["category"][entry.category].append(row)
         for tag in dict.fromkeys(entry.tags):
             facets["tag"][tag].append(row)
-    facet_index = {kind: {value: [len(found), put(facets_path, {"rows": _gaps(found)})]
+    facet_index = {kind: {value: (len(found), put(facets_path, {"rows": _gaps(found)}))
                           for value, found in sorted(values.items())} for kind, values in facets.items()}
-    chunks = [[table[start].name, put(rows_path, {"rows": [list(r) for r in table[start:start + ROWS_PER_FILE]]})]
+    chunks = [(table[start].name, put(rows_path, {"rows": [list(r) for r in table[start:start + ROWS_PER_FILE]]}))
               for start in range(0, len(table), ROWS_PER_FILE)]
-    manifest = {"version": SHARDS_VERSION, "count": len(table), "fields": list(SearchRow._fields),
-                "rows_per_file": ROWS_PER_FILE, "rows": chunks, "prefixes": prefixes,
-                "facets": put(facets_path, facet_index),
-                "weights": {f: list(w) for f, w in WEIGHTS.items()}, "exact_name_bonus": EXACT_NAME_BONUS}
+    manifest = _manifest(len(table), chunks, prefixes, put(facets_path, _facet_document(facet_index)))
     files[SHARDS_INDEX_PATH] = dumps(manifest)
     return files
 
@@ -427,10 +465,11 @@ def update_search_files(names: Sequence[str], row_at: Callable[[int], Sequence[A
         return None
 
 
-def _load(read: Callable[[str], bytes], path: str) -> Any:
+def _load(read: Callable[[str], bytes], path: str, sha256: str | None = None) -> Any:
+    """A published file's JSON, refused (``_Stale``) unless its bytes hash to ``sha256``, the full digest the
+    document naming it gives (None only for the manifest, which the caller checked against its record)."""
     data = read(path)
-    if path != SHARDS_INDEX_PATH and not path.endswith(f".{_digest(data)}.json") \
-            and not path.endswith(f"/{_digest(data)}.json"):
+    if sha256 is not None and _sha256(data) != sha256:
         raise _Stale(path)
     import json
 
@@ -441,25 +480,41 @@ def _update(names: Sequence[str], row_at: Callable[[int], Sequence[Any]],
             changes: dict[str, tuple[Sequence[Any], Sequence[Any]]],
             read: Callable[[str], bytes]) -> tuple[dict[str, bytes], list[str]]:
     manifest = _load(read, SHARDS_INDEX_PATH)
-    if (manifest.get("version") != SHARDS_VERSION or manifest.get("count") != len(names)
-            or manifest.get("fields") != list(SearchRow._fields) or manifest.get("rows_per_file") != ROWS_PER_FILE
-            or manifest.get("weights") != {f: list(w) for f, w in WEIGHTS.items()}
-            or manifest.get("exact_name_bonus") != EXACT_NAME_BONUS
-            or [chunk[0] for chunk in manifest["rows"]] != list(names[::ROWS_PER_FILE])):
+    if manifest.get("version") != SHARDS_VERSION:
+        raise _Stale(SHARDS_INDEX_PATH)
+    full = manifest["sha256"]
+    chunks: list[tuple[str, str]] = [(first, sha256) for (first, _), sha256 in
+                                     zip(manifest["rows"], full["rows"], strict=True)]
+    prefixes: dict[str, str] = dict(full["prefixes"])
+    facets_sha256: str = full["facets"]
+    # What this builder would write for these files: the same count, settings, names and digests.
+    if (_manifest(len(names), chunks, prefixes, facets_sha256) != manifest
+            or [first for first, _ in chunks] != list(names[::ROWS_PER_FILE])):
         raise _Stale(SHARDS_INDEX_PATH)
     files: dict[str, bytes] = {}
     gone: set[str] = set()
     named: set[str] = set()  # paths the new manifest still names through a changed document
 
     def put(path_of: Callable[[str], str], document: object, old: str | None) -> str:
+        """Keep ``document`` unless it is the file of full sha256 ``old``; its full sha256."""
         data = dumps(document)
-        digest = _digest(data)
-        if digest != old:
-            files[path_of(digest)] = data
+        sha256 = _sha256(data)
+        if sha256 != old:
+            files[path_of(_named(sha256))] = data
             if old is not None:
-                gone.add(path_of(old))
-        named.add(path_of(digest))
-        return digest
+                gone.add(path_of(_named(old)))
+        named.add(path_of(_named(sha256)))
+        return sha256
+
+    def prefix_document(key: str) -> dict[str, Any]:
+        """The published prefix file of ``key`` (or an empty one), checked to be what this builder writes."""
+        two = len(key) == TERM_KEY - 1
+        if key not in prefixes:
+            return _prefix_document([], {} if two else None)
+        document: dict[str, Any] = _load(read, prefix_path(key, _named(prefixes[key])), prefixes[key])
+        if _prefix_document(document["scores"], dict(document["sha256"]) if two else None) != document:
+            raise _Stale(key)
+        return document
 
     position = {name: bisect.bisect_left(names, name) for name in changes}
     rows: dict[int, tuple[dict[str, int], dict[str, int]]] = {}
@@ -485,19 +540,16 @@ def _update(names: Sequence[str], row_at: Callable[[int], Sequence[Any]],
                           if any(_prefix_points(before, key) != _prefix_points(after, key)
                                  for before, after in rows.values())}
                          | {key[:TERM_KEY - 1] for key in term_keys})
-    prefixes: dict[str, str] = dict(manifest["prefixes"])
     # A term shard's digest is kept by the prefix document of its first two characters (one of prefix_keys).
-    documents: dict[str, Any] = {key: _load(read, prefix_path(key, prefixes[key])) if key in prefixes else
-                                 {"scores": [], **({"terms": {}} if len(key) == TERM_KEY - 1 else {})}
-                                 for key in prefix_keys}
+    documents: dict[str, Any] = {key: prefix_document(key) for key in prefix_keys}
 
     # terms/: each changed row leaves every token of the shard and comes back under its new best fields.
     for key in term_keys:
-        parent = documents[key[:2]]["terms"]
+        parent = documents[key[:2]]["sha256"]
         old_digest = parent.get(key)
         terms: dict[str, list[list[int]]] = {}
         if old_digest is not None:
-            shard = _load(read, term_path(key, old_digest))
+            shard = _load(read, term_path(key, _named(old_digest)), old_digest)
             terms = {token: [_rows_of(gaps) for gaps in lists] for token, lists in shard["terms"].items()}
         for number, (_before, after) in rows.items():
             for lists in terms.values():
@@ -514,7 +566,7 @@ def _update(names: Sequence[str], row_at: Callable[[int], Sequence[Any]],
                               {"terms": {t: [_gaps(rs) for rs in terms[t]] for t in sorted(terms)}}, old_digest)
         elif old_digest is not None:
             del parent[key]
-            gone.add(term_path(key, old_digest))
+            gone.add(term_path(key, _named(old_digest)))
 
     # prefix/: a row's points for a key come from its own tokens.
     for key in prefix_keys:
@@ -529,60 +581,71 @@ def _update(names: Sequence[str], row_at: Callable[[int], Sequence[Any]],
                 best[number] = points
         old_digest = prefixes.get(key)
         if not best:
-            if document.get("terms"):
+            if document.get("sha256"):
                 raise _Stale(key)
             if old_digest is not None:
                 del prefixes[key]
-                gone.add(prefix_path(key, old_digest))
+                gone.add(prefix_path(key, _named(old_digest)))
             continue
-        made: dict[str, Any] = {"scores": _score_lists(best)}
-        if len(key) == TERM_KEY - 1:
-            made["terms"] = dict(sorted(document["terms"].items()))
-        prefixes[key] = put(functools.partial(prefix_path, key), made, old_digest)
-    manifest["prefixes"] = dict(sorted(prefixes.items()))
+        children = dict(sorted(document["sha256"].items())) if len(key) == TERM_KEY - 1 else None
+        prefixes[key] = put(functools.partial(prefix_path, key), _prefix_document(_score_lists(best), children),
+                            old_digest)
+    prefixes = dict(sorted(prefixes.items()))
 
     # facets/: the rows of each category and tag a changed row had or has.
-    facet_index = _load(read, facets_path(manifest["facets"]))
+    published = _load(read, facets_path(_named(facets_sha256)), facets_sha256)
+    facet_index: dict[str, dict[str, tuple[int, str]]] = {
+        kind: {value: (count, published["sha256"][kind][value]) for value, (count, _) in published[kind].items()}
+        for kind in ("category", "tag")}
+    if _facet_document(facet_index) != published:
+        raise _Stale(facets_path(_named(facets_sha256)))
+
     def holding(kind: str, row: SearchRow) -> list[str]:
         return ([row.category] if row.category else []) if kind == "category" else row.tags
 
     for kind, value in facet_moves:
         values = facet_index[kind]
         entry = values.get(value)
-        members = set(_rows_of(_load(read, facets_path(entry[1]))["rows"])) if entry is not None else set()
+        members: set[int] = set()
+        if entry is not None:
+            members = set(_rows_of(_load(read, facets_path(_named(entry[1])), entry[1])["rows"]))
         for number in rows:
             members.discard(number)
             if value in holding(kind, SearchRow.of(row_at(number))):
                 members.add(number)
         if members:
             ordered = sorted(members)
-            values[value] = [len(ordered), put(facets_path, {"rows": _gaps(ordered)},
-                                               entry[1] if entry is not None else None)]
+            values[value] = (len(ordered), put(facets_path, {"rows": _gaps(ordered)},
+                                               entry[1] if entry is not None else None))
         else:
             values.pop(value, None)
             if entry is not None:
-                gone.add(facets_path(entry[1]))
+                gone.add(facets_path(_named(entry[1])))
         facet_index[kind] = dict(sorted(values.items()))
-    manifest["facets"] = put(facets_path, facet_index, manifest["facets"])
+    facets_sha256 = put(facets_path, _facet_document(facet_index), facets_sha256)
 
     # rows/: the chunks holding a changed row.
     for chunk in sorted({number // ROWS_PER_FILE for number in rows}):
         start = chunk * ROWS_PER_FILE
         block = [list(SearchRow.of(row_at(n))) for n in range(start, min(start + ROWS_PER_FILE, len(names)))]
-        manifest["rows"][chunk][1] = put(rows_path, {"rows": block}, manifest["rows"][chunk][1])
-    files[SHARDS_INDEX_PATH] = dumps(manifest)
+        chunks[chunk] = (chunks[chunk][0], put(rows_path, {"rows": block}, chunks[chunk][1]))
+    files[SHARDS_INDEX_PATH] = dumps(_manifest(len(names), chunks, prefixes, facets_sha256))
     # A content-addressed file of another facet, chunk or key may share a digest: never remove one still named.
-    still = named | {rows_path(chunk[1]) for chunk in manifest["rows"]} | {facets_path(manifest["facets"])} | {
-        facets_path(entry[1]) for values in facet_index.values() for entry in values.values()} | {
-        prefix_path(key, digest) for key, digest in prefixes.items()}
+    still = named | {rows_path(_named(sha256)) for _, sha256 in chunks} | {facets_path(_named(facets_sha256))} | {
+        facets_path(_named(entry[1])) for values in facet_index.values() for entry in values.values()} | {
+        prefix_path(key, _named(sha256)) for key, sha256 in prefixes.items()}
     return files, sorted(gone - still)
 
 
 class ShardedSearch:
-    """Queries over the sharded index, fetching only the files a query needs through ``fetch`` (path -> JSON
-    object), each once per instance. Ranks exactly as ``rank`` over the whole index (tests/test_search.py)."""
+    """Queries over the sharded index, fetching only the files a query needs through ``fetch``, each once per
+    instance. Ranks exactly as ``rank`` over the whole index (tests/test_search.py).
 
-    def __init__(self, manifest: dict[str, Any], fetch: Callable[[str], dict[str, Any]],
+    ``fetch(path, sha256)`` returns the file's JSON object, refusing bytes whose SHA-256 is not ``sha256``: from
+    a version-3 index the full digest the manifest (or the prefix file or facet index naming the file) gives, from
+    a version-2 index None, and then only the 12 hex digits in the file's name can be checked."""
+
+    def __init__(self, manifest: dict[str, Any], fetch: Callable[[str, str | None], dict[str, Any]],
                  where: str = SHARDS_INDEX_PATH) -> None:
         self.where = where
         try:
@@ -593,20 +656,77 @@ class ShardedSearch:
             self.facets_digest = str(manifest["facets"])
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ClientError(f"{where} is not a sharded search index; refusing it") from None
-        if (manifest.get("version") != SHARDS_VERSION or self.per_file < 1
+        version = manifest.get("version")
+        if (version not in SHARDS_VERSIONS or self.per_file < 1
                 or len(self.chunks) != -(-self.count // self.per_file)
                 or not all(_HASH.match(d) for _, d in self.chunks) or not _HASH.match(self.facets_digest)
                 or not all(_KEY.match(k) and _HASH.match(v) for k, v in self.prefixes.items())):
-            raise ClientError(f"{where} is not a sharded search index of version {SHARDS_VERSION}; refusing it")
+            raise ClientError(f"{where} is not a sharded search index of version "
+                              f"{' or '.join(map(str, SHARDS_VERSIONS))}; refusing it")
+        self.version = int(version)
+        self._sha256 = self._full_digests(manifest) if self.version >= 3 else {}  # path -> what its bytes hash to
         self._fetch = fetch
         self._documents: dict[str, dict[str, Any]] = {}
         self._scores: dict[str, dict[int, int]] = {}
         self._row_sets: dict[str, set[int]] = {}
         self._rows: dict[int, list[SearchRow]] = {}
 
+    def _full_digests(self, manifest: dict[str, Any]) -> dict[str, str]:
+        """Path -> full sha256 of every file a version-3 manifest names, from its ``sha256`` map."""
+        full: Any = manifest.get("sha256")
+        try:
+            rows = [str(sha256) for sha256 in full["rows"]]
+            prefixes = {str(key): str(sha256) for key, sha256 in full["prefixes"].items()}
+            facets = str(full["facets"])
+        except (KeyError, TypeError, AttributeError):
+            rows, prefixes, facets = [], {}, ""
+        if (len(rows) != len(self.chunks) or prefixes.keys() != self.prefixes.keys()
+                or not all(_SHA256.match(sha256) for sha256 in (*rows, *prefixes.values(), facets))):
+            raise ClientError(f"{self.where} does not give the full sha256 of every file it names; refusing it")
+        return {**{rows_path(digest): sha256 for (_, digest), sha256 in zip(self.chunks, rows)},
+                **{prefix_path(key, digest): prefixes[key] for key, digest in self.prefixes.items()},
+                facets_path(self.facets_digest): facets}
+
+    def _named_file(self, parent: str, digest: object, sha256: object, path_of: Callable[[str], str]) -> str | None:
+        """The path of the file ``parent`` names by ``digest`` (the digits in its name), None when it names none.
+        A version-3 index gives beside it the full ``sha256`` the file's bytes must have: without one, or with
+        one that another file of the index contradicts, ``parent`` is refused."""
+        if not (isinstance(digest, str) and _HASH.match(digest)):
+            return None
+        path = path_of(digest)
+        if self.version >= 3:
+            if not (isinstance(sha256, str) and _SHA256.match(sha256)) or self._sha256.get(path, sha256) != sha256:
+                raise self._broken(parent)
+            self._sha256[path] = sha256
+        return path
+
+    def _term_file(self, parent: str, key: str) -> str | None:
+        """The term file of the three-character ``key`` as the prefix file ``parent`` names it (None: no token
+        starts with ``key``)."""
+        document = self._document(parent)
+        children, full = document.get("terms"), document.get("sha256")
+        if not isinstance(children, dict):
+            raise self._broken(parent)
+        return self._named_file(parent, children.get(key), full.get(key) if isinstance(full, dict) else None,
+                                functools.partial(term_path, key))
+
+    def _facet_file(self, kind: str, value: str) -> str | None:
+        """The rows file of one category or tag as the facet index names it (None: no skill has it)."""
+        index = self.facets()
+        entry = index[kind].get(value)
+        if not (isinstance(entry, list) and len(entry) == 2):
+            return None
+        full = index.get("sha256")
+        by_value = full.get(kind) if isinstance(full, dict) else None
+        return self._named_file(facets_path(self.facets_digest), entry[1],
+                                by_value.get(value) if isinstance(by_value, dict) else None, facets_path)
+
+    def _read(self, path: str) -> dict[str, Any]:
+        return self._fetch(path, self._sha256.get(path))
+
     def _document(self, path: str) -> dict[str, Any]:
         if path not in self._documents:
-            self._documents[path] = self._fetch(path)
+            self._documents[path] = self._read(path)
         return self._documents[path]
 
     def _fetch_all(self, paths: Iterable[str]) -> None:
@@ -615,7 +735,7 @@ class ShardedSearch:
         if len(missing) == 1:
             self._document(missing[0])
         elif missing:
-            for path, document in zip(missing, _fetchers().map(self._fetch, missing)):
+            for path, document in zip(missing, _fetchers().map(self._read, missing)):
                 self._documents[path] = document
 
     def _prefetch(self, query_tokens: Sequence[str], filters: Sequence[tuple[str, str]]) -> None:
@@ -630,18 +750,13 @@ class ShardedSearch:
         second = []
         for q in query_tokens:
             if len(q) >= TERM_KEY and q not in self._scores and q[:2] in self.prefixes:
-                children = self._documents.get(prefix_path(q[:2], self.prefixes[q[:2]]), {}).get("terms")
-                digest = children.get(q[:TERM_KEY]) if isinstance(children, dict) else None
-                if isinstance(digest, str) and _HASH.match(digest):
-                    second.append(term_path(q[:TERM_KEY], digest))
-        for kind, value in unread:
-            entry = self.facets()[kind].get(value)
-            if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str) and _HASH.match(entry[1]):
-                second.append(facets_path(entry[1]))
-        self._fetch_all(second)
+                second.append(self._term_file(prefix_path(q[:2], self.prefixes[q[:2]]), q[:TERM_KEY]))
+        second += [self._facet_file(kind, value) for kind, value in unread]
+        self._fetch_all(path for path in second if path is not None)
 
     def _broken(self, path: str) -> ClientError:
-        return ClientError(f"{path} does not hold what {self.where} says; refusing the search index")
+        root = self.where.removesuffix(SHARDS_INDEX_PATH) if self.where.endswith(SHARDS_INDEX_PATH) else ""
+        return ClientError(f"{root}{path} does not hold what {self.where} says; refusing the search index")
 
     def _levels(self, q: str) -> tuple[str, list[tuple[int, Any]]] | None:
         """(the file read, [(points, row gaps), ...]) of the postings matching one query token, or None: a prefix
@@ -658,14 +773,10 @@ class ShardedSearch:
                 raise self._broken(path) from None
         if q[:2] not in self.prefixes:
             return None
-        parent = prefix_path(q[:2], self.prefixes[q[:2]])
-        children = self._document(parent).get("terms")
-        if not isinstance(children, dict):
-            raise self._broken(parent)
-        digest = children.get(q[:TERM_KEY])
-        if not (isinstance(digest, str) and _HASH.match(digest)):
+        term_file = self._term_file(prefix_path(q[:2], self.prefixes[q[:2]]), q[:TERM_KEY])
+        if term_file is None:
             return None
-        path = term_path(q[:TERM_KEY], digest)
+        path = term_file
         found = self._document(path).get("terms")
         if not isinstance(found, dict):
             raise self._broken(path)
@@ -728,10 +839,9 @@ class ShardedSearch:
     def _facet_rows(self, kind: str, value: str) -> set[int]:
         key = f"{kind}\x00{value}"
         if key not in self._row_sets:
-            entry = self.facets()[kind].get(value)
+            path = self._facet_file(kind, value)
             rows: set[int] = set()
-            if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str) and _HASH.match(entry[1]):
-                path = facets_path(entry[1])
+            if path is not None:
                 try:
                     rows = set(_rows_of(self._document(path)["rows"]))
                 except (KeyError, TypeError, ValueError):

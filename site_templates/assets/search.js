@@ -192,7 +192,11 @@
   /* The index of a site: ``fetchJson`` is given paths relative to the site's root. */
   function open(fetchJson) {
     return fetchJson(ROOT + "index.json").then(function (manifest) {
-      if (manifest.version !== 2) throw new Error("unknown search index version " + manifest.version);
+      /* Version 3 adds the full sha256 of every file beside the digits in its name (sha256 maps this page does
+       * not read: it fetches the files from its own site); the fields read here are version 2's. */
+      if (manifest.version !== 2 && manifest.version !== 3) {
+        throw new Error("unknown search index version " + manifest.version);
+      }
       return new Index(manifest, fetchJson);
     });
   }
