@@ -120,16 +120,19 @@ def serve(config: RegistryConfig, out: Path, *, port: int = 8000, interval: floa
         except SkillRegError as exc:
             on_event(ServeEvent("failed", error=exc, changed=changed))
 
-    before = snapshot(watched)
-    rebuild()
-    out.mkdir(parents=True, exist_ok=True)
-    base_url = build_options.get("base_url") or config.base_url
-    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(out, base_url))
+    # Bound before the first build, which names the address served (install commands, API URLs) unless a
+    # base_url is given; requests wait in the backlog until the server starts after that build.
+    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(out, build_options.get("base_url") or "/"))
+    url = f"http://127.0.0.1:{server.server_port}/"
+    build_options["base_url"] = build_options.get("base_url") or url
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, name="skillreg-serve", daemon=True)
-    thread.start()
     try:
-        on_event(ServeEvent("serving", url=f"http://127.0.0.1:{server.server_port}/"))
+        before = snapshot(watched)
+        rebuild()
+        out.mkdir(parents=True, exist_ok=True)
+        thread.start()
+        on_event(ServeEvent("serving", url=url))
         while not stop.wait(interval):
             after = snapshot(watched)
             changed = _changed(before, after)
@@ -137,6 +140,7 @@ def serve(config: RegistryConfig, out: Path, *, port: int = 8000, interval: floa
                 before = after
                 rebuild(changed)
     finally:
-        server.shutdown()
+        if thread.is_alive():
+            server.shutdown()
+            thread.join(timeout=5)
         server.server_close()
-        thread.join(timeout=5)
