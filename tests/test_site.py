@@ -114,6 +114,9 @@ def test_hostile_markdown_and_metadata_reach_no_page_as_markup(hostile: Path) ->
     for path in pages:
         page = read_page(path)
         for tag, attrs in page.tags:
+            if tag == "form" and path == hostile / "404.html":  # its own search box, which opens the search page
+                assert attrs == {"class": "sr-notfound", "action": "/hostile/search/", "role": "search"}, attrs
+                continue
             assert tag not in ("iframe", "form", "object", "embed", "style"), (path, tag)
             assert not [a for a in attrs if a.startswith("on")], (path, tag, attrs)
             assert "pwned=" not in " ".join(attrs.values()), (path, tag, attrs)
