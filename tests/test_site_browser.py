@@ -166,11 +166,12 @@ def test_the_hostile_skill_never_runs_script(driver, tmp_path_factory: pytest.Te
 
 
 def test_readme_screenshot_is_small_enough_to_commit() -> None:
-    shot = REPO / "docs" / "screenshot-home.png"
-    if not shot.exists():
+    shots = sorted((REPO / "docs").glob("screenshot-*.png"))
+    if not shots:
         pytest.skip("docs/screenshot-home.png is added with the README's Website section")
-    assert shot.stat().st_size < 300_000
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for shot in shots:
+        assert shot.stat().st_size < 300_000, shot
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", shot
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -191,6 +192,7 @@ def _keep_home_screenshot_for_the_readme() -> Iterator[None]:
 WIDTHS = (1280, 390)  # a laptop, and a phone held upright
 README_SHOTS = {f"skill-page-{w}-{part}.png": f"screenshot-skill-{w}-{part}.png"
                 for w in WIDTHS for part in ("install", "frontmatter")}
+README_SHOTS.update({"menu-390-skill.png": "screenshot-menu-390.png", "not-found-390.png": "screenshot-404-390.png"})
 
 _KEY_CELLS = """
 const rows = [...document.querySelectorAll('table.sr-frontmatter tbody tr')];
@@ -682,3 +684,80 @@ def test_the_404_page_leads_home_to_the_categories_and_to_search_from_any_depth(
         assert [e for e in _errors(driver) if not e["message"].startswith(missed)] == []
     finally:
         driver.set_window_size(1280, 900)
+
+
+_PLACEHOLDER = """
+const input = document.querySelector(arguments[0]), s = getComputedStyle(input);
+const context = document.createElement('canvas').getContext('2d');
+context.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;  // s.font is empty for an input
+return {font: context.font, size: s.fontSize, text: context.measureText(input.placeholder).width,
+        room: input.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight)};
+"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_search_placeholder_fits_its_box(driver, pages_site: str, width: int) -> None:
+    try:
+        _at_width(driver, width)
+        for path, box in (("", ".sr-search__input"), ("search/", ".sr-search__input"),
+                          (MISSING, "form[role=search] input")):
+            driver.get(pages_site + path)
+            found = driver.execute_script(_PLACEHOLDER, box)
+            assert found["font"].startswith(found["size"]) and found["text"] > 50, found  # measured in the box's font
+            assert found["text"] <= found["room"], f"{path or 'home'} at {width} px: the placeholder is cut ({found})"
+    finally:
+        driver.set_window_size(1280, 900)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_copy_button_never_covers_a_code_block_of_skill_md(driver, pages_site: str, bundled: Path,
+                                                             width: int) -> None:
+    """Every code block of every bundled SKILL.md: its copy button keeps clear of the text under it."""
+    from selenium.webdriver.common.by import By
+
+    try:
+        _at_width(driver, width)
+        checked = near = 0
+        for page in sorted(bundled.glob("skills/*/index.html")):
+            driver.get(f"{pages_site}skills/{page.parent.name}/")
+            pres = driver.find_elements(By.CSS_SELECTOR, ".sr-body pre")
+            if pres:
+                _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".sr-body pre .md-code__button"),  # noqa: B023
+                      "mkdocs-material added no copy button")
+            for pre in pres:
+                found = driver.execute_script(_BUTTON_AND_VISIBLE_TEXT, pre)
+                assert found["overlaps"] == 0, f"{page.parent.name} at {width} px: the copy button covers code ({found})"
+                assert found["pageScroll"] <= found["pageWidth"], found
+                checked += 1
+                near += driver.execute_script(_FIRST_LINE_REACHES_BUTTON, pre)
+        assert checked > 20
+        if width < 500:
+            assert near, "at a phone width some first line should reach the button's column; none did"
+    finally:
+        driver.set_window_size(1280, 900)
+
+
+# As _BUTTON_AND_TEXT, for code that scrolls: each line's text as far as the code's visible box shows it.
+_BUTTON_AND_VISIBLE_TEXT = """
+const pre = arguments[0], code = pre.querySelector('code'), button = pre.querySelector('.md-code__button');
+const b = button.getBoundingClientRect(), c = code.getBoundingClientRect();
+const left = c.left + code.clientLeft, right = left + code.clientWidth;
+const top = c.top + code.clientTop, bottom = top + code.clientHeight;
+const range = document.createRange();
+range.selectNodeContents(code);
+const lines = [...range.getClientRects()].map(r => ({left: Math.max(r.left, left), right: Math.min(r.right, right),
+                                                       top: Math.max(r.top, top), bottom: Math.min(r.bottom, bottom)}))
+  .filter(r => r.right > r.left && r.bottom > r.top);
+const hits = lines.filter(r => r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom);
+return {button: [b.left, b.top, b.width, b.height], code: [left, top, right, bottom], overlaps: hits.length,
+        pageScroll: document.documentElement.scrollWidth, pageWidth: document.documentElement.clientWidth};
+"""
+
+_FIRST_LINE_REACHES_BUTTON = """
+const pre = arguments[0], code = pre.querySelector('code'), b = pre.querySelector('.md-code__button').getBoundingClientRect();
+const range = document.createRange();
+range.selectNodeContents(code);
+const lines = [...range.getClientRects()].filter(r => r.width > 0);
+const first = Math.min(...lines.map(r => r.top));
+return lines.some(r => Math.abs(r.top - first) < 1 && r.right > b.left - 30);
+"""
