@@ -211,7 +211,8 @@ def test_the_site_is_byte_identical_whether_built_in_one_process_or_in_shards(bu
 
 def test_naive_site_puts_every_skill_in_the_navigation_and_indexes_full_text(hostile: Path, tmp_path: Path) -> None:
     root = _api_only(hostile, tmp_path / "out")
-    write_site(load_config(hostile.parent / "registry.yaml"), root, naive=True)
+    result = write_site(load_config(hostile.parent / "registry.yaml"), root, naive=True)
+    assert result.warnings == ()
     assert (root / "search" / "search_index.json").is_file()
     home = read_page(root / "index.html")
     assert "skills/evil-skill/" in home.links_to("skills/")
