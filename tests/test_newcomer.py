@@ -213,8 +213,10 @@ def test_serve_answers_a_missing_page_with_the_sites_404_page(tmp_path: Path) ->
     events: queue.Queue[ServeEvent] = queue.Queue()
     stop = threading.Event()
     out = root / "site"
+    # Built for the published base URL (serve otherwise builds for its own address, whose path is /).
     thread = threading.Thread(target=serve, args=(load_config(root / "registry.yaml"), out),
-                              kwargs={"port": 0, "interval": 0.2, "on_event": events.put, "stop": stop})
+                              kwargs={"port": 0, "interval": 0.2, "on_event": events.put, "stop": stop,
+                                      "base_url": "https://example.org/reg/"})
     thread.start()
     try:
         while (event := events.get(timeout=120)).kind != "serving":

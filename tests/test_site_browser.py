@@ -166,11 +166,12 @@ def test_the_hostile_skill_never_runs_script(driver, tmp_path_factory: pytest.Te
 
 
 def test_readme_screenshot_is_small_enough_to_commit() -> None:
-    shot = REPO / "docs" / "screenshot-home.png"
-    if not shot.exists():
+    shots = sorted((REPO / "docs").glob("screenshot-*.png"))
+    if not shots:
         pytest.skip("docs/screenshot-home.png is added with the README's Website section")
-    assert shot.stat().st_size < 300_000
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for shot in shots:
+        assert shot.stat().st_size < 300_000, shot
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", shot
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -191,6 +192,7 @@ def _keep_home_screenshot_for_the_readme() -> Iterator[None]:
 WIDTHS = (1280, 390)  # a laptop, and a phone held upright
 README_SHOTS = {f"skill-page-{w}-{part}.png": f"screenshot-skill-{w}-{part}.png"
                 for w in WIDTHS for part in ("install", "frontmatter")}
+README_SHOTS.update({"menu-390-skill.png": "screenshot-menu-390.png", "not-found-390.png": "screenshot-404-390.png"})
 
 _KEY_CELLS = """
 const rows = [...document.querySelectorAll('table.sr-frontmatter tbody tr')];
@@ -595,3 +597,237 @@ def test_the_hostile_skill_fetched_never_runs_script(driver, tmp_path: Path) -> 
         time.sleep(0.5)  # an injected handler would have run by now
         assert driver.execute_script("return window.__pwned === true") is False
         assert driver.find_elements(By.CSS_SELECTOR, ".sr-body script, .sr-body iframe, .sr-body form") == []
+
+
+# -- every page's header, width and search box at a desktop and a phone width ---------------------------------
+
+NAVIGATION = ["Home", "Categories", "Tags", "Search"]
+MISSING = "skills/no-such-skill/deeper/page.html"  # a missing address a few folders down
+
+
+class _PagesHandler(QuietHandler):
+    """As GitHub Pages serves a project site: under its base path, and a missing page gets 404.html (status 404)."""
+
+    base_path = "/skill-registry/"
+
+    def translate_path(self, path: str) -> str:
+        return super().translate_path("/" + path[len(self.base_path):] if path.startswith(self.base_path) else path)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        page = Path(self.directory, "404.html").read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+
+@pytest.fixture(scope="module")
+def pages_site(bundled: Path) -> Iterator[str]:
+    """The bundled site at its published base path (its base_url is a project site, .../skill-registry/)."""
+    assert json.loads((bundled / "api/v1/index.json").read_text())["registry"]["url"].endswith(_PagesHandler.base_path)
+    with serve(bundled, _PagesHandler) as url:
+        yield url.rstrip("/") + _PagesHandler.base_path
+
+
+def _every_kind_of_page(bundled: Path) -> list[str]:
+    category = sorted(p.name for p in (bundled / "categories").iterdir() if p.is_dir())[0]
+    tag = sorted(p.name for p in (bundled / "tags").iterdir() if p.is_dir())[0]
+    return ["", "categories/", "tags/", "search/", "skills/csv-profiler/", f"categories/{category}/", f"tags/{tag}/",
+            MISSING]
+
+
+_HEADER = """
+const visible = e => { if (!e) return false; const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+  return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && r.bottom > 0 && r.top < innerHeight
+    && document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)?.closest('a, label') === e.closest('a, label'); };
+const logo = document.querySelector('.md-header .sr-logo'), menu = document.querySelector('.md-header label[for=__drawer]');
+const links = [...document.querySelectorAll('.md-tabs a')];
+const mask = logo ? getComputedStyle(logo).webkitMaskImage : '';
+const logoFile = mask.includes('logo.svg') && performance.getEntriesByType('resource').some(
+  e => e.name.endsWith('/assets/logo.svg') && e.responseStatus === 200);
+return {logo: visible(logo) && logoFile, menu: visible(menu),
+        shown: links.filter(visible).map(a => a.textContent.trim()), all: links.map(a => a.textContent.trim()),
+        sidebars: [...document.querySelectorAll('.md-sidebar')].filter(e => e.getBoundingClientRect().width > 0).length,
+        header: getComputedStyle(document.querySelector('.md-header')).backgroundColor};
+"""
+
+
+def _header(driver) -> dict:  # type: ignore[no-untyped-def]
+    time.sleep(0.3)  # the theme's transitions (overlay, tabs) settle
+    return driver.execute_script(_HEADER)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_page_has_the_logo_and_a_menu_that_opens_the_navigation(driver, pages_site: str, bundled: Path,
+                                                                     width: int) -> None:
+    from selenium.webdriver.common.by import By
+
+    try:
+        _at_width(driver, width)
+        for path in _every_kind_of_page(bundled):
+            driver.get(pages_site + path)
+            _wait(driver, lambda d: d.execute_script("return document.readyState") == "complete", path)
+            found = _header(driver)
+            assert found["logo"], f"{path or 'home'} at {width} px: no logo in the header ({found})"
+            assert found["all"] == NAVIGATION, (path, found)
+            assert found["header"] not in ("", "rgba(0, 0, 0, 0)"), (path, found)  # the theme's styles loaded
+            if width >= 1000:  # the tabs are on show, no menu button
+                assert (found["menu"], found["shown"]) == (False, NAVIGATION), (path, found)
+                continue
+            assert found["menu"] and found["shown"] == [], f"{path or 'home'} at {width} px: {found}"
+            driver.find_element(By.CSS_SELECTOR, ".md-header label[for=__drawer]").click()
+            assert _header(driver)["shown"] == NAVIGATION, f"{path or 'home'}: the menu did not open"
+            if path == "skills/csv-profiler/":
+                _screenshot(driver, f"menu-{width}-skill.png")
+            driver.find_element(By.CSS_SELECTOR, ".md-header label[for=__drawer]").click()
+            assert _header(driver)["shown"] == [], f"{path or 'home'}: the menu did not close"
+    finally:
+        driver.set_window_size(1280, 900)
+
+
+def test_the_menu_works_from_the_keyboard(driver, pages_site: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    try:
+        _at_width(driver, 390)
+        driver.get(pages_site + "skills/csv-profiler/")
+        body = driver.find_element(By.TAG_NAME, "body")
+        body.send_keys(Keys.TAB)
+        menu = driver.switch_to.active_element
+        assert menu.get_attribute("id") == "__drawer" and menu.accessible_name == "Menu"
+        outline = driver.execute_script(
+            "return getComputedStyle(document.querySelector('.md-header label[for=__drawer]')).outlineStyle")
+        assert outline == "solid"  # the button shows where the focus is
+        menu.send_keys(Keys.SPACE)
+        assert _header(driver)["shown"] == NAVIGATION
+        reached = []
+        while len(reached) < 6 and (not reached or reached[-1] != "Categories"):
+            driver.switch_to.active_element.send_keys(Keys.TAB)
+            reached.append(driver.switch_to.active_element.text)
+        assert reached[-1] == "Categories", reached  # Tab goes from the button into the menu's links
+        driver.switch_to.active_element.send_keys(Keys.ENTER)
+        _wait(driver, lambda d: d.current_url.endswith("/categories/"), "Enter on the menu's link did not open it")
+    finally:
+        driver.set_window_size(1280, 900)
+
+
+def test_navigation_pages_have_no_sidebar_and_use_the_width(driver, pages_site: str) -> None:
+    article = "return document.querySelector('article').getBoundingClientRect().width"
+    driver.get(pages_site + "skills/csv-profiler/")
+    full = driver.execute_script(article)
+    for path in ("search/", "tags/", "categories/", "", MISSING):
+        driver.get(pages_site + path)
+        assert _header(driver)["sidebars"] == 0, path
+        assert abs(driver.execute_script(article) - full) < 1, f"{path or 'home'}: the content is narrower"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_404_page_leads_home_to_the_categories_and_to_search_from_any_depth(driver, pages_site: str,
+                                                                               bundled: Path, width: int) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    index = json.loads((bundled / "api/v1/search-index.json").read_text(encoding="utf-8"))
+    expected = [h.name for h in rank(index, "csv", limit=50)]
+    driver.get_log("browser")  # what earlier tests left in the log
+    try:
+        _at_width(driver, width)
+        for missing in ("no-such-page/", MISSING, "a/b/c/d/e/"):
+            for link, lands, heading in (("home page", "", "Skill Registry"), ("categories", "categories/", "Categories")):
+                driver.get(pages_site + missing)
+                assert driver.find_element(By.TAG_NAME, "h1").text == "Page not found"
+                assert "does not exist" in driver.find_element(By.CSS_SELECTOR, "article").text
+                driver.find_element(By.LINK_TEXT, link).click()
+                _wait(driver, lambda d: d.current_url == pages_site + lands, f"{missing}: {link} did not open")  # noqa: B023
+                assert driver.find_element(By.TAG_NAME, "h1").text == heading
+            driver.get(pages_site + missing)
+            if missing == MISSING:
+                _screenshot(driver, f"not-found-{width}.png")
+            box = driver.find_element(By.CSS_SELECTOR, "form[role=search] input[name=q]")
+            box.send_keys("csv", Keys.ENTER)
+            _wait(driver, lambda d: d.current_url == pages_site + "search/?q=csv", f"{missing}: search did not open")
+            _wait(driver, lambda d: _result_names(d) == expected, f"{missing}: the search did not show {expected}")
+        # The browser logs each missing page's status 404; nothing else may fail.
+        missed = tuple(f"{pages_site}{m} - Failed to load resource" for m in ("no-such-page/", MISSING, "a/b/c/d/e/"))
+        assert [e for e in _errors(driver) if not e["message"].startswith(missed)] == []
+    finally:
+        driver.set_window_size(1280, 900)
+
+
+_PLACEHOLDER = """
+const input = document.querySelector(arguments[0]), s = getComputedStyle(input);
+const context = document.createElement('canvas').getContext('2d');
+context.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;  // s.font is empty for an input
+return {font: context.font, size: s.fontSize, text: context.measureText(input.placeholder).width,
+        room: input.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight)};
+"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_search_placeholder_fits_its_box(driver, pages_site: str, width: int) -> None:
+    try:
+        _at_width(driver, width)
+        for path, box in (("", ".sr-search__input"), ("search/", ".sr-search__input"),
+                          (MISSING, "form[role=search] input")):
+            driver.get(pages_site + path)
+            found = driver.execute_script(_PLACEHOLDER, box)
+            assert found["font"].startswith(found["size"]) and found["text"] > 50, found  # measured in the box's font
+            assert found["text"] <= found["room"], f"{path or 'home'} at {width} px: the placeholder is cut ({found})"
+    finally:
+        driver.set_window_size(1280, 900)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_copy_button_never_covers_a_code_block_of_skill_md(driver, pages_site: str, bundled: Path,
+                                                             width: int) -> None:
+    """Every code block of every bundled SKILL.md: its copy button keeps clear of the text under it."""
+    from selenium.webdriver.common.by import By
+
+    try:
+        _at_width(driver, width)
+        checked = near = 0
+        for page in sorted(bundled.glob("skills/*/index.html")):
+            driver.get(f"{pages_site}skills/{page.parent.name}/")
+            pres = driver.find_elements(By.CSS_SELECTOR, ".sr-body pre")
+            if pres:
+                _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".sr-body pre .md-code__button"),  # noqa: B023
+                      "mkdocs-material added no copy button")
+            for pre in pres:
+                found = driver.execute_script(_BUTTON_AND_VISIBLE_TEXT, pre)
+                assert found["overlaps"] == 0, f"{page.parent.name} at {width} px: the copy button covers code ({found})"
+                assert found["pageScroll"] <= found["pageWidth"], found
+                checked += 1
+                near += driver.execute_script(_FIRST_LINE_REACHES_BUTTON, pre)
+        assert checked > 20
+        if width < 500:
+            assert near, "at a phone width some first line should reach the button's column; none did"
+    finally:
+        driver.set_window_size(1280, 900)
+
+
+# As _BUTTON_AND_TEXT, for code that scrolls: each line's text as far as the code's visible box shows it.
+_BUTTON_AND_VISIBLE_TEXT = """
+const pre = arguments[0], code = pre.querySelector('code'), button = pre.querySelector('.md-code__button');
+const b = button.getBoundingClientRect(), c = code.getBoundingClientRect();
+const left = c.left + code.clientLeft, right = left + code.clientWidth;
+const top = c.top + code.clientTop, bottom = top + code.clientHeight;
+const range = document.createRange();
+range.selectNodeContents(code);
+const lines = [...range.getClientRects()].map(r => ({left: Math.max(r.left, left), right: Math.min(r.right, right),
+                                                       top: Math.max(r.top, top), bottom: Math.min(r.bottom, bottom)}))
+  .filter(r => r.right > r.left && r.bottom > r.top);
+const hits = lines.filter(r => r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom);
+return {button: [b.left, b.top, b.width, b.height], code: [left, top, right, bottom], overlaps: hits.length,
+        pageScroll: document.documentElement.scrollWidth, pageWidth: document.documentElement.clientWidth};
+"""
+
+_FIRST_LINE_REACHES_BUTTON = """
+const pre = arguments[0], code = pre.querySelector('code'), b = pre.querySelector('.md-code__button').getBoundingClientRect();
+const range = document.createRange();
+range.selectNodeContents(code);
+const lines = [...range.getClientRects()].filter(r => r.width > 0);
+const first = Math.min(...lines.map(r => r.top));
+return lines.some(r => Math.abs(r.top - first) < 1 && r.right > b.left - 30);
+"""

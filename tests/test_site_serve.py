@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import html
 import http.client
+import json
 import queue
+import re
+import shutil
 import socket
 import threading
 import time
@@ -14,11 +18,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from build_helpers import all_files
 from click.testing import CliRunner
 from conftest import write_tree
 
 from builder.cli.app import cli
 from builder.core.config import load_config
+from builder.publish.build import build
 from builder.publish.serve import ServeEvent, serve, snapshot
 
 REGISTRY = """\
@@ -220,3 +226,61 @@ def test_serve_bound_to_another_address_also_answers_that_address_as_host(tmp_pa
         assert ask(address, f"127.0.0.1.evil.example:{port}")[0] == 421
         assert ask(address, "evil.example") == (421, b"421 Misdirected Request: this server answers only requests "
                                                      b"for 127.0.0.1, localhost, [::1], 127.0.0.2 (Host header).\n")
+
+
+def _commands(page: str) -> list[str]:
+    """The install tabs' commands as a browser shows them."""
+    return [html.unescape(c) for c in re.findall(r'<code class="sr-command">(.*?)</code>', page, re.S)]
+
+
+def test_served_pages_name_the_served_address_and_a_later_build_names_base_url_again(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "registry", {
+        "registry.yaml": REGISTRY + "base_url: https://example.org/reg/\n",
+        "skills/demo/SKILL.md": skill_md("Profiles demo data files when asked what a data file holds."),
+    })
+    config = load_config(root / "registry.yaml")
+    published = tmp_path / "published"
+    build(config, published)
+    out = root / "site"
+    shutil.copytree(published, out)  # serve takes over a folder `skillreg build` wrote
+    events: queue.Queue[ServeEvent] = queue.Queue()
+    stop = threading.Event()
+    thread = threading.Thread(target=serve, args=(config, out),
+                              kwargs={"port": 0, "interval": 0.2, "on_event": events.put, "stop": stop})
+    thread.start()
+    try:
+        url = next_event(events, "serving").url
+        page = fetch(url + "skills/demo/")
+        skillreg, npx, curl = _commands(page)
+        assert skillreg == f"skillreg install demo --registry {url}"
+        assert npx == f"npx skills add {url}api/v1/skills/demo"
+        zip_url = curl.splitlines()[0].removeprefix("curl -fsSL -o demo.zip ")
+        assert zip_url.startswith(f"{url}api/v1/bundles/demo/demo-") and zip_url.endswith(".zip")
+        with urllib.request.urlopen(zip_url, timeout=10) as response:  # the command works against this server
+            assert response.read(4) == b"PK\x03\x04"
+        assert "example.org" not in page
+        index = json.loads(fetch(url + "api/v1/index.json"))
+        assert index["registry"]["url"] == url  # a client pointed at the server installs from it
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    build(config, out)
+    assert all_files(out) == all_files(published)
+
+
+def test_serve_with_a_base_url_given_builds_for_that_url(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "registry", {"registry.yaml": REGISTRY,
+                                              "skills/demo/SKILL.md": skill_md("Reads the data.")})
+    events: queue.Queue[ServeEvent] = queue.Queue()
+    stop = threading.Event()
+    thread = threading.Thread(target=serve, args=(load_config(root / "registry.yaml"), root / "site"),
+                              kwargs={"port": 0, "on_event": events.put, "stop": stop,
+                                      "base_url": "https://example.org/reg/"})
+    thread.start()
+    try:
+        url = next_event(events, "serving").url
+        for path in ("skills/demo/", "reg/skills/demo/"):  # also under the base path, as on the host
+            assert _commands(fetch(url + path))[0] == "skillreg install demo --registry https://example.org/reg/"
+    finally:
+        stop.set()
+        thread.join(timeout=30)

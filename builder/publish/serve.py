@@ -197,16 +197,20 @@ def serve(config: RegistryConfig, out: Path, *, port: int = 8000, host: str = "1
         except SkillRegError as exc:
             on_event(ServeEvent("failed", error=exc, changed=changed))
 
-    before = snapshot(watched)
-    rebuild()
-    out.mkdir(parents=True, exist_ok=True)
-    base_url = build_options.get("base_url") or config.base_url
-    server = (_SiteServer6 if ":" in host else _SiteServer)((host, port), _handler(out, base_url))
+    # Bound before the first build, which names the address served (install commands, API URLs) unless a
+    # base_url is given; requests wait in the backlog until the server starts after that build.
+    server = (_SiteServer6 if ":" in host else _SiteServer)((host, port),
+                                                            _handler(out, build_options.get("base_url") or "/"))
+    name = f"[{host}]" if ":" in host else host
+    url = f"http://{name}:{server.server_port}/"
+    build_options["base_url"] = build_options.get("base_url") or url
     thread = threading.Thread(target=server.serve_forever, name="skillreg-serve", daemon=True)
-    thread.start()
     try:
-        name = f"[{host}]" if ":" in host else host
-        on_event(ServeEvent("serving", url=f"http://{name}:{server.server_port}/"))
+        before = snapshot(watched)
+        rebuild()
+        out.mkdir(parents=True, exist_ok=True)
+        thread.start()
+        on_event(ServeEvent("serving", url=url))
         while not stop.wait(interval):
             after = snapshot(watched)
             changed = _changed(before, after)
@@ -214,6 +218,7 @@ def serve(config: RegistryConfig, out: Path, *, port: int = 8000, host: str = "1
                 before = after
                 rebuild(changed)
     finally:
-        server.shutdown()
+        if thread.is_alive():
+            server.shutdown()
+            thread.join(timeout=5)
         server.server_close()
-        thread.join(timeout=5)

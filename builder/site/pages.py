@@ -441,6 +441,7 @@ def mkdocs_config(plan: _Plan, docs: Path, site_dir: Path) -> dict[str, Any]:
     if plan.naive:
         data["plugins"] = ["search"]
         del data["theme"]["custom_dir"]
+        del data["theme"]["static_templates"]  # the logo file is for our header, an override
         data["nav"] = data["nav"] + [{"Skills": [{name: f"skills/{name}.md"} for name in plan.names]}]
     else:
         data["theme"]["custom_dir"] = str(TEMPLATES / "overrides")
