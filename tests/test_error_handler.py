@@ -19,7 +19,7 @@ NOT_A_REGISTRY = "Error: ftp://h/: the registry must be an https:// URL, a file:
 NO_INDEX = ("Error: {cwd}/none holds no published registry (no api/v1/index.json); run `skillreg build` first "
             "or pass --registry\n")
 NO_DEPLOY = ("Error: file:///nonexistent/api/v1/index.json could not be read ([Errno 2] No such file or directory: "
-             "'/nonexistent/api/v1/index.json?commit=abc&attempt=1'), not abc, after 1 attempt(s) in 0s; the deploy "
+             "'/nonexistent/api/v1/index.json?commit=abc&attempt=1'), not abc, after 1 attempt in 0s; the deploy "
              "did not reach the live site\n")
 
 # (command line, exit code, the last line of stderr); the registry's commands all read registry.yaml first.

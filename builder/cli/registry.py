@@ -23,6 +23,7 @@ import click
 from ..core.config import PROFILES
 from ..core.errors import EXIT_FAILURE, SkillRegError, UsageError
 from ..core.model import Skill
+from ..core.words import counted
 from .context import Context, pass_context
 
 
@@ -192,17 +193,18 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     if result.report.diagnostics and (verbose or result.skipped or result.report.warnings):
         click.echo(format_text(result.report), nl=False)
     if result.skipped:
-        click.echo(f"Left out {len(result.skipped)} invalid skill(s): {', '.join(result.skipped)}")
+        click.echo(f"Left out {counted(len(result.skipped), 'invalid skill')}: {', '.join(result.skipped)}")
     for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)
     if verbose:
         click.echo(f"Written: {', '.join(result.written) or '-'}")
-        click.echo(f"Reused: {len(result.reused)} unchanged skill(s)")
+        click.echo(f"Reused: {counted(len(result.reused), 'unchanged skill')}")
     commit = f" at commit {result.commit[:12]}" if result.commit else " (not a git repository: no provenance)"
-    click.echo(f"Built {len(result.published)} skills into {out}/{commit} "
+    click.echo(f"Built {counted(len(result.published), 'skill')} into {out}/{commit} "
                f"({len(result.written)} written, {len(result.reused)} unchanged)")
     if result.packed:
-        click.echo(f"Packed {result.packed} old version(s) from git history; the others came from the bundle cache")
+        click.echo(f"Packed {counted(result.packed, 'old version')} from git history; the others came from the "
+                   "bundle cache")
 
 
 @click.command(short_help="Build, serve on 127.0.0.1, rebuild on change.")
@@ -226,7 +228,7 @@ def serve(obj: Context, port: int, out: Path) -> None:
         elif event.kind == "serving":
             click.echo(f"Serving {out}/ at {event.url} (Ctrl-C to stop)")
         elif event.kind == "built" and event.result is not None:
-            click.echo(f"Built {len(event.result.published)} skills into {out}/")
+            click.echo(f"Built {counted(len(event.result.published), 'skill')} into {out}/")
         elif event.kind == "failed":
             if isinstance(event.error, BuildFailed):
                 click.echo(format_text(event.error.report), nl=False)
@@ -255,7 +257,7 @@ def _registry_skill(obj: Context, name: str) -> Skill:
     if errors:
         first = errors[0]
         raise SkillRegError(f"{first.file}:{first.line}: {first.code} {first.message} "
-                            f"({len(errors)} error(s); run `skillreg validate {folder}`)")
+                            f"({counted(len(errors), 'error')}; run `skillreg validate {folder}`)")
     return skill
 
 
@@ -336,7 +338,7 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     files = _named(files, name, obj.config.limits.max_frontmatter_bytes)
     folder = add_skill_folder(obj.config.skills_path, name, {f.path: (f.data, f.executable) for f in files},
                               on_wait=_say_waiting_for_writer(obj.config.skills_path))
-    click.echo(f"Created {folder}/ with {len(files)} file(s)")
+    click.echo(f"Created {folder}/ with {counted(len(files), 'file')}")
     report = validate_paths([folder], obj.config)
     click.echo(format_text(report), nl=False)
     if report.failed():
@@ -441,13 +443,15 @@ def upload(dest: str, out: Path, endpoint_url: str | None, region: str | None, m
     kept = ""
     if waiting and not no_delete:
         when = datetime.datetime.fromtimestamp(max(waiting.values()), datetime.UTC)
-        kept = (f"; {len(waiting)} object(s) the output dropped kept until {when:%Y-%m-%d %H:%M} UTC at the latest "
-                "(--delete-after), for an upload after that to delete")
+        kept = (f"; {counted(len(waiting), 'object')} the output dropped kept until {when:%Y-%m-%d %H:%M} UTC at "
+                "the latest (--delete-after), for an upload after that to delete")
     if result is None:
-        click.echo(f"Would upload {len(plan.uploads)} file(s) ({classes}) and delete {len(plan.delete)} object(s) "
+        click.echo(f"Would upload {counted(len(plan.uploads), 'file')} ({classes}) and delete "
+                   f"{counted(len(plan.delete), 'object')} "
                    f"at {plan.destination}; {plan.unchanged} unchanged{kept}")
         return
-    click.echo(f"Uploaded {len(result.uploaded)} file(s) ({classes}) and deleted {len(result.deleted)} object(s) "
+    click.echo(f"Uploaded {counted(len(result.uploaded), 'file')} ({classes}) and deleted "
+               f"{counted(len(result.deleted), 'object')} "
                f"at {result.destination}; {result.unchanged} unchanged{kept}")
 
 
