@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from ..core.config import PROFILES
+from ..core.config import CONFIG_NAME, PROFILES
 from ..core.errors import EXIT_FAILURE, SkillRegError, UsageError
 from ..core.model import Skill
 from ..core.words import counted
@@ -60,6 +60,10 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
         changes = validate_changes(config, changed_since, profile)
         findings = changes.report
     else:  # streamed: findings are written while later skills are still being checked
+        if not paths and config.path is None and not config.skills_path.exists():
+            raise UsageError(f"no {CONFIG_NAME} in {Path.cwd()} or a parent folder, and no {config.skills_dir}/ "
+                             f"folder here; name the skill folders to check (`skillreg validate PATH ...`), or run it "
+                             f"in a registry's checkout or with --config FILE")
         findings = ValidationRun(list(paths) or [config.skills_path], config, profile)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None
     # The job summary's table waits in a temporary file until the closing counts that head it are known.
@@ -109,7 +113,8 @@ def new(obj: Context, name: str, description: str | None, category: str | None) 
     """Create skills/NAME/ with a SKILL.md to fill in."""
     from ..publish.scaffold import new_skill
 
-    folder = new_skill(obj.config, name, description, category, on_wait=_say_waiting_for_writer(obj.config.skills_path))
+    config = obj.registry("new")
+    folder = new_skill(config, name, description, category, on_wait=_say_waiting_for_writer(config.skills_path))
     click.echo(f"Created {folder}/SKILL.md")
     click.echo(f"Edit it, then run: skillreg validate {folder}")
 
@@ -182,9 +187,10 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     from ..publish.build import build as run_build
     from ..validate.report import format_text
 
+    config = obj.registry("build")
     try:
         with _progress("Building") as progress:
-            result = run_build(obj.config, out, base_url=base_url, jobs=jobs, keep_going=keep_going,
+            result = run_build(config, out, base_url=base_url, jobs=jobs, keep_going=keep_going,
                                profile=profile, site=site, on_progress=progress, wait=not no_wait,
                                on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache)
     except BuildFailed as failed:
@@ -234,8 +240,9 @@ def serve(obj: Context, port: int, out: Path) -> None:
                 click.echo(format_text(event.error.report), nl=False)
             click.echo(f"Error: {event.error}; still serving the previous build", err=True)
 
+    config = obj.registry("serve")
     try:
-        run_serve(obj.config, out, port=port, on_event=show)
+        run_serve(config, out, port=port, on_event=show)
     except KeyboardInterrupt:
         click.echo("Stopped.")
     except OSError as exc:
@@ -315,6 +322,7 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     from ..validate.checks import check_name, validate_paths
     from ..validate.report import format_text
 
+    config = obj.registry("import")
     raw = source.read()
     label = getattr(source, "name", "<stdin>")
     try:
@@ -327,7 +335,7 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
         raise CodecError(f"{label}: {exc}") from None
     if name is None:
         parsed = parse_skill_md(files[0].data, "SKILL.md",
-                                max_frontmatter_bytes=obj.config.limits.max_frontmatter_bytes)
+                                max_frontmatter_bytes=config.limits.max_frontmatter_bytes)
         declared = parsed.frontmatter.data.get("name") if parsed.frontmatter else None
         if not isinstance(declared, str) or not declared:
             raise UsageError(f"{label}: SKILL.md declares no usable `name`; pass --name")
@@ -335,11 +343,11 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     problems = list(check_name(name, name, lambda code, msg, hint=None: f"{code}: {msg}"))
     if problems:
         raise UsageError(problems[0])
-    files = _named(files, name, obj.config.limits.max_frontmatter_bytes)
-    folder = add_skill_folder(obj.config.skills_path, name, {f.path: (f.data, f.executable) for f in files},
-                              on_wait=_say_waiting_for_writer(obj.config.skills_path))
+    files = _named(files, name, config.limits.max_frontmatter_bytes)
+    folder = add_skill_folder(config.skills_path, name, {f.path: (f.data, f.executable) for f in files},
+                              on_wait=_say_waiting_for_writer(config.skills_path))
     click.echo(f"Created {folder}/ with {counted(len(files), 'file')}")
-    report = validate_paths([folder], obj.config)
+    report = validate_paths([folder], config)
     click.echo(format_text(report), nl=False)
     if report.failed():
         raise click.exceptions.Exit(EXIT_FAILURE)
@@ -367,13 +375,14 @@ def marketplace(obj: Context, check: bool) -> None:
     """Write .claude-plugin/marketplace.json: one Claude Code plugin per category, listing its skills."""
     from ..publish.marketplace import MARKETPLACE_PATH, stale_reason, write_marketplace
 
+    config = obj.registry("marketplace")
     if check:
-        reason = stale_reason(obj.config)
+        reason = stale_reason(config)
         if reason:
             raise SkillRegError(f"{reason}. Run `skillreg marketplace` and commit {MARKETPLACE_PATH}.")
         click.echo(f"{MARKETPLACE_PATH} is up to date")
         return
-    path, written = write_marketplace(obj.config)
+    path, written = write_marketplace(config)
     click.echo(f"{'Wrote' if written else 'Unchanged:'} {path}")
 
 
