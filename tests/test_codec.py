@@ -87,6 +87,18 @@ def test_export_then_import_recreates_the_skill(registry: Path) -> None:
         assert (registry / "skills/demo" / rel).read_bytes() == (registry / "moved" / rel).read_bytes()
 
 
+@pytest.mark.parametrize(("name", "message"), [
+    ("My_Skill", "SK104: `name` 'My_Skill' has characters outside a-z, 0-9 and '-': 'M' 'S' '_'. "
+                 "Did you mean `my-skill`?"),
+    ("api", "SK603: skill name `api` is reserved for the registry's own pages"),
+])
+def test_import_refuses_a_name_new_would_refuse_before_writing(registry: Path, name: str, message: str) -> None:
+    text = run(registry, "export", "demo").stdout_bytes
+    result = run(registry, "import", "-", "--name", name, input=text)
+    assert (result.exit_code, result.output) == (2, f"Error: {message}\n")
+    assert sorted(p.name for p in (registry / "skills").iterdir()) == ["demo"]
+
+
 def test_import_refuses_to_overwrite_and_validates(registry: Path) -> None:
     text = run(registry, "export", "demo").stdout_bytes
     again = run(registry, "import", "-", input=text)

@@ -319,7 +319,7 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     from ..core.frontmatter import parse_skill_md
     from ..publish.codec import CodecError, parse
     from ..publish.scaffold import add_skill_folder
-    from ..validate.checks import check_name, validate_paths
+    from ..validate.checks import name_problems, validate_paths
     from ..validate.report import format_text
 
     config = obj.registry("import")
@@ -340,7 +340,7 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
         if not isinstance(declared, str) or not declared:
             raise UsageError(f"{label}: SKILL.md declares no usable `name`; pass --name")
         name = declared
-    problems = list(check_name(name, name, lambda code, msg, hint=None: f"{code}: {msg}"))
+    problems = name_problems(name)
     if problems:
         raise UsageError(problems[0])
     files = _named(files, name, config.limits.max_frontmatter_bytes)

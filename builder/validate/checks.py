@@ -24,6 +24,7 @@ from ..core.diagnostics import RULES, Diagnostic, Severity
 from ..core.errors import UsageError
 from ..core.loader import display_path, find_skill_folders, load_skill
 from ..core.model import Frontmatter, Skill
+from ..core.suggest import close_match
 from ..core.workers import default_jobs, iter_parallel
 from .active_content import active_content, served_type
 from .body import check_body
@@ -488,10 +489,8 @@ def _check_metadata(meta: Any, fm: Frontmatter, config: RegistryConfig,
     category = meta.get("category")
     if isinstance(category, str) and config.categories:
         if category not in config.category_slugs:
-            close = difflib.get_close_matches(category, config.category_slugs, 1, 0.5)
-            hint = (f"Did you mean `{close[0]}`? " if close else "") + \
-                f"Categories: {', '.join(config.category_slugs)}."
-            yield at("SK301", "metadata.category", f"unknown category `{category}`", hint=hint)
+            yield at("SK301", "metadata.category", f"unknown category `{category}`",
+                     hint=category_hint(category, config.category_slugs))
     elif category is None and config.categories:
         yield at("SK305", "metadata", "`metadata.category` is missing")
     tags = meta.get("tags")
@@ -506,6 +505,23 @@ def _check_metadata(meta: Any, fm: Frontmatter, config: RegistryConfig,
     version = meta.get("version")
     if isinstance(version, str) and not SEMVER.fullmatch(version):
         yield at("SK304", "metadata.version", f"`metadata.version` {version!r} is not a semantic version")
+
+
+def category_hint(category: str, slugs: Sequence[str]) -> str:
+    """SK301's hint: the slug closest to ``category`` (whatever its case), if one is close, then every slug."""
+    close = close_match(category.lower(), slugs, cutoff=0.5)
+    return (f"Did you mean `{close}`? " if close else "") + f"Categories: {', '.join(slugs)}."
+
+
+def name_problems(name: str) -> list[str]:
+    """What `new` and `import` refuse in a skill's name, each "CODE: message. hint", as validate would say it."""
+    if not name:
+        return ["SK102: `name` must be a non-empty string"]
+    problems = list(check_name(name, name, lambda code, msg, hint=None: f"{code}: {msg}. {hint}" if hint else
+                               f"{code}: {msg}"))
+    if name in RESERVED_NAMES:
+        problems.append(f"SK603: skill name `{name}` is reserved for the registry's own pages")
+    return problems
 
 
 def _invisible_chars(text: str, file: str, skill: str) -> Iterable[Diagnostic]:
