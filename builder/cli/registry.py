@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import functools
 import os
 import shutil
@@ -247,6 +248,9 @@ def serve(obj: Context, port: int, out: Path) -> None:
         click.echo("Stopped.")
     except OSError as exc:
         # A busy or forbidden port is a failure to serve, not a mistake in the command line: exit 1, not 2.
+        if exc.errno == errno.EADDRINUSE:
+            raise SkillRegError(f"port {port} on 127.0.0.1 is in use; pick another with --port N, or --port 0 for "
+                                "any free port") from None
         raise SkillRegError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 

@@ -197,11 +197,16 @@ def serve(config: RegistryConfig, out: Path, *, port: int = 8000, host: str = "1
         except SkillRegError as exc:
             on_event(ServeEvent("failed", error=exc, changed=changed))
 
-    before = snapshot(watched)
-    rebuild()
-    out.mkdir(parents=True, exist_ok=True)
     base_url = build_options.get("base_url") or config.base_url
+    # Bound before the first build: a busy port fails at once, not after a build of the whole registry.
     server = (_SiteServer6 if ":" in host else _SiteServer)((host, port), _handler(out, base_url))
+    try:
+        before = snapshot(watched)
+        rebuild()
+        out.mkdir(parents=True, exist_ok=True)
+    except BaseException:
+        server.server_close()
+        raise
     thread = threading.Thread(target=server.serve_forever, name="skillreg-serve", daemon=True)
     thread.start()
     try:
