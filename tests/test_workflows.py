@@ -427,7 +427,7 @@ def test_check_deploy_fails_on_a_stale_or_missing_index(serve, two_builds, path:
     assert result.exit_code == 1
     seen = f"serves commit {old}" if not path else "answered HTTP 404"
     assert re.search(rf"Error: {re.escape(server.url + path)}/api/v1/index.json {seen}, not {commit}, after "
-                     r"\d attempt\(s\) in \ds; the deploy did not reach the live site\n$", result.output), result.output
+                     r"\d attempts? in \ds; the deploy did not reach the live site\n$", result.output), result.output
 
 
 def test_pages_flow_end_to_end(origin: Path, tmp_path: Path, serve) -> None:
