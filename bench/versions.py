@@ -150,7 +150,7 @@ def _measure(ctx: BenchContext, n: int) -> list[Row]:
                 _git(repo, "commit", "-q", "-am", f"{skill.name}: bench edit {run + 1}")
                 settle()
                 done = _build(repo, outs[v], works[v] / "cache")
-                if "Packed 1 old version(s)" not in done.output or "1 written" not in done.output:
+                if "Packed 1 old version from" not in done.output or "1 written" not in done.output:
                     raise BenchError(f"the rebuild of {outs[v]} did not take the incremental path: "
                                      f"{done.output[-300:]}")
                 rebuilds[v].append(done)

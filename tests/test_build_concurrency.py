@@ -103,7 +103,7 @@ def test_a_second_build_says_it_waits_then_builds(holder) -> None:  # type: igno
         if waiting.poll() is None:
             waiting.kill()
     assert waiting.returncode == 0, stderr
-    assert stdout.startswith("Built 1 skills into out/") and "Traceback" not in stderr
+    assert stdout.startswith("Built 1 skill into out/") and "Traceback" not in stderr
 
 
 def test_no_wait_exits_at_once_with_a_message(holder) -> None:  # type: ignore[no-untyped-def]

@@ -63,7 +63,7 @@ def commit_hostile_checkout(repo: Path, out: str, journal: dict) -> None:
 def test_a_committed_journal_is_never_read(workspace: Path, out: str) -> None:
     repo = workspace / "repo"
     commit_hostile_checkout(repo, out, HOSTILE_JOURNAL)
-    assert "Built 1 skills" in build_ok(repo, out)
+    assert "Built 1 skill into" in build_ok(repo, out)
     md = repo / "skills" / SKILLS[0] / "SKILL.md"
     md.write_text(md.read_text() + "\nAn added line.\n")  # a rebuild goes through the journal's commit path
     build_ok(repo, out)

@@ -137,3 +137,20 @@ def test_text_and_json_output(repo: Path) -> None:
     assert data["changed_since"] == {"ref": "main", "base": base, "config_changed": False, "skills": [
         {"name": "log-summarizer", "status": "removed", "old_name": None, "new_digest": None,
          "old_digest": removed}]}
+
+
+def test_text_output_says_which_changed_skills_have_findings(repo: Path) -> None:
+    base = git(repo, "rev-parse", "HEAD").strip()
+    old = digest_of(repo / "skills/csv-profiler")
+    git(repo, "checkout", "-q", "-b", "pr")
+    edited = repo / "skills/csv-profiler/SKILL.md"
+    edited.write_text(edited.read_text().replace('version: "1.0.0"', 'version: "1.0.1"', 1) + "\nOne more line.\n")
+    write_tree(repo / "skills", {"new-skill/SKILL.md": skill_md("new-skill", category="nope")})
+    new = digest_of(repo / "skills/new-skill")
+    result = CliRunner().invoke(cli, ["validate", "--changed-since", "main"])
+    assert result.exit_code == 1
+    assert result.output.splitlines()[:3] == [
+        f"Changed since main (merge base {base[:12]}): 2 skills",
+        f"  csv-profiler  modified {old[:19]} -> {digest_of(repo / 'skills/csv-profiler')[:19]}  [no findings]",
+        f"  new-skill     added {new[:19]}  [1 error: SK301]",
+    ]

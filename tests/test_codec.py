@@ -81,10 +81,22 @@ def test_export_then_import_recreates_the_skill(registry: Path) -> None:
     (registry / "skills/demo").rename(registry / "moved")
     imported = run(registry, "import", "-", input=text)
     assert imported.exit_code == 0, imported.output
-    assert imported.output.splitlines()[0] == f"Created {registry / 'skills/demo'}/ with 2 file(s)"
+    assert imported.output.splitlines()[0] == f"Created {registry / 'skills/demo'}/ with 2 files"
     assert "The skill is valid." in imported.output
     for rel in ("SKILL.md", "references/guide.md"):
         assert (registry / "skills/demo" / rel).read_bytes() == (registry / "moved" / rel).read_bytes()
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("My_Skill", "SK104: `name` 'My_Skill' has characters outside a-z, 0-9 and '-': 'M' 'S' '_'. "
+                 "Did you mean `my-skill`?"),
+    ("api", "SK603: skill name `api` is reserved for the registry's own pages"),
+])
+def test_import_refuses_a_name_new_would_refuse_before_writing(registry: Path, name: str, message: str) -> None:
+    text = run(registry, "export", "demo").stdout_bytes
+    result = run(registry, "import", "-", "--name", name, input=text)
+    assert (result.exit_code, result.output) == (2, f"Error: {message}\n")
+    assert sorted(p.name for p in (registry / "skills").iterdir()) == ["demo"]
 
 
 def test_import_refuses_to_overwrite_and_validates(registry: Path) -> None:
@@ -166,7 +178,7 @@ def test_import_refuses_paths_that_collide_or_name_folders(registry: Path, paths
 def test_import_collapses_dot_and_double_slash(registry: Path) -> None:
     text = SKILL_TEXT + "\n\x1fFILE:./scripts//run.sh\x1e\necho hi\n\n\x1fFILE:references/./a.md\x1e\n# A\n"
     result = run(registry, "import", "-", input=text.encode())
-    assert result.output.splitlines()[0] == f"Created {registry / 'skills/paths'}/ with 3 file(s)", result.output
+    assert result.output.splitlines()[0] == f"Created {registry / 'skills/paths'}/ with 3 files", result.output
     assert result.exit_code == 0, result.output
     made = sorted(p.relative_to(registry / "skills/paths").as_posix()
                   for p in (registry / "skills/paths").rglob("*") if p.is_file())

@@ -18,15 +18,20 @@ BAD_LOCK = "Error: {cwd}/skills-lock.json is not a version-1 skills lock file\n"
 NOT_A_REGISTRY = "Error: ftp://h/: the registry must be an https:// URL, a file:// URL or a folder\n"
 NO_INDEX = ("Error: {cwd}/none holds no published registry (no api/v1/index.json); run `skillreg build` first "
             "or pass --registry\n")
+NO_REGISTRY = ("Error: no registry.yaml in {{cwd}} or a parent folder, and `skillreg {command}` writes into a "
+               "registry; run it in a registry's checkout, pass --config FILE, or start a registry by copying "
+               "registry.yaml from the skill-registry project (github.com/skill-registry/skill-registry) into this "
+               "folder\n")
 NO_DEPLOY = ("Error: file:///nonexistent/api/v1/index.json could not be read ([Errno 2] No such file or directory: "
-             "'/nonexistent/api/v1/index.json?commit=abc&attempt=1'), not abc, after 1 attempt(s) in 0s; the deploy "
+             "'/nonexistent/api/v1/index.json?commit=abc&attempt=1'), not abc, after 1 attempt in 0s; the deploy "
              "did not reach the live site\n")
 
 # (command line, exit code, the last line of stderr); the registry's commands all read registry.yaml first.
 CASES = [(["--config", "bad.yaml", *args], 1, BAD_YAML) for args in (
     ["validate"], ["new", "foo"], ["build"], ["serve"], ["export", "foo"], ["import", "-"], ["prompt"],
     ["marketplace"])] + [
-    (["new", "Bad_Name"], 2, "Error: SK104: `name` 'Bad_Name' has characters outside a-z, 0-9 and '-': 'B' 'N' '_'\n"),
+    (["new", "foo"], 2, NO_REGISTRY.format(command="new")),
+    (["marketplace"], 2, NO_REGISTRY.format(command="marketplace")),
     (["check-deploy", "file:///nonexistent", "--commit", "abc", "--timeout", "0"], 1, NO_DEPLOY),
     (["upload", "s3://bkt/reg", "--out", "none"], 2, "Error: none: no such folder; run `skillreg build --out none` first\n"),
     (["search", "x", "--registry", "ftp://h/"], 2, NOT_A_REGISTRY),

@@ -189,8 +189,8 @@ def test_quoted_keys_are_strings() -> None:
      "Quote values that contain `: ` or start with a special character."),
     ("metadata:\n\tcategory: data", 3, 1, "found character that cannot start any token",
      "Indent with spaces; YAML does not allow tabs."),
-    ("name: 'open", 3, 1, "found unexpected end of stream",  # the block ended with the quote open
-     "Quote values that contain `: ` or start with a special character."),
+    ("name: 'open", 2, 7, "the single quote `'` that starts this value is never closed",  # not the block's end
+     "End the value with a closing `'` (`name: 'open'`); a `'` inside it is written `''`."),
     ("metadata:\n    a: b\n  c: d", 4, 3, "did not find expected key", "Quote values that contain `: ` or start with a special character."),
 ])
 def test_invalid_yaml_reports_line_column_and_hint(yaml_text: str, line: int, column: int, problem: str, hint: str) -> None:

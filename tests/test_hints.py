@@ -177,3 +177,71 @@ def test_a_comment_after_the_indicator_is_valid_yaml() -> None:
 def test_the_allowed_tools_list_hint_joins_the_items_as_written(tmp_path: Path, items: str, hint: str) -> None:
     text = skill_md(f"name: demo\ndescription: {DESCRIPTION}\nallowed-tools:{items}\n")
     assert [f[2] for f in findings(tmp_path, text) if f[0] == "SK115"] == [hint]
+
+
+def test_an_unclosed_quote_is_reported_where_it_opens_with_a_hint_that_closes_it(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch
+                                                                                 ) -> None:
+    from click.testing import CliRunner
+
+    from builder.cli.app import cli
+
+    write_tree(tmp_path, {"demo/SKILL.md": (
+        '---\nname: demo\ndescription: "Reads demo files. Use when asked what a demo file holds.\n'
+        "metadata:\n  author: someone\n---\n# Demo\n")})
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["validate", "demo"])
+    assert (result.exit_code, result.output) == (1, (
+        "demo/SKILL.md:3:14: error SK007 invalid YAML: the double quote `\"` that starts this value is never "
+        "closed\n"
+        "    hint: End the value with a closing `\"` (`description: \"Reads demo files. Use when asked what a demo "
+        "file holds.\"`); a `\"` inside it is written `\\\"`.\n"
+        "1 error, 0 warnings in 1 of 1 skill\n"))
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "pure-python"])
+@pytest.mark.parametrize(("line", "fixed", "meant"), [
+    ("description: 'Reads demo files", "description: 'Reads demo files'", "Reads demo files"),
+    ('description: "Reads demo files', 'description: "Reads demo files"', "Reads demo files"),
+])
+def test_the_hint_for_an_unclosed_quote_is_a_line_that_parses(monkeypatch: pytest.MonkeyPatch, loader: str,
+                                                              line: str, fixed: str, meant: str) -> None:
+    import yaml
+
+    from builder.core import frontmatter
+
+    monkeypatch.setattr(frontmatter, "_Loader", yaml.CSafeLoader if loader == "libyaml" else yaml.SafeLoader)
+    text = f"---\nname: s\n{line}\nlicense: MIT\n---\nBody.\n"
+    (diag,) = parse_skill_md(text.encode(), "s/SKILL.md", max_frontmatter_bytes=65536, skill="s").diagnostics
+    assert (diag.code, diag.line, diag.column) == ("SK007", 3, 14)
+    assert f"(`{fixed}`)" in diag.hint
+    parsed = parse_skill_md(text.replace(line, fixed).encode(), "s/SKILL.md", max_frontmatter_bytes=65536)
+    assert parsed.diagnostics == () and parsed.frontmatter is not None
+    assert parsed.frontmatter.data["description"] == meant
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "pure-python"])
+@pytest.mark.parametrize(("line", "column", "example", "meant"), [
+    ("description: 'It's how data is read'", 18, "description: 'It''s how data is read'", "It's how data is read"),
+    ('description: "Say "hi" first"', 20, 'description: "Say \\"hi\\" first"', 'Say "hi" first'),
+    ("  author: 'O'Brien'", 14, "  author: 'O''Brien'", "O'Brien"),
+])
+def test_a_quote_inside_a_quoted_value_gets_the_value_written_escaped(monkeypatch: pytest.MonkeyPatch, loader: str,
+                                                                      line: str, column: int, example: str,
+                                                                      meant: str) -> None:
+    import yaml
+
+    from builder.core import frontmatter
+
+    monkeypatch.setattr(frontmatter, "_Loader", yaml.CSafeLoader if loader == "libyaml" else yaml.SafeLoader)
+    head = "metadata:\n" if line.startswith(" ") else ""
+    text = f"---\nname: s\n{head}{line}\n---\nBody.\n"
+    (diag,) = parse_skill_md(text.encode(), "s/SKILL.md", max_frontmatter_bytes=65536, skill="s").diagnostics
+    quote = line.strip().split(": ", 1)[1][0]
+    assert (diag.code, diag.line, diag.column, diag.message) == (
+        "SK007", 3 + bool(head), column, f"invalid YAML: text follows the closing `{quote}` of a quoted value")
+    assert diag.hint.endswith(f": `{example}`.")
+    parsed = parse_skill_md(text.replace(line, example).encode(), "s/SKILL.md", max_frontmatter_bytes=65536)
+    assert parsed.diagnostics == () and parsed.frontmatter is not None
+    data = parsed.frontmatter.data
+    assert (data["metadata"]["author"] if head else data["description"]) == meant

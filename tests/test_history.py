@@ -278,7 +278,7 @@ def test_registry_yaml_naming_an_unknown_skill_or_version_stops_the_build_with_i
 @pytest.mark.parametrize(("text", "message"), [
     ("history:\n  keep: 0\n", "`history.keep` must be at least 1, got 0"),
     ("history:\n  keep: lots\n", "`history.keep` must be `all`, a number of versions or a date"),
-    ("history:\n  yank: []\n", "unknown key(s) under `history`: yank"),
+    ("history:\n  yank: []\n", "unknown key under `history`: yank"),
     ("history:\n  yanked:\n    - {name: a, digest: \"sha256:abc\", reason: x}\n",
      ":3: history.yanked[0]: `digest` must be a full `sha256:` and 64 lower-case hex digits"),
     ("history:\n  taken_down:\n    - {name: a, digest: \"sha256:" + "a" * 64 + "\"}\n",

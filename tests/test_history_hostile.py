@@ -233,7 +233,7 @@ def cache_build(repo: Path, out: Path, cache: Path) -> int:
     result = CliRunner().invoke(cli, ["--config", str(repo / "registry.yaml"), "build", "--out", str(out),
                                       "--no-site", "--bundle-cache", str(cache)])
     assert result.exit_code == 0, result.output
-    packed = re.search(r"^Packed (\d+) old version\(s\) from git history", result.output, re.M)
+    packed = re.search(r"^Packed (\d+) old versions? from git history", result.output, re.M)
     return int(packed.group(1)) if packed else 0
 
 

@@ -113,11 +113,15 @@ def test_refuses_a_dangling_symlink_in_the_way(registry: Path) -> None:
 
 @pytest.mark.parametrize(("name", "message"), [
     ("", "SK102: `name` must be a non-empty string"),
-    ("PDF-Tools", "SK104: `name` 'PDF-Tools' has characters outside a-z, 0-9 and '-': 'D' 'F' 'P' 'T'"),
-    ("pdf_tools", "SK104: `name` 'pdf_tools' has characters outside a-z, 0-9 and '-': '_'"),
-    ("café", "SK104: `name` 'café' has characters outside a-z, 0-9 and '-': 'é'"),
-    ("../evil", "SK104: `name` '../evil' has characters outside a-z, 0-9 and '-': '.' '/'"),
-    ("a\nb", "SK104: `name` 'a\\nb' has characters outside a-z, 0-9 and '-': '\\n'"),
+    ("PDF-Tools", "SK104: `name` 'PDF-Tools' has characters outside a-z, 0-9 and '-': 'D' 'F' 'P' 'T'. "
+                  "Did you mean `pdf-tools`?"),
+    ("My_Skill", "SK104: `name` 'My_Skill' has characters outside a-z, 0-9 and '-': 'M' 'S' '_'. "
+                 "Did you mean `my-skill`?"),
+    ("pdf_tools", "SK104: `name` 'pdf_tools' has characters outside a-z, 0-9 and '-': '_'. Did you mean `pdf-tools`?"),
+    ("café", "SK104: `name` 'café' has characters outside a-z, 0-9 and '-': 'é'. Did you mean `cafe`?"),
+    ("../evil", "SK104: `name` '../evil' has characters outside a-z, 0-9 and '-': '.' '/'. Did you mean `evil`?"),
+    ("a\nb", "SK104: `name` 'a\\nb' has characters outside a-z, 0-9 and '-': '\\n'. Did you mean `a-b`?"),
+    ("_", "SK104: `name` '_' has characters outside a-z, 0-9 and '-': '_'"),  # nothing to suggest
     ("-pdf", "SK105: `name` '-pdf' starts or ends with a hyphen or contains `--`"),
     ("pdf--tools", "SK105: `name` 'pdf--tools' starts or ends with a hyphen or contains `--`"),
     ("a" * 65, "SK103: `name` is 65 characters; the limit is 64"),
@@ -131,10 +135,27 @@ def test_refuses_invalid_names_with_the_rule(registry: Path, name: str, message:
     assert tree(registry) == [("registry.yaml", REGISTRY_YAML.encode())]
 
 
-def test_refuses_an_unknown_category(registry: Path) -> None:
-    result = skillreg("new", "pdf-tools", "--category", "dta")
-    assert (result.exit_code, result.stderr) == (2, "Error: SK301: unknown category `dta`; categories: data, testing\n")
+@pytest.mark.parametrize(("category", "message"), [
+    ("dta", "Error: SK301: unknown category `dta`. Did you mean `data`? Categories: data, testing.\n"),
+    ("Data", "Error: SK301: unknown category `Data`. Did you mean `data`? Categories: data, testing.\n"),
+    ("TESTING", "Error: SK301: unknown category `TESTING`. Did you mean `testing`? Categories: data, testing.\n"),
+    ("finance", "Error: SK301: unknown category `finance`. Categories: data, testing.\n"),
+])
+def test_refuses_an_unknown_category_suggesting_the_closest(registry: Path, category: str, message: str) -> None:
+    result = skillreg("new", "pdf-tools", "--category", category)
+    assert (result.exit_code, result.stderr) == (2, message)
     assert not (registry / "skills").exists()
+
+
+def test_validate_suggests_the_same_category_as_new(registry: Path) -> None:
+    write_tree(registry, {"skills/pdf-tools/SKILL.md": (
+        f"---\nname: pdf-tools\ndescription: {DESCRIPTION}\nmetadata:\n  category: Data\n---\n# PDF tools\n")})
+    result = skillreg("validate", "skills/pdf-tools")
+    assert (result.exit_code, result.stdout) == (1, (
+        "skills/pdf-tools/SKILL.md:5: error SK301 unknown category `Data` (registry policy `categories`, "
+        "registry.yaml)\n"
+        "    hint: Did you mean `data`? Categories: data, testing.\n"
+        "1 error, 0 warnings in 1 of 1 skill\n"))
 
 
 def test_a_name_of_64_characters_is_accepted(registry: Path) -> None:

@@ -80,7 +80,7 @@ def test_the_installed_wheel_builds_a_site_outside_the_repository(dists: tuple[P
 
     registry = make_registry(tmp_path / "registry", ["csv-profiler"])
     done = run([str(bin_dir / "skillreg"), "build", "--out", "out"], cwd=registry, env=env)
-    assert done.stdout.startswith("Built 1 skills into out/ at commit ")
+    assert done.stdout.startswith("Built 1 skill into out/ at commit ")
     out = registry / "out"
     assert (out / "index.html").is_file() and (out / "skills/csv-profiler/index.html").is_file()
     assert (out / "assets/search.js").read_bytes() == (REPO / "site_templates/assets/search.js").read_bytes()

@@ -101,8 +101,8 @@ def test_serve_is_a_documented_command() -> None:
 
 
 @pytest.mark.parametrize("listening", [True, False])
-def test_serve_on_a_busy_port_is_a_failure_not_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              listening: bool) -> None:
+def test_serve_on_a_busy_port_fails_at_once_before_building(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             listening: bool) -> None:
     write_tree(tmp_path, {"registry.yaml": REGISTRY, "skills/demo/SKILL.md": skill_md("Reads the data.")})
     monkeypatch.chdir(tmp_path)
     with socket.socket() as busy:  # bound (and, in one variant, listening): either way the port is taken
@@ -111,8 +111,9 @@ def test_serve_on_a_busy_port_is_a_failure_not_a_usage_error(tmp_path: Path, mon
             busy.listen()
         port = busy.getsockname()[1]
         result = CliRunner().invoke(cli, ["serve", "--port", str(port), "--out", "out"])
-    assert result.exit_code == 1
-    assert result.stderr == f"Error: cannot serve on 127.0.0.1:{port}: Address already in use\n"
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", (
+        f"Error: port {port} on 127.0.0.1 is in use; pick another with --port N, or --port 0 for any free port\n"))
+    assert not (tmp_path / "out").exists()  # nothing was built
 
 
 @contextmanager

@@ -28,6 +28,7 @@ from moto.server import ThreadedMotoServer
 
 from builder.cli.app import cli
 from builder.core.config import load_config
+from builder.core.words import counted
 from builder.publish.build import build
 from builder.publish.objectstore import (
     DELETE_AFTER,
@@ -314,8 +315,8 @@ def test_upload_then_only_changes_then_install_from_the_bucket(builds: tuple[Pat
     result = upload_cli(f"s3://{bucket}/reg", "--out", str(first), "--endpoint-url", endpoint, "--delete-after", "0")
     assert result.exit_code == 0, result.output
     files = files_of(first)
-    assert re.fullmatch(rf"Uploaded {len(files)} file\(s\) \(\d+ immutable, \d+ other, \d+ index\) and deleted 1 "
-                        rf"object\(s\) at s3://{bucket}/reg/; 0 unchanged\n", result.output)
+    assert re.fullmatch(rf"Uploaded {len(files)} files \(\d+ immutable, \d+ other, \d+ index\) and deleted 1 "
+                        rf"object at s3://{bucket}/reg/; 0 unchanged\n", result.output)
     objects = stored(endpoint, bucket)
     assert {k.removeprefix("reg/") for k in objects if k.startswith("reg/")} == files.keys() | {".skillreg-upload.json"}
     assert {"other/keep.json", "registry-old/api/v1/index.json"} <= objects.keys()
@@ -337,7 +338,7 @@ def test_upload_then_only_changes_then_install_from_the_bucket(builds: tuple[Pat
 
     with RefusingProxy(endpoint) as proxy:
         again = upload_cli(f"s3://{bucket}/reg", "--out", str(first), "--endpoint-url", proxy.url)
-    assert again.exit_code == 0 and again.output.startswith("Uploaded 0 file(s)") and \
+    assert again.exit_code == 0 and again.output.startswith("Uploaded 0 files") and \
         again.output.endswith(f"; {len(files)} unchanged\n"), again.output
     # Nothing changed, so nothing is written: one listing and one read of the upload's record.
     assert sorted(proxy.requests) == [("GET", f"/{bucket}"), ("GET", f"/{bucket}/reg/.skillreg-upload.json")]
@@ -369,7 +370,7 @@ def test_changed_headers_alone_are_sent_again(builds: tuple[Path, Path], endpoin
     result = upload_cli(f"s3://{bucket}/reg", "--out", str(out), "--endpoint-url", endpoint, "--max-age", "30")
     assert result.exit_code == 0, result.output
     short = [p for p in files_of(out) if cache_class(p) != IMMUTABLE]
-    assert result.output.startswith(f"Uploaded {len(short)} file(s) (0 immutable,"), result.output
+    assert result.output.startswith(f"Uploaded {counted(len(short), 'file')} (0 immutable,"), result.output
     head = client(endpoint).head_object(Bucket=bucket, Key="reg/api/v1/state.json")
     assert head["CacheControl"] == "public, max-age=30, must-revalidate"
 
@@ -383,7 +384,7 @@ def test_dry_run_and_no_delete_change_nothing_they_should_not(builds: tuple[Path
     assert stored(endpoint, bucket) == {}
     assert upload_cli(f"s3://{bucket}/reg", "--out", str(first), "--endpoint-url", endpoint).exit_code == 0
     kept = upload_cli(f"s3://{bucket}/reg", "--out", str(second), "--endpoint-url", endpoint, "--no-delete")
-    assert kept.exit_code == 0 and "and deleted 0 object(s)" in kept.output, kept.output
+    assert kept.exit_code == 0 and "and deleted 0 objects" in kept.output, kept.output
     gone = {f"reg/{p}" for p in files_of(first).keys() - files_of(second).keys()}
     assert gone and gone <= stored(endpoint, bucket).keys()
     # A later upload with deletion still removes what the kept ones were.
@@ -435,12 +436,12 @@ def test_the_command_says_what_it_kept_and_until_when(builds: tuple[Path, Path],
     assert upload_cli(dest, "--out", str(first), "--endpoint-url", endpoint).exit_code == 0
     gone = files_of(first).keys() - files_of(second).keys()
     dry = upload_cli(dest, "--out", str(second), "--endpoint-url", endpoint, "--dry-run")
-    assert re.search(rf"delete 0 object\(s\) .*; {len(gone)} object\(s\) the output dropped kept until "
+    assert re.search(rf"delete 0 objects .*; {counted(len(gone), 'object')} the output dropped kept until "
                      r"\d{4}-\d\d-\d\d \d\d:\d\d UTC at the latest \(--delete-after\)", dry.output), dry.output
     kept = upload_cli(dest, "--out", str(second), "--endpoint-url", endpoint)
-    assert kept.exit_code == 0 and "and deleted 0 object(s)" in kept.output and "kept until" in kept.output
+    assert kept.exit_code == 0 and "and deleted 0 objects" in kept.output and "kept until" in kept.output
     now = upload_cli(dest, "--out", str(second), "--endpoint-url", endpoint, "--delete-after", "0")
-    assert now.exit_code == 0 and f"and deleted {len(gone)} object(s)" in now.output, now.output
+    assert now.exit_code == 0 and f"and deleted {counted(len(gone), 'object')}" in now.output, now.output
     assert "kept until" not in now.output
     assert upload_cli(dest, "--out", str(second), "--delete-after", "-1").exit_code == 2
 

@@ -7,7 +7,11 @@ from pathlib import Path
 
 import click
 
-from ..core.config import RegistryConfig, load_config
+from ..core.config import CONFIG_NAME, RegistryConfig, load_config
+from ..core.errors import UsageError
+
+# Where a new registry's registry.yaml comes from: there is no command that writes one.
+PROJECT = "github.com/skill-registry/skill-registry"
 
 
 class Context:
@@ -19,6 +23,22 @@ class Context:
     @functools.cached_property
     def config(self) -> RegistryConfig:
         return load_config(self.config_path)
+
+    def registry(self, command: str) -> RegistryConfig:
+        """The configuration of a command that writes into a registry (its skills, its output, its marketplace
+        file): refused when no registry.yaml was found or named, so that nothing is written into a folder that
+        merely happens to be the current one."""
+        config = self.config
+        if config.path is None:
+            raise UsageError(no_registry(command))
+        return config
+
+
+def no_registry(command: str) -> str:
+    """Why ``skillreg COMMAND`` will not run here, and the three ways to a registry."""
+    return (f"no {CONFIG_NAME} in {Path.cwd()} or a parent folder, and `skillreg {command}` "
+            f"writes into a registry; run it in a registry's checkout, pass --config FILE, or start a registry by "
+            f"copying {CONFIG_NAME} from the skill-registry project ({PROJECT}) into this folder")
 
 
 pass_context = click.make_pass_decorator(Context)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import functools
 import os
 import shutil
@@ -20,9 +21,10 @@ from typing import Any
 
 import click
 
-from ..core.config import PROFILES
+from ..core.config import CONFIG_NAME, PROFILES
 from ..core.errors import EXIT_FAILURE, SkillRegError, UsageError
 from ..core.model import Skill
+from ..core.words import counted
 from .context import Context, pass_context
 
 
@@ -59,6 +61,10 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
         changes = validate_changes(config, changed_since, profile)
         findings = changes.report
     else:  # streamed: findings are written while later skills are still being checked
+        if not paths and config.path is None and not config.skills_path.exists():
+            raise UsageError(f"no {CONFIG_NAME} in {Path.cwd()} or a parent folder, and no {config.skills_dir}/ "
+                             f"folder here; name the skill folders to check (`skillreg validate PATH ...`), or run it "
+                             f"in a registry's checkout or with --config FILE")
         findings = ValidationRun(list(paths) or [config.skills_path], config, profile)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None
     # The job summary's table waits in a temporary file until the closing counts that head it are known.
@@ -108,7 +114,8 @@ def new(obj: Context, name: str, description: str | None, category: str | None) 
     """Create skills/NAME/ with a SKILL.md to fill in."""
     from ..publish.scaffold import new_skill
 
-    folder = new_skill(obj.config, name, description, category, on_wait=_say_waiting_for_writer(obj.config.skills_path))
+    config = obj.registry("new")
+    folder = new_skill(config, name, description, category, on_wait=_say_waiting_for_writer(config.skills_path))
     click.echo(f"Created {folder}/SKILL.md")
     click.echo(f"Edit it, then run: skillreg validate {folder}")
 
@@ -181,9 +188,10 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     from ..publish.build import build as run_build
     from ..validate.report import format_text
 
+    config = obj.registry("build")
     try:
         with _progress("Building") as progress:
-            result = run_build(obj.config, out, base_url=base_url, jobs=jobs, keep_going=keep_going,
+            result = run_build(config, out, base_url=base_url, jobs=jobs, keep_going=keep_going,
                                profile=profile, site=site, on_progress=progress, wait=not no_wait,
                                on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache)
     except BuildFailed as failed:
@@ -192,17 +200,18 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     if result.report.diagnostics and (verbose or result.skipped or result.report.warnings):
         click.echo(format_text(result.report), nl=False)
     if result.skipped:
-        click.echo(f"Left out {len(result.skipped)} invalid skill(s): {', '.join(result.skipped)}")
+        click.echo(f"Left out {counted(len(result.skipped), 'invalid skill')}: {', '.join(result.skipped)}")
     for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)
     if verbose:
         click.echo(f"Written: {', '.join(result.written) or '-'}")
-        click.echo(f"Reused: {len(result.reused)} unchanged skill(s)")
+        click.echo(f"Reused: {counted(len(result.reused), 'unchanged skill')}")
     commit = f" at commit {result.commit[:12]}" if result.commit else " (not a git repository: no provenance)"
-    click.echo(f"Built {len(result.published)} skills into {out}/{commit} "
+    click.echo(f"Built {counted(len(result.published), 'skill')} into {out}/{commit} "
                f"({len(result.written)} written, {len(result.reused)} unchanged)")
     if result.packed:
-        click.echo(f"Packed {result.packed} old version(s) from git history; the others came from the bundle cache")
+        click.echo(f"Packed {counted(result.packed, 'old version')} from git history; the others came from the "
+                   "bundle cache")
 
 
 @click.command(short_help="Build, serve on 127.0.0.1, rebuild on change.")
@@ -226,18 +235,22 @@ def serve(obj: Context, port: int, out: Path) -> None:
         elif event.kind == "serving":
             click.echo(f"Serving {out}/ at {event.url} (Ctrl-C to stop)")
         elif event.kind == "built" and event.result is not None:
-            click.echo(f"Built {len(event.result.published)} skills into {out}/")
+            click.echo(f"Built {counted(len(event.result.published), 'skill')} into {out}/")
         elif event.kind == "failed":
             if isinstance(event.error, BuildFailed):
                 click.echo(format_text(event.error.report), nl=False)
             click.echo(f"Error: {event.error}; still serving the previous build", err=True)
 
+    config = obj.registry("serve")
     try:
-        run_serve(obj.config, out, port=port, on_event=show)
+        run_serve(config, out, port=port, on_event=show)
     except KeyboardInterrupt:
         click.echo("Stopped.")
     except OSError as exc:
         # A busy or forbidden port is a failure to serve, not a mistake in the command line: exit 1, not 2.
+        if exc.errno == errno.EADDRINUSE:
+            raise SkillRegError(f"port {port} on 127.0.0.1 is in use; pick another with --port N, or --port 0 for "
+                                "any free port") from None
         raise SkillRegError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
@@ -255,7 +268,7 @@ def _registry_skill(obj: Context, name: str) -> Skill:
     if errors:
         first = errors[0]
         raise SkillRegError(f"{first.file}:{first.line}: {first.code} {first.message} "
-                            f"({len(errors)} error(s); run `skillreg validate {folder}`)")
+                            f"({counted(len(errors), 'error')}; run `skillreg validate {folder}`)")
     return skill
 
 
@@ -310,9 +323,10 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     from ..core.frontmatter import parse_skill_md
     from ..publish.codec import CodecError, parse
     from ..publish.scaffold import add_skill_folder
-    from ..validate.checks import check_name, validate_paths
+    from ..validate.checks import name_problems, validate_paths
     from ..validate.report import format_text
 
+    config = obj.registry("import")
     raw = source.read()
     label = getattr(source, "name", "<stdin>")
     try:
@@ -325,19 +339,19 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
         raise CodecError(f"{label}: {exc}") from None
     if name is None:
         parsed = parse_skill_md(files[0].data, "SKILL.md",
-                                max_frontmatter_bytes=obj.config.limits.max_frontmatter_bytes)
+                                max_frontmatter_bytes=config.limits.max_frontmatter_bytes)
         declared = parsed.frontmatter.data.get("name") if parsed.frontmatter else None
         if not isinstance(declared, str) or not declared:
             raise UsageError(f"{label}: SKILL.md declares no usable `name`; pass --name")
         name = declared
-    problems = list(check_name(name, name, lambda code, msg, hint=None: f"{code}: {msg}"))
+    problems = name_problems(name)
     if problems:
         raise UsageError(problems[0])
-    files = _named(files, name, obj.config.limits.max_frontmatter_bytes)
-    folder = add_skill_folder(obj.config.skills_path, name, {f.path: (f.data, f.executable) for f in files},
-                              on_wait=_say_waiting_for_writer(obj.config.skills_path))
-    click.echo(f"Created {folder}/ with {len(files)} file(s)")
-    report = validate_paths([folder], obj.config)
+    files = _named(files, name, config.limits.max_frontmatter_bytes)
+    folder = add_skill_folder(config.skills_path, name, {f.path: (f.data, f.executable) for f in files},
+                              on_wait=_say_waiting_for_writer(config.skills_path))
+    click.echo(f"Created {folder}/ with {counted(len(files), 'file')}")
+    report = validate_paths([folder], config)
     click.echo(format_text(report), nl=False)
     if report.failed():
         raise click.exceptions.Exit(EXIT_FAILURE)
@@ -365,13 +379,14 @@ def marketplace(obj: Context, check: bool) -> None:
     """Write .claude-plugin/marketplace.json: one Claude Code plugin per category, listing its skills."""
     from ..publish.marketplace import MARKETPLACE_PATH, stale_reason, write_marketplace
 
+    config = obj.registry("marketplace")
     if check:
-        reason = stale_reason(obj.config)
+        reason = stale_reason(config)
         if reason:
             raise SkillRegError(f"{reason}. Run `skillreg marketplace` and commit {MARKETPLACE_PATH}.")
         click.echo(f"{MARKETPLACE_PATH} is up to date")
         return
-    path, written = write_marketplace(obj.config)
+    path, written = write_marketplace(config)
     click.echo(f"{'Wrote' if written else 'Unchanged:'} {path}")
 
 
@@ -441,13 +456,15 @@ def upload(dest: str, out: Path, endpoint_url: str | None, region: str | None, m
     kept = ""
     if waiting and not no_delete:
         when = datetime.datetime.fromtimestamp(max(waiting.values()), datetime.UTC)
-        kept = (f"; {len(waiting)} object(s) the output dropped kept until {when:%Y-%m-%d %H:%M} UTC at the latest "
-                "(--delete-after), for an upload after that to delete")
+        kept = (f"; {counted(len(waiting), 'object')} the output dropped kept until {when:%Y-%m-%d %H:%M} UTC at "
+                "the latest (--delete-after), for an upload after that to delete")
     if result is None:
-        click.echo(f"Would upload {len(plan.uploads)} file(s) ({classes}) and delete {len(plan.delete)} object(s) "
+        click.echo(f"Would upload {counted(len(plan.uploads), 'file')} ({classes}) and delete "
+                   f"{counted(len(plan.delete), 'object')} "
                    f"at {plan.destination}; {plan.unchanged} unchanged{kept}")
         return
-    click.echo(f"Uploaded {len(result.uploaded)} file(s) ({classes}) and deleted {len(result.deleted)} object(s) "
+    click.echo(f"Uploaded {counted(len(result.uploaded), 'file')} ({classes}) and deleted "
+               f"{counted(len(result.deleted), 'object')} "
                f"at {result.destination}; {result.unchanged} unchanged{kept}")
 
 

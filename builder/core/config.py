@@ -165,7 +165,8 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
     })
     unknown_limits = set(limits_raw) - set(Limits.__dataclass_fields__)
     if unknown_limits:
-        raise ConfigError(f"{path}: unknown key(s) under `limits`: {', '.join(sorted(unknown_limits))}")
+        keys = "key" if len(unknown_limits) == 1 else "keys"
+        raise ConfigError(f"{path}: unknown {keys} under `limits`: {', '.join(sorted(unknown_limits))}")
     for name, limit in LIMITS.items():
         value = getattr(limits, name)
         if limit.ceiling is not None and value > limit.ceiling:
@@ -323,7 +324,8 @@ def _load_history(raw: Any, text: str, path: Path) -> HistoryPolicy:
     raw = _expect(raw, dict, "history", path)
     unknown = set(raw) - set(_HISTORY_KEYS)
     if unknown:
-        raise ConfigError(f"{path}: unknown key(s) under `history`: {', '.join(sorted(map(str, unknown)))}; "
+        keys = "key" if len(unknown) == 1 else "keys"
+        raise ConfigError(f"{path}: unknown {keys} under `history`: {', '.join(sorted(map(str, unknown)))}; "
                           f"expected {', '.join(_HISTORY_KEYS)}")
     keep_raw = raw.get("keep", "all")
     keep: int | None = None

@@ -197,6 +197,10 @@ def _load_yaml(text: str, file: str, skill: str, out: list[Diagnostic]) -> _Load
         block = _text_after_block_indicator(exc, source_lines)
         if block is not None:
             what, hint = block
+        quote = _unclosed_quote(exc, source_lines) or _text_after_closing_quote(exc, source_lines)
+        if quote is not None:
+            what, hint, at_line, column = quote
+            line = at_line + offset
         out.append(RULES["SK007"].at(file, line, f"invalid YAML: {what}", column=column, skill=skill, hint=hint))
         return failed
     except yaml.reader.ReaderError as exc:  # no mark, and libyaml gives a byte offset: find the character itself
@@ -311,6 +315,47 @@ def _text_after_block_indicator(exc: yaml.MarkedYAMLError, lines: list[str]) -> 
     message = f"text follows the block scalar indicator `{header.group(0)}` on the same line"
     return message, (f"Move the text to the next line, indented under the key: `{first}` then "
                      f"`{indent}{written}`.")
+
+
+_QUOTE_NAMES = {"'": "single", '"': "double"}
+_ESCAPED = {"'": "''", '"': '\\"'}  # how each quoted style writes its own quote inside
+
+
+def _unclosed_quote(exc: yaml.MarkedYAMLError, lines: list[str]) -> tuple[str, str, int, int] | None:
+    """(message, hint, line index, column) for a quoted value that is never closed: YAML reads on to the end of
+    the frontmatter, so the finding points at the opening quote instead, and the hint closes it on its line."""
+    start = exc.context_mark
+    if exc.context != "while scanning a quoted scalar" or start is None or start.line >= len(lines):
+        return None
+    source = lines[start.line]
+    quote = source[start.column:start.column + 1]
+    if quote not in _QUOTE_NAMES:
+        return None
+    message = f"the {_QUOTE_NAMES[quote]} quote `{quote}` that starts this value is never closed"
+    hint = (f"End the value with a closing `{quote}` (`{source.rstrip()}{quote}`); a `{quote}` inside it is "
+            f"written `{_ESCAPED[quote]}`.")
+    return message, hint, start.line, start.column + 1
+
+
+def _text_after_closing_quote(exc: yaml.MarkedYAMLError, lines: list[str]) -> tuple[str, str, int, int] | None:
+    """(message, hint, line index, column) for text right after a quoted value's closing quote, as when the value
+    holds its own quote unescaped (`description: 'It's here'`): the hint writes the inner quotes escaped."""
+    mark = exc.problem_mark
+    if mark is None or mark.line >= len(lines) or mark.column < 1:
+        return None
+    source = lines[mark.line]
+    value = re.match(r"\s*(?:-\s+)?[^\s'\"#][^:]*:\s+(['\"])", source)
+    before = source[:mark.column].rstrip()
+    if value is None or not before.endswith(value.group(1)) or len(before) - 1 <= value.start(1):
+        return None
+    quote = value.group(1)
+    message = f"text follows the closing `{quote}` of a quoted value"
+    hint = f"A `{quote}` inside a {_QUOTE_NAMES[quote]}-quoted value is written `{_ESCAPED[quote]}`"
+    written = source.rstrip()
+    if len(written) - 1 > value.start(1) and written.endswith(quote):
+        inner = written[value.start(1) + 1:-1].replace(_ESCAPED[quote], quote).replace(quote, _ESCAPED[quote])
+        hint += f": `{written[:value.start(1)]}{quote}{inner}{quote}`"
+    return message, hint + ".", mark.line, mark.column + 1
 
 
 _STRICT_REFUSES = {yaml.FlowSequenceStartToken: "a flow-style list `[...]`",

@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 
 from .. import __version__
 from ..core.bundle import dumps, json_bundle, zip_bytes
-from ..core.config import RegistryConfig
+from ..core.config import CONFIG_NAME, RegistryConfig
 from ..core.diagnostics import Diagnostic, Severity
 from ..core.errors import BuildError, UsageError, os_error_message
 from ..core.fs import LockHeld, exchange, exclusive_lock, state_dir, write_atomic
@@ -1018,6 +1018,10 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
     profile = profile or config.profile
     roots = list(paths) if paths else [config.skills_path]
     for root in roots:
+        if not root.is_dir() and root == config.skills_path:
+            raise UsageError(f"{display_path(root)}: no such folder, so there is no skill to build (the registry's "
+                             f"skills go there, `skills_dir` in {CONFIG_NAME}); create the first with "
+                             f"`skillreg new NAME`")
         if not root.is_dir():
             raise UsageError(f"{display_path(root)}: no such folder")
     with output_lock(out, wait=wait, on_wait=on_wait) as place:

@@ -18,6 +18,7 @@ from urllib.parse import urljoin
 from .. import __version__
 from ..core.errors import SkillRegError
 from ..core.urls import INDEX_PATH
+from ..core.words import counted
 
 
 class DeployCheckFailed(SkillRegError):
@@ -71,6 +72,6 @@ def check_deploy(site_url: str, commit: str, *, timeout: float = 600.0, interval
         if on_attempt is not None:
             on_attempt(attempt, seen)
         if clock() - start + interval > timeout:
-            raise DeployCheckFailed(f"{url} {seen}, not {commit}, after {attempt} attempt(s) in "
+            raise DeployCheckFailed(f"{url} {seen}, not {commit}, after {counted(attempt, 'attempt')} in "
                                     f"{clock() - start:.0f}s; the deploy did not reach the live site")
         sleep(interval)

@@ -55,6 +55,7 @@ from ..core.urls import (
     version_bundle_path,
     versions_path,
 )
+from ..core.words import counted
 from ..validate.active_content import served_type
 
 IMMUTABLE, MUTABLE, INDEX = "immutable", "mutable", "index"
@@ -341,7 +342,7 @@ class S3Store:
             answer = self._client.delete_objects(Bucket=self.bucket, Delete={
                 "Objects": [{"Key": key} for key in keys], "Quiet": True})
         except Exception as exc:
-            raise _store_error(f"{self._where(keys[0])} (deleting {len(keys)} object(s))", exc) from None
+            raise _store_error(f"{self._where(keys[0])} (deleting {counted(len(keys), 'object')})", exc) from None
         for error in answer.get("Errors", ()):
             raise UploadError(f"{self._where(error.get('Key', '?'))}: {error.get('Code', '')}: "
                               f"{error.get('Message', 'not deleted')}")
@@ -483,7 +484,7 @@ def run_upload(out: Path, plan: UploadPlan, store: ObjectStore, *, jobs: int = 1
             _run_group(group, send, jobs)
         except UploadError as exc:
             later = f"; nothing of {', '.join(PHASES[number + 1:])} was sent" if number + 1 < len(PHASES) else ""
-            raise UploadError(f"{exc} ({len(result.uploaded)} of {total} upload(s) done{later})") from None
+            raise UploadError(f"{exc} ({len(result.uploaded)} of {counted(total, 'upload')} done{later})") from None
     for batch in _batches(plan.delete, DELETE_BATCH):
         store.delete(batch)
         result.deleted.extend(batch)

@@ -14,7 +14,7 @@ from ..core.config import RegistryConfig
 from ..core.errors import UsageError
 from ..core.fs import exclusive_lock, state_dir, write_new_folder
 from ..core.loader import refuse_linked_folders
-from ..validate.checks import RESERVED_NAMES, check_name
+from ..validate.checks import category_hint, name_problems
 
 PLACEHOLDER_DESCRIPTION = "TODO: say what this skill does and when an agent should use it."
 
@@ -63,15 +63,11 @@ def new_skill(config: RegistryConfig, name: str, description: str | None = None,
               category: str | None = None, skills_path: Path | None = None,
               on_wait: Callable[[], None] | None = None) -> Path:
     """Create ``skills/<name>/`` and return it; refuse an invalid name or an existing folder."""
-    problems: list[tuple[str, str]] = [("SK102", "`name` must be a non-empty string")] if not name else \
-        list(check_name(name, name, lambda code, msg, hint=None: (code, msg)))
-    if name in RESERVED_NAMES:
-        problems.append(("SK603", f"skill name `{name}` is reserved for the registry's own pages"))
+    problems = name_problems(name)
     if problems:
-        code, message = problems[0]
-        raise UsageError(f"{code}: {message}")
+        raise UsageError(problems[0])
     if category is not None and config.categories and category not in config.category_slugs:
-        raise UsageError(f"SK301: unknown category `{category}`; categories: {', '.join(config.category_slugs)}")
+        raise UsageError(f"SK301: unknown category `{category}`. {category_hint(category, config.category_slugs)}")
     folder = (skills_path or config.skills_path) / name
     if folder.exists() or folder.is_symlink():  # checked again under the lock; this is the quick answer
         raise UsageError(f"{folder}: already exists; pick another name or edit that skill")

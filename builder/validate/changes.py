@@ -374,7 +374,8 @@ def format_changes_text(result: ChangeReport) -> str:
         lines = [f"{head}: {len(result.changes)} skill{'s' * (len(result.changes) != 1)}"]
         width = max(len(c.name) for c in result.changes)
         for change in result.changes:
-            findings = "" if change.status == REMOVED else f"  [{_findings_cell(result.findings_of(change.name))}]"
+            found = result.findings_of(change.name)
+            findings = "" if change.status == REMOVED else f"  [{_findings_cell(found) if found else 'no findings'}]"
             lines.append(f"  {change.name:<{width}}  {_describe(change)}{findings}")
     if result.config_changed:
         lines.append("registry.yaml changed: every skill was validated.")

@@ -8,6 +8,7 @@ nothing here prints or writes.
 from __future__ import annotations
 
 import bisect
+import collections
 import datetime
 import difflib
 import os
@@ -23,6 +24,7 @@ from ..core.diagnostics import RULES, Diagnostic, Severity
 from ..core.errors import UsageError
 from ..core.loader import display_path, find_skill_folders, load_skill
 from ..core.model import Frontmatter, Skill
+from ..core.suggest import close_match
 from ..core.workers import default_jobs, iter_parallel
 from .active_content import active_content, served_type
 from .body import check_body
@@ -45,9 +47,15 @@ RESERVED_NAMES = frozenset({
     "api", "assets", "search", "tags", "tag", "categories", "category", "skills", "index", "static",
     "stylesheets", "javascripts", "schema", "bundles", "well-known", "404", "sitemap", "feed", "new",
 })
-# Zero-width, bidirectional controls and Unicode tag characters can hide text from a reviewer.
-INVISIBLE = re.compile("[\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
-                       "|(?<=[\x00-\u1fff])\u200d")
+# Zero-width, bidirectional controls and Unicode tag characters can hide text from a reviewer. A zero-width
+# joiner is one only after a character that never starts an emoji sequence.
+_HIDING = "[\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|(?<=[\x00-\u1fff])\u200d"
+_TAGS = "[\U000e0000-\U000e007f]"
+INVISIBLE = re.compile(f"{_TAGS}|{_HIDING}")
+# Each run of them is one finding: a run of tag characters (ASCII shifted by 0xE0000) is hidden text, shown decoded.
+INVISIBLE_RUN = re.compile(f"(?P<tags>{_TAGS}+)|(?:{_HIDING})+")
+TAG_OFFSET = 0xE0000
+SHOWN_TAG_TEXT = 60  # characters of decoded tag text a finding shows
 
 # What each profile accepts at the top level of the frontmatter, and the type each field must have.
 OPEN_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
@@ -481,10 +489,8 @@ def _check_metadata(meta: Any, fm: Frontmatter, config: RegistryConfig,
     category = meta.get("category")
     if isinstance(category, str) and config.categories:
         if category not in config.category_slugs:
-            close = difflib.get_close_matches(category, config.category_slugs, 1, 0.5)
-            hint = (f"Did you mean `{close[0]}`? " if close else "") + \
-                f"Categories: {', '.join(config.category_slugs)}."
-            yield at("SK301", "metadata.category", f"unknown category `{category}`", hint=hint)
+            yield at("SK301", "metadata.category", f"unknown category `{category}`",
+                     hint=category_hint(category, config.category_slugs))
     elif category is None and config.categories:
         yield at("SK305", "metadata", "`metadata.category` is missing")
     tags = meta.get("tags")
@@ -501,17 +507,60 @@ def _check_metadata(meta: Any, fm: Frontmatter, config: RegistryConfig,
         yield at("SK304", "metadata.version", f"`metadata.version` {version!r} is not a semantic version")
 
 
+def category_hint(category: str, slugs: Sequence[str]) -> str:
+    """SK301's hint: the slug closest to ``category`` (whatever its case), if one is close, then every slug."""
+    close = close_match(category.lower(), slugs, cutoff=0.5)
+    return (f"Did you mean `{close}`? " if close else "") + f"Categories: {', '.join(slugs)}."
+
+
+def name_problems(name: str) -> list[str]:
+    """What `new` and `import` refuse in a skill's name, each "CODE: message. hint", as validate would say it."""
+    if not name:
+        return ["SK102: `name` must be a non-empty string"]
+    problems = list(check_name(name, name, lambda code, msg, hint=None: f"{code}: {msg}. {hint}" if hint else
+                               f"{code}: {msg}"))
+    if name in RESERVED_NAMES:
+        problems.append(f"SK603: skill name `{name}` is reserved for the registry's own pages")
+    return problems
+
+
 def _invisible_chars(text: str, file: str, skill: str) -> Iterable[Diagnostic]:
+    """One SK511 per run of invisible characters on a line, not one per character: hidden text is often long."""
     if text.isascii() or not INVISIBLE.search(text):
         return
     for line_no, line in enumerate(text.split("\n"), start=1):
-        for match in INVISIBLE.finditer(line):
-            if line_no == 1 and match.start() == 0 and match.group(0) == "\ufeff":
-                continue  # a byte-order mark at the very start is an encoding marker, not hidden text
-            char = match.group(0)
-            yield RULES["SK511"].at(file, line_no, f"invisible character U+{ord(char):04X} "
-                                                   f"({unicodedata.name(char, 'unnamed')})",
-                                    column=match.start() + 1, skill=skill)
+        for match in INVISIBLE_RUN.finditer(line):
+            run, start = match.group(0), match.start()
+            if line_no == 1 and start == 0 and run[0] == "\ufeff":
+                run, start = run[1:], 1  # a byte-order mark at the very start is an encoding marker, not hidden text
+                if not run:
+                    continue
+            message, hint = _tag_run(run) if match.group("tags") else _hidden_run(run)
+            yield RULES["SK511"].at(file, line_no, message, hint=hint, column=start + 1, skill=skill)
+
+
+def _hidden_run(run: str) -> tuple[str, str | None]:
+    """(message, hint) for a run of zero-width and bidirectional characters: each distinct one named, with its
+    count when it repeats."""
+    def named(char: str) -> str:
+        return f"U+{ord(char):04X} ({unicodedata.name(char, 'unnamed')})"
+
+    if len(run) == 1:
+        return f"invisible character {named(run)}", None
+    counts = collections.Counter(run)
+    shown = [named(c) + (f" x{n}" if n > 1 else "") for c, n in counts.items()]
+    listed = ", ".join(shown[:3]) + (", ..." if len(shown) > 3 else "")
+    return (f"{len(run)} invisible characters in a row: {listed}",
+            "Delete the characters; they can hide what the text says.")
+
+
+def _tag_run(run: str) -> tuple[str, str]:
+    """(message, hint) for a run of Unicode tag characters, with the ASCII text they spell made visible."""
+    spelled = "".join(chr(ord(c) - TAG_OFFSET) for c in run)
+    shown = repr(spelled[:SHOWN_TAG_TEXT]) + ("..." if len(spelled) > SHOWN_TAG_TEXT else "")
+    what = "invisible Unicode tag character" if len(run) == 1 else f"{len(run)} invisible Unicode tag characters"
+    return (f"{what} (U+E0000-U+E007F) spelling {shown}",
+            "Delete the tag characters: no one reading the page sees the text they spell; an agent reads it.")
 
 
 class RegistryNames:
