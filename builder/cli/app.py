@@ -75,7 +75,7 @@ class _Group(click.Group):
         """Click's look-up, with the closest command suggested for a name that is not one."""
         try:
             return super().resolve_command(ctx, args)
-        except click.UsageError as exc:
+        except click.UsageError:
             from ..core.suggest import close_match
 
             typed = click.utils.make_str(args[0]) if args else ""
