@@ -128,22 +128,28 @@ def _changing(global_: bool) -> AbstractContextManager[Lock]:
 # -- search and info ------------------------------------------------------------------------------------------
 
 @click.command(short_help="Find skills, ranked as the website ranks.")
-@click.argument("query")
+@click.argument("words", nargs=-1, required=True, metavar="QUERY...")
 @click.option("--category", help="Only skills in this category (a slug).")
 @click.option("--tag", help="Only skills with this tag.")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="At most this many results.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @registry_option
-def search(query: str, category: str | None, tag: str | None, limit: int, as_json: bool,
+def search(words: tuple[str, ...], category: str | None, tag: str | None, limit: int, as_json: bool,
            location: str | None) -> None:
-    """Find skills by name, description, category, tags and headings, ranked as the website ranks them."""
+    """Find skills by name, description, category, tags and headings, ranked as the website ranks them.
+
+    Several words are one query, as in the website's search box: a skill must match every word.
+    """
+    query = " ".join(words)
     registry = open_registry(location)
-    hits = registry.search().rank(query, category=category, tag=tag, limit=limit)
+    index = registry.search()
+    hits = index.rank(query, category=category, tag=tag, limit=limit)
+    total = index.total(query, category=category, tag=tag) if len(hits) == limit else len(hits)
     if as_json:
         skills = [{"name": h.row.name, "description": h.row.description, "category": h.row.category or None,
                    "tags": list(h.row.tags), "score": h.score} for h in hits]
-        click.echo(visible_json(json.dumps({"query": query, "count": len(skills), "skills": skills}, indent=2,
-                                           ensure_ascii=False)))
+        click.echo(visible_json(json.dumps({"query": query, "count": len(skills), "total": total, "skills": skills},
+                                           indent=2, ensure_ascii=False)))
         return
     if not hits:
         click.echo(f"No skills match {visible(repr(query))}.")
@@ -153,6 +159,10 @@ def search(query: str, category: str | None, tag: str | None, limit: int, as_jso
         labels = " · ".join(x for x in (str(hit.row.category or ""), ", ".join(map(str, hit.row.tags))) if x)
         click.echo(f"{visible(hit.name).ljust(width)}  {visible(labels)}")
         click.echo("  " + textwrap.shorten(visible(hit.row.description), 110, placeholder=" …"))
+    if total > len(hits):
+        more = (f"; --limit {total} shows them all" if total <= 50 else
+                "; --limit 50 shows more" if limit < 50 else "; more words, --category or --tag narrow it")
+        click.echo(f"{len(hits)} of {total:,} matches shown{more}")
 
 
 @click.command(short_help="Show one skill: files, permissions, digest.")
