@@ -16,8 +16,7 @@ from builder.cli.app import all_commands, cli
 BAD_YAML = "Error: bad.yaml:2: invalid YAML: expected the node content, but found '<stream end>'\n"
 BAD_LOCK = "Error: {cwd}/skills-lock.json is not a version-1 skills lock file\n"
 NOT_A_REGISTRY = "Error: ftp://h/: the registry must be an https:// URL, a file:// URL or a folder\n"
-NO_INDEX = ("Error: {cwd}/none holds no published registry (no api/v1/index.json); run `skillreg build` first "
-            "or pass --registry\n")
+NO_INDEX = "Error: none does not exist; --registry takes a registry's URL or the folder its build wrote\n"
 NO_DEPLOY = ("Error: file:///nonexistent/api/v1/index.json could not be read ([Errno 2] No such file or directory: "
              "'/nonexistent/api/v1/index.json?commit=abc&attempt=1'), not abc, after 1 attempt(s) in 0s; the deploy "
              "did not reach the live site\n")

@@ -181,8 +181,12 @@ def create_server(registry: Registry, project: Path | None = None) -> MCPServer:
                                     "this project after verifying its digest.")
 
     def run(call: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+        from .targets import Refused
+
         try:
             return call(*args)
+        except Refused as exc:  # the command line's way out is a flag no tool call can pass
+            raise ToolError(exc.tool) from None
         except SkillRegError as exc:
             raise ToolError(str(exc)) from None
 
