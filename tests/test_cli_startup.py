@@ -86,8 +86,21 @@ def test_the_group_lists_the_client_commands_and_refuses_an_unknown_one(tmp_path
     listing = CliRunner().invoke(cli, ["--help"])
     names = [line.split()[0] for line in listing.output.split("Commands:\n", 1)[1].splitlines() if line.strip()]
     assert names == sorted(all_commands()) and set(names) >= CLIENT_COMMANDS
-    done, _ = imported(["instal", "x"], tmp_path)
-    assert done.returncode == 2 and "No such command 'instal'." in done.stderr
+    done, modules = imported(["instal", "x"], tmp_path)
+    assert done.returncode == 2 and "No such command 'instal'. Did you mean 'install'?" in done.stderr
+    assert "builder.cli.client" not in modules  # the suggestion needs only the names
+
+
+@pytest.mark.parametrize(("typed", "expected"), [
+    ("instal", "Error: No such command 'instal'. Did you mean 'install'?"),
+    ("serach", "Error: No such command 'serach'. Did you mean 'search'?"),
+    ("vaildate", "Error: No such command 'vaildate'. Did you mean 'validate'?"),
+    ("frobnicate", "Error: No such command 'frobnicate'."),
+])
+def test_an_unknown_command_suggests_the_closest_one(typed: str, expected: str) -> None:
+    result = CliRunner().invoke(cli, [typed, "csv-profiler"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == expected
 
 
 def test_the_reference_page_is_written_from_every_command() -> None:

@@ -189,7 +189,9 @@ def test_update_dry_run_prints_a_diff_then_update_applies_it(server: RegistrySer
     dry = run("update", "--registry", server.url, "--dry-run")
     assert dry.exit_code == 0
     out = dry.stdout
-    assert out.startswith("Would update csv-profiler sha256:")
+    old, new = (f"{detail_of(s, 'csv-profiler')['digest'][:19]}…" for s in (site, site_v2))
+    assert out.startswith(f"Would update csv-profiler {version(site, 'csv-profiler')} ({old}) -> {NEW_VERSION} "
+                          f"({new}) in .claude/skills/csv-profiler\n--- a/")
     assert "--- a/SKILL.md\n+++ b/SKILL.md\n" in out
     assert f'+  version: "{NEW_VERSION}"\n' in out and "\n-  version: " in out
     assert "+## Changes in 1.1.0\n" in out
@@ -262,7 +264,7 @@ def test_verify_reports_changed_added_and_missing_files(server: RegistryServer, 
     result = run("verify")
     assert result.exit_code == 1
     assert result.stdout == (
-        "modified  csv-profiler  .claude/skills/csv-profiler\n"
+        "modified  csv-profiler    .claude/skills/csv-profiler\n"
         "    changed: SKILL.md\n"
         "    added: scripts/helper.sh\n"
         "    missing: references/data-quality-checklist.md\n"
@@ -291,7 +293,8 @@ def test_local_folder_file_url_and_default_registry_need_no_network(site: Path, 
     (registry / "registry.yaml").write_text("title: T\nbase_url: ''\n", encoding="utf-8")
     missing = run("--config", str(registry / "registry.yaml"), "search", "csv")
     assert missing.exit_code == 1
-    assert "holds no published registry (no api/v1/index.json); run `skillreg build` first" in missing.stderr
+    assert missing.stderr == (f"Error: the registry at {registry} has no build ({registry}/site/api/v1/index.json "
+                              "is missing): run `skillreg build` first, or pass --registry URL\n")
     (registry / "site").symlink_to(site, target_is_directory=True)
     found = run("--config", str(registry / "registry.yaml"), "search", "csv")
     assert found.exit_code == 0 and found.stdout.startswith("csv-profiler")

@@ -71,6 +71,28 @@ def test_parallel_installs_updates_and_removes_all_land(round_: int, site: Path,
     assert f"All {sum(len(e['targets']) for e in lock.values())} installed folder(s) match" in verified.stdout
 
 
+def test_the_side_lock_file_is_kept_out_of_the_project(site: Path, project: Path, tmp_path: Path) -> None:
+    """No file of ours in the work tree (git status stays clean but for the lock); the same project reached through
+    a link takes the same side file, so commands through either path still take turns."""
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    with RegistryServer(site) as server:
+        assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, check=True,
+                            capture_output=True, text=True).stdout
+    installed = tree(project / ".claude/skills/csv-profiler")
+    assert sorted(line[3:] for line in status.splitlines()) == sorted(
+        [f".claude/skills/csv-profiler/{path}" for path in installed] + ["skills-lock.json"])
+    assert not [p for p in (project / ".git").rglob("*") if "skills-lock" in p.name]  # never inside .git either
+    side = side_lock_path(project / "skills-lock.json")
+    assert side.is_file() and side.is_relative_to(Path(os.environ["SKILLREG_STATE_DIR"]))
+    link = tmp_path / "same-project"
+    link.symlink_to(project, target_is_directory=True)
+    assert side_lock_path(link / "skills-lock.json") == side
+    from builder.client.lock import user_lock_path
+
+    assert side_lock_path(user_lock_path()) != side
+
+
 def test_parallel_global_installs_all_land(site: Path, project: Path) -> None:
     from builder.client.lock import user_lock_path
 
@@ -115,6 +137,7 @@ sys.stdin.readline()
 
 def test_a_waiting_writer_says_so_and_a_killed_holder_never_blocks(site: Path, project: Path) -> None:
     side = side_lock_path(project / "skills-lock.json")
+    side.parent.mkdir(parents=True)
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(side)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     try:
@@ -140,6 +163,7 @@ def test_a_waiting_writer_says_so_and_a_killed_holder_never_blocks(site: Path, p
 
 def test_a_link_in_place_of_the_side_lock_file_is_refused(site: Path, project: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere.txt"
+    side_lock_path(project / "skills-lock.json").parent.mkdir(parents=True)
     os.symlink(elsewhere, side_lock_path(project / "skills-lock.json"))
     with RegistryServer(site) as server:
         result = run("install", "csv-profiler", "--registry", server.url)
@@ -290,7 +314,7 @@ def test_a_full_disk_during_an_update_leaves_the_installed_version(leave: int, f
         assert "Traceback" not in result.output
         assert (tree(folder), (project / "skills-lock.json").read_bytes()) == before
         assert sorted(os.listdir(folder.parent)) == ["csv-profiler"]
-        assert sorted(os.listdir(project)) == [".claude", ".skills-lock.json.lock", "skills-lock.json"]
+        assert sorted(os.listdir(project)) == [".claude", "skills-lock.json"]
         installing = run("install", "log-summarizer", "--registry", server.url)
         assert installing.exit_code == 1 and "the disk is full" in installing.stderr
         assert not (project / ".claude/skills/log-summarizer").exists()

@@ -61,9 +61,8 @@ CASES = {
 
 
 def files(project: Path) -> dict[str, bytes]:
-    """What the project holds, but the flock file every command that may change the lock creates."""
-    return {p.relative_to(project).as_posix(): p.read_bytes() for p in sorted(project.rglob("*"))
-            if p.is_file() and p.name != ".skills-lock.json.lock"}
+    """What the project holds."""
+    return {p.relative_to(project).as_posix(): p.read_bytes() for p in sorted(project.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture

@@ -219,5 +219,4 @@ def test_the_mcp_install_tool_takes_an_agent_never_a_path(server: RegistryServer
     after = tree(project)
     assert {k: v for k, v in after.items() if k in before} == before
     assert sorted(set(after) - set(before)) == [".claude/skills/sitecustomize/SKILL.md",
-                                                ".claude/skills/sitecustomize/__init__.py", ".skills-lock.json.lock",
-                                                "skills-lock.json"]
+                                                ".claude/skills/sitecustomize/__init__.py", "skills-lock.json"]

@@ -227,7 +227,8 @@ def test_the_issue_reproduction_restores_the_old_files_byte_identically(
         # update is what moves to the newest: the dry run diffs the locked files against it first.
         dry = run("update", "--registry", server.url, "--dry-run")
         assert dry.exit_code == 0, dry.output
-        assert dry.stdout.startswith(f"Would update {CSV} {story.old[:19]}… -> {story.new[:19]}… {NEW_VERSION}")
+        assert dry.stdout.startswith(f"Would update {CSV} {OLD_VERSION} ({story.old[:19]}…) -> {NEW_VERSION} "
+                                     f"({story.new[:19]}…) in ")
         assert f'-  version: "{OLD_VERSION}"\n+  version: "{NEW_VERSION}"\n' in dry.stdout
         assert (project / "skills-lock.json").read_bytes() == lock_before
         assert run("update", "--registry", server.url).exit_code == 0
@@ -264,7 +265,8 @@ def test_install_an_old_version_by_version_and_by_digest(story: Story, project: 
         # Back to the newest by name: the folder outside the agents' folders is written only with its --dir.
         newest = run("install", CSV, "--dir", "vendor", "--registry", server.url)
         assert newest.exit_code == 0, newest.output
-        assert f"Updated {CSV} {story.old[:19]}… -> {story.new[:19]}… {NEW_VERSION}" in newest.stdout
+        assert f"Updated {CSV} {OLD_VERSION} ({story.old[:19]}…) -> {NEW_VERSION} ({story.new[:19]}…) in " \
+            in newest.stdout
         assert installed_tree(project) == tree(project / "vendor" / CSV) == source_files(story.v2, CSV)
         missing = run("install", f"{CSV}@7.7.7", "--registry", server.url)
     assert missing.exit_code == 1
@@ -435,8 +437,9 @@ def _hostile(site: Path, change: Any) -> bytes:
      "{url}{versions}: $.versions[1].zip.path 'api/v1/bundles/csv-profiler/../../index.json' does not fit the schema "
      '(pattern "^api/v1/bundles/[a-z0-9-]+/[a-z0-9-]+-[0-9a-f]{{12}}\\\\.zip$"); refusing it'),
     (lambda d: d["versions"][1].update(digest="sha256:" + "0" * 64),
-     "cannot restore {name}: the registry has no record of the locked version {old}… ({url}{versions}); it was "
-     "never published there; nothing was changed"),
+     "cannot restore {name}: the registry has no record of the locked version {old}… ({url}{versions}); it is not "
+     "in the git history the registry was built from (a version built from files never committed is not kept); "
+     "`skillreg install {name}` takes the version it publishes now, {new_version} ({new}…); nothing was changed"),
 ])
 def test_a_hostile_versions_document_changes_nothing(story: Story, project: Path, change: Any, message: str) -> None:
     with RegistryServer(story.v1) as server:
@@ -448,7 +451,8 @@ def test_a_hostile_versions_document_changes_nothing(story: Story, project: Path
         (project / ".claude/skills" / CSV).mkdir()  # an empty folder is restored, not adopted
         result = run("install", "--registry", server.url)
     new_zip = json.loads((story.v2 / VERSIONS).read_text())["versions"][0]["zip"]["path"]
-    expected = message.format(name=CSV, path=new_zip, url=server.url, versions=VERSIONS, old=story.old[:19])
+    expected = message.format(name=CSV, path=new_zip, url=server.url, versions=VERSIONS, old=story.old[:19],
+                              new=story.new[:19], new_version=NEW_VERSION)
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.stderr == f"Error: {expected}\n"
     assert list((project / ".claude/skills" / CSV).iterdir()) == []
@@ -500,5 +504,6 @@ def test_a_build_from_a_shallow_clone_cannot_restore_what_it_did_not_see_and_say
     assert result.exit_code == 1
     assert result.stderr == (f"Error: --frozen: cannot restore {CSV}: the registry has no record of the locked version "
                              f"{story.old[:19]}… ({server.url}{VERSIONS}) (the registry was built from a shallow git "
-                             "clone, so older versions may be missing); nothing was changed\n")
+                             f"clone, so older versions may be missing); `skillreg install {CSV}` takes the version it "
+                             f"publishes now, {NEW_VERSION} ({story.new[:19]}…); nothing was changed\n")
     assert not (project / ".claude").exists() and (project / "skills-lock.json").read_bytes() == lock_before

@@ -16,8 +16,7 @@ from builder.cli.app import all_commands, cli
 BAD_YAML = "Error: bad.yaml:2: invalid YAML: expected the node content, but found '<stream end>'\n"
 BAD_LOCK = "Error: {cwd}/skills-lock.json is not a version-1 skills lock file\n"
 NOT_A_REGISTRY = "Error: ftp://h/: the registry must be an https:// URL, a file:// URL or a folder\n"
-NO_INDEX = ("Error: {cwd}/none holds no published registry (no api/v1/index.json); run `skillreg build` first "
-            "or pass --registry\n")
+NO_INDEX = "Error: none does not exist; --registry takes a registry's URL or the folder its build wrote\n"
 NO_REGISTRY = ("Error: no registry.yaml in {{cwd}} or a parent folder, and `skillreg {command}` writes into a "
                "registry; run it in a registry's checkout, pass --config FILE, or start a registry by copying "
                "registry.yaml from the skill-registry project (github.com/skill-registry/skill-registry) into this "

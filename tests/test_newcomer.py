@@ -41,7 +41,7 @@ def test_update_records_the_lock_once(server: RegistryServer, site_v2: Path, pro
     updated = run("update", "--registry", server.url)
     assert updated.exit_code == 0, updated.output
     lines = updated.stdout.splitlines()
-    assert lines[0].startswith("Updated csv-profiler sha256:")
+    assert lines[0].startswith("Updated csv-profiler 1.0.0 (sha256:")
     assert lines.count("Recorded in skills-lock.json") == 1 and lines[-1] == "Recorded in skills-lock.json"
     nothing = run("update", "--registry", server.url)
     assert "Recorded" not in nothing.stdout

@@ -106,7 +106,9 @@ def test_a_client_released_before_the_sharded_index_searches_a_new_build(server:
         done = subprocess.run([sys.executable, "-c", launcher, str(old), "search", query, "--json",
                                "--registry", server.url], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout) == _search(server.url, query)
+        new = _search(server.url, query)
+        assert new.pop("total") == new["count"]  # this client also says how many matched in all
+        assert json.loads(done.stdout) == new
     assert (SEARCH_INDEX_PATH, 200) in server.state.paths()
 
 
@@ -343,3 +345,77 @@ def test_a_prefix_file_or_facet_index_without_the_full_sha256_of_a_file_it_names
         assert (result.exit_code, result.output) == (1, f"Error: {server.url}{served} does not hold what "
                                                         f"{server.url}{SHARDS_INDEX_PATH} says; refusing the search "
                                                         "index\n"), kind
+
+
+def _index(site: Path) -> dict:
+    return json.loads((site / SEARCH_INDEX_PATH).read_text(encoding="utf-8"))
+
+
+def test_several_words_are_one_query_as_the_website_takes_them(server: RegistryServer, site: Path,
+                                                               project: Path) -> None:
+    expected = rank(_index(site), "review pull request")
+    assert expected  # the bundled skills hold a match, or this proves nothing
+    apart = _search(server.url, "review", "pull", "request")
+    assert apart == _search(server.url, "review pull request")
+    assert apart["query"] == "review pull request"
+    assert [(s["name"], s["score"]) for s in apart["skills"]] == [(h.name, h.score) for h in expected]
+    text = run("search", "review", "pull", "request", "--registry", server.url)
+    assert text.exit_code == 0, text.output
+    assert [line.split()[0] for line in text.stdout.splitlines()[::2]] == [h.name for h in expected]
+
+
+@pytest.mark.parametrize("args", [["c"], ["re"], ["che"], ["check"], ["re", "vi"], [""], ["", "--category", "security"],
+                                  ["s", "--tag", "git"], ["zzzz"]])
+@pytest.mark.parametrize("limit", ["1", "2", "50"])
+def test_json_gives_the_total_that_match_beside_the_count_shown(args: list[str], limit: str, server: RegistryServer,
+                                                                site: Path, project: Path) -> None:
+    options = dict(zip([a.lstrip("-") for a in args[1::2]], args[2::2]))
+    everything = rank(_index(site), " ".join(a for a in args if not a.startswith("-") and a not in options.values()),
+                      limit=10**6, **options)
+    shown = _search(server.url, *args, "--limit", limit)
+    assert (shown["count"], shown["total"]) == (min(int(limit), len(everything)), len(everything))
+
+
+def test_a_truncated_result_says_how_many_matched_and_how_to_see_them(server: RegistryServer, site: Path,
+                                                                      project: Path) -> None:
+    total = len(rank(_index(site), "c", limit=10**6))
+    assert 3 < total <= 50
+    result = run("search", "c", "--limit", "3", "--registry", server.url)
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.splitlines()) == 3 * 2 + 1
+    assert result.stdout.splitlines()[-1] == f"3 of {total} matches shown; --limit {total} shows them all"
+    everything = run("search", "c", "--limit", str(total), "--registry", server.url)
+    assert len(everything.stdout.splitlines()) == total * 2  # all of them, and no note
+    names = [line.split()[0] for line in everything.stdout.splitlines()[::2]]
+    assert names[:3] == [line.split()[0] for line in result.stdout.splitlines()[:6:2]]
+
+
+@pytest.mark.parametrize(("limit", "note"), [("10", "10 of 86 matches shown; --limit 50 shows more"),
+                                             ("50", "50 of 86 matches shown; more words, --category or --tag narrow "
+                                                    "it")])
+def test_past_fifty_matches_the_note_says_how_to_narrow_the_search(limit: str, note: str, site: Path,
+                                                                   project: Path) -> None:
+    from client_helpers import search_overrides
+
+    def sixty_more(rows: list[list]) -> None:
+        rows += [[f"zz-copy-{i:02}", "A copy to make the registry larger.", "", [], ""] for i in range(60)]
+        rows.sort(key=lambda row: row[0])
+
+    with RegistryServer(site) as server:
+        server.state.overrides.update(search_overrides(site, sixty_more))
+        total = _search(server.url, "c", "--limit", "1")["total"]
+        result = run("search", "c", "--limit", limit, "--registry", server.url)
+    assert total == len(rank(_index(site), "c", limit=10**6)) + 60 == 86
+    assert result.stdout.splitlines()[-1] == note
+
+
+def test_a_registry_published_before_the_sharded_index_gives_the_total_too(site: Path, tmp_path: Path,
+                                                                          project: Path) -> None:
+    import shutil
+
+    old = tmp_path / "old-site"
+    shutil.copytree(site, old)
+    shutil.rmtree(old / SHARDS_ROOT)
+    with RegistryServer(old) as server:
+        shown = _search(server.url, "c", "--limit", "2")
+    assert (shown["count"], shown["total"]) == (2, len(rank(_index(site), "c", limit=10**6)))

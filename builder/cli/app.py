@@ -70,6 +70,20 @@ class _Group(click.Group):
                 self.add_command(command)
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """Click's look-up, with the closest command suggested for a name that is not one."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError:
+            from ..core.suggest import close_match
+
+            typed = click.utils.make_str(args[0]) if args else ""
+            found = close_match(typed, self.list_commands(ctx)) if typed and not typed.startswith("-") else None
+            if found is None or self.get_command(ctx, typed) is not None:
+                raise
+            raise click.UsageError(f"No such command {typed!r}. Did you mean {found!r}?", ctx) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

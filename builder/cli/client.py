@@ -54,7 +54,7 @@ def _warn(message: str) -> None:
 def default_location() -> str:
     """The output folder of the local registry's build: works with no network."""
     from ..core.config import load_config
-    from ..core.errors import ConfigError, UsageError
+    from ..core.errors import ClientError, ConfigError, UsageError
     from ..core.urls import INDEX_PATH
 
     obj = click.get_current_context().find_root().obj
@@ -64,9 +64,13 @@ def default_location() -> str:
         config = obj.config if obj is not None else load_config(None)
     except ConfigError:
         raise missing from None
-    if config.path is None and not (config.root / "site" / INDEX_PATH).is_file():
+    site = config.root / "site"
+    if (site / INDEX_PATH).is_file():
+        return str(site)
+    if config.path is None:
         raise missing  # no registry.yaml above this folder: this is not a registry checkout
-    return str(config.root / "site")
+    raise ClientError(f"the registry at {display_path(config.root)} has no build ({display_path(site / INDEX_PATH)} "
+                     "is missing): run `skillreg build` first, or pass --registry URL")
 
 
 def open_registry(location: str | None) -> Registry:
@@ -128,22 +132,28 @@ def _changing(global_: bool) -> AbstractContextManager[Lock]:
 # -- search and info ------------------------------------------------------------------------------------------
 
 @click.command(short_help="Find skills, ranked as the website ranks.")
-@click.argument("query")
+@click.argument("words", nargs=-1, required=True, metavar="QUERY...")
 @click.option("--category", help="Only skills in this category (a slug).")
 @click.option("--tag", help="Only skills with this tag.")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="At most this many results.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @registry_option
-def search(query: str, category: str | None, tag: str | None, limit: int, as_json: bool,
+def search(words: tuple[str, ...], category: str | None, tag: str | None, limit: int, as_json: bool,
            location: str | None) -> None:
-    """Find skills by name, description, category, tags and headings, ranked as the website ranks them."""
+    """Find skills by name, description, category, tags and headings, ranked as the website ranks them.
+
+    Several words are one query, as in the website's search box: a skill must match every word.
+    """
+    query = " ".join(words)
     registry = open_registry(location)
-    hits = registry.search().rank(query, category=category, tag=tag, limit=limit)
+    index = registry.search()
+    hits = index.rank(query, category=category, tag=tag, limit=limit)
+    total = index.total(query, category=category, tag=tag) if len(hits) == limit else len(hits)
     if as_json:
         skills = [{"name": h.row.name, "description": h.row.description, "category": h.row.category or None,
                    "tags": list(h.row.tags), "score": h.score} for h in hits]
-        click.echo(visible_json(json.dumps({"query": query, "count": len(skills), "skills": skills}, indent=2,
-                                           ensure_ascii=False)))
+        click.echo(visible_json(json.dumps({"query": query, "count": len(skills), "total": total, "skills": skills},
+                                           indent=2, ensure_ascii=False)))
         return
     if not hits:
         click.echo(f"No skills match {visible(repr(query))}.")
@@ -153,6 +163,10 @@ def search(query: str, category: str | None, tag: str | None, limit: int, as_jso
         labels = " · ".join(x for x in (str(hit.row.category or ""), ", ".join(map(str, hit.row.tags))) if x)
         click.echo(f"{visible(hit.name).ljust(width)}  {visible(labels)}")
         click.echo("  " + textwrap.shorten(visible(hit.row.description), 110, placeholder=" …"))
+    if total > len(hits):
+        more = (f"; --limit {total} shows them all" if total <= 50 else
+                "; --limit 50 shows more" if limit < 50 else "; more words, --category or --tag narrow it")
+        click.echo(f"{len(hits)} of {total:,} matches shown{more}")
 
 
 @click.command(short_help="Show one skill: files, permissions, digest.")
@@ -237,7 +251,12 @@ def _split(spec: str) -> tuple[str, str | None]:
     return name, digest or None
 
 
-def _print_changes(changes: Sequence[Change], lock: Lock, record: bool = True) -> None:
+def _label(version: str | None, digest: str) -> str:
+    """``1.0.0 (sha256:56fb92b7e099…)``, or the short digest alone for a skill without a version."""
+    return f"{visible(version)} ({_short(digest)}…)" if version else f"{_short(digest)}…"
+
+
+def _print_changes(changes: Sequence[Change]) -> None:
     for change in changes:
         where = visible(", ".join(change.targets))
         version = visible(f" {change.version}") if change.version else ""
@@ -245,12 +264,16 @@ def _print_changes(changes: Sequence[Change], lock: Lock, record: bool = True) -
             click.echo(f"{change.name}{version} is already installed in {where}")
         elif change.action in ("updated", "would update"):
             verb = "Updated" if change.action == "updated" else "Would update"
-            click.echo(f"{verb} {change.name} {_short(change.previous or '')}… -> {_short(change.digest)}…{version}"
-                       f" in {where}")
+            click.echo(f"{verb} {change.name} {_label(change.previous_version, change.previous or '')} -> "
+                       f"{_label(change.version, change.digest)} in {where}")
         else:
             click.echo(f"{change.action.capitalize()} {change.name}{version} ({_short(change.digest)}…) into {where}")
-    if record and any(c.action not in ("unchanged", "would update", "not published") for c in changes):
-        click.echo(f"Recorded in {display_path(lock.path)}")
+
+
+def _print_recorded(before: Lock, after: Lock) -> None:
+    """Say the lock was written only when it was: a restore, --frozen and an install of what is locked leave it."""
+    if after.dumps() != before.dumps():
+        click.echo(f"Recorded in {display_path(after.path)}")
 
 
 def _print_unpublished(changes: Sequence[Change]) -> None:
@@ -297,12 +320,13 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], dirs: tuple[Path, .
     if not specs:
         if agents:
             raise UsageError("--agent chooses where new skills go; a restore uses the folders in the lock")
-        with _changing(global_) as lock:
-            if not lock.entries:
-                raise UsageError(f"nothing to restore: {display_path(lock.path)} lists no skills; "
+        with _changing(global_) as before:
+            if not before.entries:
+                raise UsageError(f"nothing to restore: {display_path(before.path)} lists no skills; "
                                  "name the skills to install")
-            lock, changes = project.restore(lock, _registry_for(location), typed=typed, force=force, frozen=frozen)
-        _print_changes([c for c in changes if c.action != "not published"], lock)
+            lock, changes = project.restore(before, _registry_for(location), typed=typed, force=force, frozen=frozen)
+        _print_changes([c for c in changes if c.action != "not published"])
+        _print_recorded(before, lock)
         _print_unpublished([c for c in changes if c.action == "not published"])
         return
     if agents and dirs:
@@ -314,9 +338,10 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], dirs: tuple[Path, .
         folders = [table.get(a).folder(global_=global_, project_root=Path.cwd()) for a in (agents or (None,))]
     wanted = [_split(s) for s in specs]
     registry = open_registry(location)
-    with _changing(global_) as lock:
-        lock, changes = project.install(lock, registry, wanted, folders, typed=typed, force=force, frozen=frozen)
-    _print_changes(changes, lock)
+    with _changing(global_) as before:
+        lock, changes = project.install(before, registry, wanted, folders, typed=typed, force=force, frozen=frozen)
+    _print_changes(changes)
+    _print_recorded(before, lock)
 
 
 @click.command(short_help="Install newer published versions of skills.")
@@ -331,12 +356,12 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, dirs: tuple[Path,
     """Install the newest published version of installed skills (all, or NAMES): a new digest is an update."""
     from ..client import project
 
-    with _changing(global_) as lock:
-        if not lock.entries:
-            click.echo(f"Nothing to update: {display_path(lock.path)} lists no skills.")
+    with _changing(global_) as before:
+        if not before.entries:
+            click.echo(f"Nothing to update: {display_path(before.path)} lists no skills.")
             return
-        lock, changes = project.update(lock, list(names), _registry_for(location), typed=[_typed(d) for d in dirs],
-                                       dry_run=dry_run, force=force)
+        lock, changes = project.update(before, list(names), _registry_for(location),
+                                       typed=[_typed(d) for d in dirs], dry_run=dry_run, force=force)
     for change in changes:
         if change.action == "unchanged":
             shown = visible(change.version) if change.version else _short(change.digest) + "…"
@@ -344,25 +369,30 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, dirs: tuple[Path,
         elif change.action == "not published":
             click.echo(f"{change.name}: the registry no longer publishes it; left as installed")
         else:
-            _print_changes([change], lock, record=False)  # one "Recorded" line after all of them
+            _print_changes([change])  # one "Recorded" line after all of them
             if dry_run:
                 click.echo(visible(change.diff, multiline=True), nl=False)
-    if not dry_run and any(c.action == "updated" for c in changes):
-        click.echo(f"Recorded in {display_path(lock.path)}")
+    _print_recorded(before, lock)
 
 
-@click.command(short_help="Delete an installed skill and its lock entry.")
-@click.argument("name")
+@click.command(short_help="Delete installed skills and lock entries.")
+@click.argument("names", nargs=-1, required=True, metavar="NAME...")
 @click.option("--force", is_flag=True, help="Remove even if installed files were changed locally.")
 @dir_option
 @global_option
-def remove(name: str, force: bool, dirs: tuple[Path, ...], global_: bool) -> None:
-    """Delete an installed skill from every folder it was installed in, and from the lock."""
+def remove(names: tuple[str, ...], force: bool, dirs: tuple[Path, ...], global_: bool) -> None:
+    """Delete installed skills from every folder they were installed in, and from the lock.
+
+    Every NAME is checked first: when one is not installed, or was changed locally (without --force), nothing
+    is removed.
+    """
     from ..client import project
 
     with _changing(global_) as lock:
-        lock, change = project.remove(lock, name, typed=[_typed(d) for d in dirs], force=force)
-    click.echo(f"Removed {name} from {visible(', '.join(change.targets))}")
+        lock, changes = project.remove(lock, list(dict.fromkeys(names)), typed=[_typed(d) for d in dirs],
+                                       force=force)
+    for change in changes:
+        click.echo(f"Removed {change.name} from {visible(', '.join(change.targets))}")
 
 
 @click.command(name="list", short_help="Show the skills in skills-lock.json.")
@@ -402,12 +432,13 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
         click.echo(f"Nothing to verify: {display_path(lock.path)} lists no skills.")
         return
     bad = 0
+    width = max(len(r.name) for r in results)
     for r in results:
+        status = "ok" if r.state.clean else "missing" if r.state.absent else "modified"
+        click.echo(f"{status:<10}{r.name.ljust(width)}  {visible(r.target)}")
         if r.state.clean:
-            click.echo(f"ok        {r.name}  {visible(r.target)}")
             continue
         bad += 1
-        click.echo(f"{'missing' if r.state.absent else 'modified':<10}{r.name}  {visible(r.target)}")
         for label, paths in (("changed", r.state.changed), ("added", r.state.added), ("missing", r.state.missing)):
             for path in paths:
                 click.echo(f"    {label}: {visible(path)}")

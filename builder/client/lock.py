@@ -8,6 +8,7 @@ on read, so a lock from a cloned repository cannot point an install outside the 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -18,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..core.errors import ClientError, UsageError, os_error_message
-from ..core.fs import acquire_flock
+from ..core.fs import acquire_flock, state_dir
 from ..core.loader import path_problems
 from .documents import parse_json
 from .registry import DIGEST, LOCK_FILE, NAME, SHA256
@@ -60,14 +61,19 @@ class Lock:
     def target(self, folder: Path) -> str:
         """How ``folder`` is recorded: relative to the project, or below ~ for the user lock."""
         folder = Path(os.path.abspath(folder))
+        home = Path(os.path.abspath(Path.home()))
         if self.global_:
-            home = Path(os.path.abspath(Path.home()))
+            if not folder.is_relative_to(home) or folder == home:
+                raise UsageError(f"{folder.parent} is outside your home folder {home}; --global installs into "
+                                 "folders inside it (an agent's folder, or --dir with one inside your home folder)")
             self.check_inside(folder)
-            return "~/" + folder.relative_to(home).as_posix() if folder.is_relative_to(home) else folder.as_posix()
+            return "~/" + folder.relative_to(home).as_posix()
         base = Path(os.path.abspath(self.base))
         if not folder.is_relative_to(base) or folder == base:
-            raise UsageError(f"{folder} is outside the project {base}; the lock records folders inside it "
-                             "(use --global for folders elsewhere)")
+            elsewhere = (f"; for {folder.parent}, add --global (it is inside your home folder)"
+                         if folder.is_relative_to(home) and folder != home and not base.is_relative_to(folder) else "")
+            raise UsageError(f"{folder.parent} is outside the project {base}; a project installs into an agent's "
+                             f"folder or a --dir inside the project{elsewhere}")
         self.check_inside(folder)
         return folder.relative_to(base).as_posix()
 
@@ -82,8 +88,12 @@ class Lock:
             raise ClientError(f"cannot resolve {folder}: {exc}") from None
         if real == root or not real.is_relative_to(root):
             where = "your home folder" if self.global_ else "the project"
-            raise ClientError(f"{folder} leads to {real}, outside {where} {root} (through a symbolic link); "
-                              "refusing to install or remove anything there")
+            typed = Path(os.path.abspath(folder))
+            if typed != root and typed.is_relative_to(Path(os.path.abspath(Path.home() if self.global_
+                                                                           else self.base))):
+                raise ClientError(f"{folder} leads to {real}, outside {where} {root} (through a symbolic link); "
+                                  "refusing to install or remove anything there")
+            raise ClientError(f"{folder} is outside {where} {root}; refusing to install or remove anything there")
         return folder
 
     def with_entry(self, entry: LockEntry) -> Lock:
@@ -115,8 +125,11 @@ WAIT_NOTICE = 1.0  # seconds of waiting for another writer before saying so
 
 
 def side_lock_path(lock_path: Path) -> Path:
-    """The file whose ``flock`` serialises changes to a lock file (the lock file itself is replaced by rename)."""
-    return lock_path.with_name(f".{lock_path.name}.lock")
+    """The file whose ``flock`` serialises changes to a lock file (the lock file itself is replaced by rename): in
+    the user's state folder, keyed by the lock's real path, so the project's work tree (and its ``.git``) gets no
+    file of ours and every path to one project takes the same lock."""
+    real = os.path.join(os.path.realpath(lock_path.parent), lock_path.name)
+    return state_dir() / "projects" / hashlib.sha256(os.fsencode(real)).hexdigest()[:16] / "lock"
 
 
 @contextmanager
@@ -126,15 +139,15 @@ def locked(project: Path, *, global_: bool = False,
 
     Every command that changes a lock runs inside this block, so concurrent installs, updates and removes
     take turns and each one starts from what the previous one wrote. The kernel drops the ``flock`` when its
-    holder exits, however it exits, so a killed process never leaves the lock stuck. The side file is opened
-    without following a link: a link committed in its place cannot point the lock at another file.
+    holder exits, however it exits, so a killed process never leaves the lock stuck. The side file (in the user's
+    state folder) is opened without following a link: a link in its place cannot point the lock at another file.
     """
     path, _ = lock_location(project, global_)
     side = side_lock_path(path)
     try:
-        side.parent.mkdir(parents=True, exist_ok=True)
+        side.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(side, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
-                     0o644)
+                     0o600)
     except OSError as exc:
         if side.is_symlink():
             raise ClientError(f"{side} is a symbolic link; the lock's side file must be a plain file "
@@ -223,6 +236,8 @@ def recorded(lock: Lock) -> Iterator[Lock]:
     """
     tmp = lock.path.with_name(f".{lock.path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
+        if lock.global_:  # the user data folder may not exist yet; a project's folder does
+            lock.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
         try:
             view = memoryview(lock.dumps())

@@ -77,11 +77,13 @@ class SkillCatalog:
 
     def search(self, query: str, limit: int = 10, category: str | None = None,
                tag: str | None = None) -> dict[str, Any]:
-        hits = self.registry.search().rank(query, category=category, tag=tag, limit=limit)
+        index = self.registry.search()
+        hits = index.rank(query, category=category, tag=tag, limit=limit)
+        total = index.total(query, category=category, tag=tag) if len(hits) == limit else len(hits)
         with ThreadPoolExecutor(max_workers=min(8, max(1, len(hits)))) as pool:
             details = list(pool.map(lambda h: self.registry.detail(h.name), hits))
         skills = [self.summary(detail, str(hit.row.headings)) for hit, detail in zip(hits, details)]
-        return {"query": query, "count": len(skills), "skills": skills}
+        return {"query": query, "count": len(skills), "total": total, "skills": skills}
 
     def get(self, id_or_slug: str, version: str | None = None) -> dict[str, Any]:
         """The files of the version ``install_skill`` would take (the newest that is not yanked), or with
@@ -179,15 +181,19 @@ def create_server(registry: Registry, project: Path | None = None) -> MCPServer:
                                     "this project after verifying its digest.")
 
     def run(call: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+        from .targets import Refused
+
         try:
             return call(*args)
+        except Refused as exc:  # the command line's way out is a flag no tool call can pass
+            raise ToolError(exc.tool) from None
         except SkillRegError as exc:
             raise ToolError(str(exc)) from None
 
     @server.tool(description="Search the registry's Agent Skills by keyword, ranked like the registry's website. "
                              "Returns each skill's id, slug, title, description, author (metadata.author), "
                              "contributors (git commit authors), category, tags, files, fileCount, createdAt "
-                             "and link.")
+                             "and link; count is how many are returned, total how many match.")
     def search_skills(query: Annotated[str, Field(description="Search query to find relevant skills")],
                       limit: Annotated[int, Field(ge=1, le=50, description="Maximum number of skills (1-50)")] = 10,
                       category: Annotated[str | None, Field(description="Filter by category slug")] = None,

@@ -27,13 +27,13 @@ from .install import (
 )
 from .lock import Lock, LockEntry, recorded, write_lock
 from .registry import NotFound, Registry, check_name
-from .targets import destinations, writable_folder
+from .targets import Refused, destinations, writable_folder
 from .versions import History, choose, is_digest, read_history, unavailable, yanked_warning
 
 RegistryFor = Callable[[str], Registry]
 
 
-class LocallyModified(ClientError):
+class LocallyModified(Refused):
     """Installed files were edited; overwriting or removing them needs --force."""
 
 
@@ -46,6 +46,7 @@ class Change:
     previous: str | None = None  # the digest before an update
     targets: tuple[str, ...] = ()
     diff: str = ""
+    previous_version: str | None = None  # the metadata.version before an update
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,9 @@ def _modified(folder: Path, recorded: Mapping[str, str], new: Mapping[str, str])
 def _refuse_modified(name: str, problems: list[tuple[str, LocalState]], what: str) -> None:
     if problems:
         detail = "; ".join(f"{target}: {state.describe()}" for target, state in problems)
-        raise LocallyModified(f"{name} was changed locally ({detail}); {what} would lose those changes. "
-                              "Use --force to do it anyway")
+        lost = f"{name} was changed locally ({detail}); {what} would lose those changes"
+        raise LocallyModified(f"{lost}. Use --force to do it anyway",
+                              f"{lost}, and this tool never does that; nothing was changed")
 
 
 def _write(lock: Lock, entry: LockEntry) -> Lock:
@@ -151,8 +153,9 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
                 writable_folder(lock, target, name, allowed, recorded=target not in requested)
                 taken = folder.exists() or folder.is_symlink()
                 if not force and taken and not local_state(folder, new_files).clean:
-                    raise ClientError(f"{target} already exists and is not in {lock.path.name}; "
-                                      "use --force to replace it")
+                    there = f"{target} already exists and is not in {lock.path.name}"
+                    raise Refused(f"{there}; use --force to replace it",
+                                  f"{there}; this tool never replaces a folder it did not install; nothing was changed")
             todo.append(target)
         if not force:
             _refuse_modified(name, modified, "installing")
@@ -161,7 +164,7 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
                 write_skill(skill, lock.folder(target))
         action = "installed" if entry is None or entry.digest == published else "updated"
         changes.append(Change(name, action, skill.version, skill.digest, entry.digest if entry else None,
-                              tuple(todo)))
+                              tuple(todo), previous_version=entry.version if entry else None))
     return lock, changes
 
 
@@ -186,7 +189,9 @@ def _plan_restore(lock: Lock, entry: LockEntry, registry: Registry) -> tuple[_Re
         version = history.by_digest(entry.digest)
         if version is None:
             problem = (f"{name}: the registry has no record of the locked version {locked} ({history.where})"
-                       + (history.shallow or "; it was never published there"))
+                       + (history.shallow or "; it is not in the git history the registry was built from (a "
+                                             "version built from files never committed is not kept)")
+                       + _next_step(history))
             if todo:
                 return _Restore(entry, registry, (), None), problem
             registry.warn(f"{problem}; the installed copy matches the lock and was left in place")
@@ -208,6 +213,14 @@ def _plan_restore(lock: Lock, entry: LockEntry, registry: Registry) -> tuple[_Re
             f"{name} (lock {locked}, registry {short_digest(detail['digest'])}…, which keeps no older versions: "
             f"no versions.json; `skillreg update {name}` takes its version)")
     return _Restore(entry, registry, todo, lambda: fetch_skill(registry, name, detail=detail)), None
+
+
+def _next_step(history: History) -> str:
+    """What to run when the locked version cannot come back: take the one the registry publishes now."""
+    if history.latest is None:
+        return f"; `skillreg info {history.name} --versions` lists the versions it keeps"
+    now = next(v for v in history.versions if v.digest == history.latest)
+    return f"; `skillreg install {history.name}` takes the version it publishes now, {now.label}"
 
 
 def restore(lock: Lock, registry_for: RegistryFor, *, typed: Sequence[Path] = (), force: bool = False,
@@ -323,7 +336,7 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, typed
         diff = unified_diff(_locked_files(lock, entry, registry, history), skill.files)
         if dry_run:
             changes.append(Change(entry.name, "would update", skill.version, skill.digest, entry.digest,
-                                  entry.targets, diff))
+                                  entry.targets, diff, entry.version))
             continue
         for target in entry.targets:
             writable_folder(lock, target, entry.name, allowed, recorded=True)
@@ -334,7 +347,8 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, typed
         with recorded(lock.with_entry(_entry(skill, entry.targets))) as lock:
             for target in entry.targets:
                 write_skill(skill, lock.folder(target))
-        changes.append(Change(entry.name, "updated", skill.version, skill.digest, entry.digest, entry.targets, diff))
+        changes.append(Change(entry.name, "updated", skill.version, skill.digest, entry.digest, entry.targets, diff,
+                              entry.version))
     return lock, changes
 
 
@@ -384,22 +398,32 @@ def _newest(registry: Registry, name: str, history: History | None) -> FetchedSk
     return fetch_version(registry, name, chosen, history.where)
 
 
-def remove(lock: Lock, name: str, *, typed: Sequence[Path] = (), force: bool = False) -> tuple[Lock, Change]:
-    """Delete the skill's folders and its lock entry. Deleting is writing: a folder that exists is deleted only
-    where ``writable_folder`` allows (``typed``: the --dir of this command); one already gone is only forgotten."""
+def remove(lock: Lock, names: Sequence[str], *, typed: Sequence[Path] = (),
+           force: bool = False) -> tuple[Lock, list[Change]]:
+    """Delete each skill's folders and its lock entry, after checking every one of them: a name not in the lock,
+    a folder the command may not delete or local edits (without ``force``) refuse the whole command, nothing
+    removed. Deleting is writing: a folder that exists is deleted only where ``writable_folder`` allows
+    (``typed``: the --dir of this command); one already gone is only forgotten."""
+    if not names:
+        raise UsageError("name the skills to remove")
     allowed = destinations(lock, typed)
-    entry = _selected(lock, [name])[0]
-    for target in entry.targets:
-        folder = lock.folder(target)
-        if folder.exists() or folder.is_symlink():
-            writable_folder(lock, target, name, allowed, recorded=True)
-    states = [(t, local_state(lock.folder(t), entry.files)) for t in entry.targets]
-    if not force:
-        _refuse_modified(name, [(t, s) for t, s in states if not s.clean and not s.absent], "removing it")
-    with recorded(lock.without(name)) as lock:
+    entries = _selected(lock, names)
+    for entry in entries:
         for target in entry.targets:
-            remove_folder(lock.folder(target))
-    return lock, Change(name, "removed", entry.version, entry.digest, None, entry.targets)
+            folder = lock.folder(target)
+            if folder.exists() or folder.is_symlink():
+                writable_folder(lock, target, entry.name, allowed, recorded=True)
+    if not force:
+        for entry in entries:
+            states = [(t, local_state(lock.folder(t), entry.files)) for t in entry.targets]
+            _refuse_modified(entry.name, [(t, s) for t, s in states if not s.clean and not s.absent], "removing it")
+    changes = []
+    for entry in entries:
+        with recorded(lock.without(entry.name)) as lock:
+            for target in entry.targets:
+                remove_folder(lock.folder(target))
+        changes.append(Change(entry.name, "removed", entry.version, entry.digest, None, entry.targets))
+    return lock, changes
 
 
 def verify(lock: Lock, names: Sequence[str] = ()) -> list[Verified]:

@@ -115,6 +115,24 @@ def normalize_location(location: str) -> tuple[str, Path | None]:
     return f"{scheme}://{parts.netloc}{path}", None
 
 
+def no_registry_here(folder: Path) -> str:
+    """Why a folder given as the registry is not one, and what to give instead: a registry's checkout holds
+    registry.yaml and, once built, its site/ (the default output)."""
+    from ..core.loader import display_path
+
+    shown = display_path(folder)
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        return f"{shown} {what}; --registry takes a registry's URL or the folder its build wrote"
+    missing = f"{shown} holds no published registry (no {INDEX_PATH})"
+    if (folder / "registry.yaml").is_file():
+        if (folder / "site" / INDEX_PATH).is_file():
+            return f"{missing}; it is a registry's checkout, whose build is in site/: --registry {shown}/site"
+        return (f"{missing}; it is a registry's checkout that was never built: run `skillreg build` there, "
+                f"then use --registry {shown}/site")
+    return f"{missing}; --registry takes a registry's URL or the folder its build wrote"
+
+
 def check_lock_registry(url: str) -> str:
     """``url``, a registry read from a lock file, if the client may use it unasked: a lock is data from the
     checkout, so one naming this machine, a local network or a folder would make a clone send requests there."""
@@ -489,8 +507,7 @@ class Registry:
                 data = fh.read(limit)
         except FileNotFoundError:
             if not (self.folder / INDEX_PATH).is_file():
-                raise ClientError(f"{self.folder} holds no published registry (no {INDEX_PATH}); "
-                                  "run `skillreg build` first or pass --registry") from None
+                raise ClientError(no_registry_here(self.folder)) from None
             raise NotFound(f"{target}: no such file in the registry") from None
         except IsADirectoryError:
             raise NotFound(f"{target} is a folder, not a published file") from None

@@ -24,7 +24,16 @@ _NEVER = {".git": "inside .git", "site-packages": "inside a site-packages folder
           "dist-packages": "inside a dist-packages folder"}
 
 
-class UnsafeTarget(ClientError):
+class Refused(ClientError):
+    """A refusal whose way out may be a command-line flag; ``tool`` says the same to a caller that has no flags
+    (an agent calling the MCP tool), so it is never sent to a flag it cannot pass."""
+
+    def __init__(self, message: str, tool: str) -> None:
+        super().__init__(message)
+        self.tool = tool
+
+
+class UnsafeTarget(Refused):
     """A skill folder the client must not write or delete; nothing was changed."""
 
 
@@ -59,16 +68,22 @@ def writable_folder(lock: Lock, target: str, name: str, allowed: Destinations, *
     root = _absolute(lock.base)
     problem = _never_here(absolute, root)
     if problem:
-        raise UnsafeTarget(f"{where}: refusing to write there: it is {problem} (never, not even with --dir)")
+        raise UnsafeTarget(f"{where}: refusing to write there: it is {problem} (never, not even with --dir)",
+                           f"{where}: refusing to write there: it is {problem}; nothing was changed")
     if not allowed.allows(absolute.parent):
         typed = PurePosixPath(target).parent.as_posix()
-        raise UnsafeTarget(f"{where} is outside the agents' skill folders; the lock alone cannot send a skill there "
-                           f"(run the command again with --dir {typed} to allow it)" if recorded else
-                           f"{where} is outside the agents' skill folders and the --dir given; refusing it")
+        outside = f"{where} is outside the agents' skill folders"
+        if recorded:
+            raise UnsafeTarget(f"{outside}; the lock alone cannot send a skill there (run the command again with "
+                               f"--dir {typed} to allow it)",
+                               f"{outside}; the lock alone cannot send a skill there, and this tool writes only into "
+                               "the agents' skill folders; nothing was changed")
+        raise UnsafeTarget(f"{outside} and the --dir given; refusing it", f"{outside}; refusing it")
     in_the_way = _file_in_the_way(absolute, root)
     if in_the_way is not None:
         shown = in_the_way.relative_to(root).as_posix() if in_the_way.is_relative_to(root) else str(in_the_way)
-        raise UnsafeTarget(f"{where}: {shown} is a file, not a folder; refusing to replace it")
+        message = f"{where}: {shown} is a file, not a folder; refusing to replace it"
+        raise UnsafeTarget(message, message)
     return folder
 
 

@@ -20,7 +20,7 @@ import itertools
 import operator
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -141,8 +141,8 @@ class SearchIndex:
                 best.setdefault(row, points)
         return best
 
-    def rank(self, query: str, *, category: str | None = None, tag: str | None = None,
-             limit: int = 10) -> list[Hit]:
+    def _matching(self, query: str, category: str | None, tag: str | None) -> Iterator[tuple[int, int]]:
+        """Every matching (points, row), the filters applied, in no order."""
         query_tokens = tokens(query)
         if query_tokens:
             totals: dict[int, int] | None = None
@@ -153,7 +153,7 @@ class SearchIndex:
                 else:
                     totals = {row: points + found[row] for row, points in totals.items() if row in found}
                 if not totals:
-                    return []
+                    return iter(())
             assert totals is not None
             exact = "-".join(query_tokens)
             scored = totals
@@ -163,10 +163,19 @@ class SearchIndex:
         else:
             scored = dict.fromkeys(range(len(self.rows)), 1)
         rows = self.rows
-        chosen = ((points, row) for row, points in scored.items()
-                  if (not category or rows[row].category == category) and (not tag or tag in rows[row].tags))
-        best = heapq.nsmallest(limit, chosen, key=lambda item: (-item[0], rows[item[1]].name))
+        return ((points, row) for row, points in scored.items()
+                if (not category or rows[row].category == category) and (not tag or tag in rows[row].tags))
+
+    def rank(self, query: str, *, category: str | None = None, tag: str | None = None,
+             limit: int = 10) -> list[Hit]:
+        rows = self.rows
+        best = heapq.nsmallest(limit, self._matching(query, category, tag),
+                               key=lambda item: (-item[0], rows[item[1]].name))
         return [Hit(rows[row].name, points, rows[row]) for points, row in best]
+
+    def total(self, query: str, *, category: str | None = None, tag: str | None = None) -> int:
+        """How many skills match, however few ``rank`` returns."""
+        return sum(1 for _ in self._matching(query, category, tag))
 
 
 _PREPARED: tuple[dict[str, Any], SearchIndex] | None = None
@@ -929,6 +938,23 @@ class ShardedSearch:
             return best
         best = [hit for hit in best if hit[1] != exact] + [(points + EXACT_NAME_BONUS, exact)]
         return sorted(best, key=lambda hit: (-hit[0], hit[1]))[:limit]
+
+    def total(self, query: str, *, category: str | None = None, tag: str | None = None) -> int:
+        """How many skills match, however few ``rank`` returns; after ``rank`` it reads no other file. A one-token
+        query without a filter counts its prefix file's score lists (each row is in one) or its term file's rows."""
+        query_tokens = tokens(query)
+        if len(query_tokens) != 1 or category or tag:
+            return len(self._totals(query, category, tag))
+        q = query_tokens[0]
+        if len(q) >= TERM_KEY:
+            return len(self.token_scores(q))
+        found = self._levels(q)
+        if found is None:
+            return 0
+        path, levels = found
+        if not all(isinstance(gaps, list) for _, gaps in levels):
+            raise self._broken(path)
+        return sum(len(gaps) for _, gaps in levels)
 
     def matches(self, query: str, *, category: str | None = None, tag: str | None = None) -> list[tuple[int, int]]:
         """Every matching (points, row), in no order; ``rank`` orders them."""
