@@ -129,8 +129,12 @@ class _SiteHandler(_QuietHandler):
         body = (f"{status.value} {status.phrase}: this server answers only requests for "
                 f"{', '.join(names)} (Host header).\n").encode("ascii")
         self.close_connection = True
-        self.send_response(status)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self._answer(status, "text/plain; charset=utf-8", body)
+
+    def _answer(self, status: int, content_type: str, body: bytes, message: str | None = None) -> None:
+        """A whole answer of ``body`` (none to a HEAD request), and the connection closed after it."""
+        self.send_response(status, message)
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Connection", "close")
         self.end_headers()
@@ -148,14 +152,7 @@ class _SiteHandler(_QuietHandler):
         if code != HTTPStatus.NOT_FOUND or not page.is_file():
             super().send_error(code, message, explain)
             return
-        body = page.read_bytes()
-        self.send_response(code, message)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+        self._answer(code, "text/html; charset=utf-8", page.read_bytes(), message)
 
 
 def _handler(out: Path, base_url: str) -> Callable[..., _SiteHandler]:
