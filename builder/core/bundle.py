@@ -22,15 +22,16 @@ def file_mode(f: SkillFile) -> int:
     return 0o755 if f.executable else 0o644
 
 
-def _ordered(files: Iterable[SkillFile]) -> list[SkillFile]:
-    """SKILL.md first (readers that peek at the first entry find it), then by path."""
+def bundle_order(files: Iterable[SkillFile]) -> list[SkillFile]:
+    """The order a bundle holds its files in: SKILL.md first (readers that peek at the first entry find it), then
+    by path."""
     return sorted(files, key=lambda f: (f.path not in ("SKILL.md", "skill.md"), f.path.encode("utf-8")))
 
 
 def zip_bytes(files: Iterable[SkillFile]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        for f in _ordered(files):
+        for f in bundle_order(files):
             info = zipfile.ZipInfo(f.path, date_time=ZIP_EPOCH)
             info.create_system = 3  # Unix, so external_attr carries the mode
             info.external_attr = (0o100000 | file_mode(f)) << 16
@@ -53,7 +54,7 @@ def json_bundle(skill: Skill) -> dict[str, object]:
         "api_version": BUNDLE_VERSION,
         "name": skill.name,
         "digest": skill.digest,
-        "files": [file_entry(f) for f in _ordered(skill.files)],
+        "files": [file_entry(f) for f in bundle_order(skill.files)],
     }
 
 

@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
-import secrets
 import struct
 import zipfile
 from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
 
-from ..core.bundle import ZIP_EPOCH, _ordered
+from ..core.bundle import ZIP_EPOCH, bundle_order
 from ..core.config import Limits
 from ..core.errors import UsageError
+from ..core.fs import write_atomic
 from ..core.loader import display_path
 from ..core.model import SkillFile
 
@@ -49,7 +48,7 @@ def bundle_members(data: bytes, entries: Sequence[tuple[str, str, str]], limits:
     else None. Every byte of the archive is accounted for, so no reader of it can find other content, and nothing
     is inflated past the size limits."""
     wanted = {path: (oid, _MODES[mode]) for path, mode, oid in entries if mode in _MODES}
-    order = [f.path for f in _ordered(SkillFile(path, b"") for path in wanted)]
+    order = [f.path for f in bundle_order(SkillFile(path, b"") for path in wanted)]
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             infos = archive.infolist()
@@ -129,13 +128,7 @@ class BundleCache:
         if path is None:
             return
         with suppress(OSError):  # the cache only saves time
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-            try:
-                partial.write_bytes(data)
-                os.replace(partial, path)
-            finally:
-                partial.unlink(missing_ok=True)
+            write_atomic(path, data, durable=False)
 
 
 def check_cache_place(cache: Path, work_tree: Path | None, out: Path) -> None:
