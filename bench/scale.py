@@ -81,7 +81,8 @@ def gzipped(data: bytes) -> int:
 
 def search_transfer(root: Path, queries: Sequence[str]) -> dict[str, int]:
     """Compressed bytes the search page fetches for the first results of each query, each from a cold cache."""
-    from builder.core.search import SHARDS_INDEX_PATH, ShardedSearch
+    from builder.client.search import ShardedSearch
+    from builder.core.search import SHARDS_INDEX_PATH
 
     library = gzipped((root / "assets" / "search.js").read_bytes()) if (root / "assets/search.js").is_file() else 0
     if not (root / SHARDS_INDEX_PATH).is_file():
@@ -110,7 +111,8 @@ class _Recorder:
 def keystroke_transfer(root: Path, typed: str) -> list[int]:
     """Compressed bytes each keystroke of ``typed`` adds to what the page already holds (the first includes the
     manifest and library); a build without the sharded index fetches everything on the first."""
-    from builder.core.search import SHARDS_INDEX_PATH, ShardedSearch
+    from builder.client.search import ShardedSearch
+    from builder.core.search import SHARDS_INDEX_PATH
 
     if not (root / SHARDS_INDEX_PATH).is_file():
         return [next(iter(search_transfer(root, [typed[:1]]).values()))] + [0] * (len(typed) - 1)

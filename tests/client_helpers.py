@@ -67,7 +67,8 @@ def search_overrides(site: Path, edit: Callable[[list[list[Any]]], None]) -> dic
     import json
 
     from builder.core.bundle import dumps
-    from builder.core.search import SEARCH_INDEX_PATH, search_files, search_index
+    from builder.core.search import SEARCH_INDEX_PATH, search_index
+    from builder.publish.search_shards import search_files
 
     rows = json.loads((site / SEARCH_INDEX_PATH).read_text(encoding="utf-8"))["skills"]
     edit(rows)

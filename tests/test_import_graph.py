@@ -108,3 +108,15 @@ def test_the_client_imports_nothing_from_the_registry_extra() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert done.returncode == 0, done.stderr
     assert not set(done.stdout.split()) & REGISTRY_EXTRA_MODULES
+
+
+def test_search_is_split_by_who_uses_it() -> None:
+    """The ranking both halves follow lives in core; the shard writer is the build's alone and the sharded reader,
+    with its thread pool, the client's alone."""
+    def stages_importing(target: str) -> set[str]:
+        return {stage(name) for name, targets in GRAPH.items() if target in targets}
+
+    assert stages_importing("builder.publish.search_shards") == {"publish"}
+    assert stages_importing("builder.client.search") == {"client", "cli"}
+    assert {"publish", "client", "site"} <= stages_importing("builder.core.search")
+    assert not GRAPH["builder.core.search"] & {"builder.publish.search_shards", "builder.client.search"}

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from builder.core.search import SHARDS_INDEX_PATH, ShardedSearch, rank, search_files
+from builder.client.search import ShardedSearch
+from builder.core.search import SHARDS_INDEX_PATH, rank
+from builder.publish.search_shards import search_files
 
 VECTORS = json.loads((REPO / "tests" / "search_vectors.json").read_text(encoding="utf-8"))
 SEARCH_JS = REPO / "site_templates" / "assets" / "search.js"
@@ -264,7 +266,7 @@ def test_the_best_hits_are_picked_as_a_full_sort_would() -> None:
     one score for every row, no limit."""
     import random
 
-    from builder.core.search import _top
+    from builder.client.search import _top
 
     generator = random.Random(17)
     for _ in range(300):

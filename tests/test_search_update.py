@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from builder.core.search import SHARDS_INDEX_PATH, search_files, update_search_files
+from builder.core.search import SHARDS_INDEX_PATH
+from builder.publish.search_shards import search_files, update_search_files
 
 WORDS = ["csv", "data", "git", "log", "test", "lint", "schema", "json", "review", "secret", "scan", "diff",
          "Ünïcode", "doc", "docs", "docker", "file", "files", "x", "a1", "release", "note", "zebra", "qx", "q"]

@@ -144,11 +144,12 @@ def search(words: tuple[str, ...], category: str | None, tag: str | None, limit:
 
     Several words are one query, as in the website's search box: a skill must match every word.
     """
+    from ..client.search import search_with_total
+
     query = " ".join(words)
     registry = open_registry(location)
     index = registry.search()
-    hits = index.rank(query, category=category, tag=tag, limit=limit)
-    total = index.total(query, category=category, tag=tag) if len(hits) == limit else len(hits)
+    hits, total = search_with_total(index, query, category=category, tag=tag, limit=limit)
     if as_json:
         skills = [{"name": h.row.name, "description": h.row.description, "category": h.row.category or None,
                    "tags": list(h.row.tags), "score": h.score} for h in hits]

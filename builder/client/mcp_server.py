@@ -24,6 +24,7 @@ from ..core.model import SkillFile
 from ..core.terminal import visible
 from ..core.urls import declared_author, page_path
 from .registry import Registry
+from .search import search_with_total
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -78,8 +79,7 @@ class SkillCatalog:
     def search(self, query: str, limit: int = 10, category: str | None = None,
                tag: str | None = None) -> dict[str, Any]:
         index = self.registry.search()
-        hits = index.rank(query, category=category, tag=tag, limit=limit)
-        total = index.total(query, category=category, tag=tag) if len(hits) == limit else len(hits)
+        hits, total = search_with_total(index, query, category=category, tag=tag, limit=limit)
         with ThreadPoolExecutor(max_workers=min(8, max(1, len(hits)))) as pool:
             details = list(pool.map(lambda h: self.registry.detail(h.name), hits))
         skills = [self.summary(detail, str(hit.row.headings)) for hit, detail in zip(hits, details)]

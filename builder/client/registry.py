@@ -31,9 +31,10 @@ from ..core.errors import ClientError, UsageError
 from ..core.fs import write_atomic
 from ..core.loader import path_problems
 from ..core.model import sha256_hex
-from ..core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, SHARDS_ROOT, SearchIndex, ShardedSearch
+from ..core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, SHARDS_ROOT, SearchIndex
 from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, head_path
 from .documents import MAX_DOCUMENT_BYTES, document_limit, parse_json
+from .search import ShardedSearch
 from .transport import Deadline, DeadlineRequest, TooSlow, Transport, host_kind
 
 DEFAULT_TIMEOUT = 30.0  # seconds for one whole request: connecting, the headers and the body

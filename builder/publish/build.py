@@ -52,9 +52,7 @@ from ..core.search import (
     SHARDS_ROOT,
     SearchRow,
     search_entry,
-    search_files,
     search_index,
-    update_search_files,
 )
 from ..core.urls import (
     API_ROOT,
@@ -99,6 +97,7 @@ from .history import (
 from .manifest import MANIFEST_VERSION, ROW_KINDS, Row, StoredManifest, read_manifest, write_manifest
 from .provenance import History, Source, read_history
 from .schemas import SCHEMA_DIR, write_schemas
+from .search_shards import search_files, update_search_files
 
 BUNDLE_CACHE_ENV = "SKILLREG_BUNDLE_CACHE"
 
