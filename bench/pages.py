@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from builder.core.config import load_config
     from builder.core.search import SHARDS_INDEX_PATH
     from builder.core.urls import INDEX_PATH
-    from builder.publish.build import _place
+    from builder.publish.transaction import output_place
     from builder.site.pages import write_site
 
     config = load_config(args.config)
@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.copyfile(out / rel, stage / rel)
         started = time.perf_counter()
         result = write_site(config, stage, api_roots=(stage, out), previous=out, changed=[args.skill],
-                            state=_place(out).state)
+                            state=output_place(out).state)
         seconds = time.perf_counter() - started
     finally:
         shutil.rmtree(stage, ignore_errors=True)

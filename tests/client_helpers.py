@@ -28,7 +28,7 @@ from click.testing import CliRunner, Result
 
 from builder.cli.app import cli
 from builder.core.config import load_config
-from builder.publish.build import build
+from builder.publish.build import BuildOptions, build
 
 REPO = Path(__file__).resolve().parent.parent
 SKILLREG = Path(sys.executable).parent / "skillreg"
@@ -57,7 +57,7 @@ def commit(repo: Path, message: str) -> None:
 def build_site(registry: Path, out: Path) -> Path:
     """A real ``skillreg build`` of ``registry``; skills that other work left invalid are left out."""
     # The web pages are not what the client reads; leave them out where the build can.
-    build(load_config(registry / "registry.yaml"), out, keep_going=True, site=False)
+    build(load_config(registry / "registry.yaml"), out, BuildOptions(keep_going=True, site=False))
     return out
 
 

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 from conftest import REPO, write_tree
 
 from builder.core.config import load_config
-from builder.publish.build import build
+from builder.publish.build import BuildOptions, build
 
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "poster"}
 
@@ -68,7 +68,7 @@ def bundled_site(base: Path) -> Path:
     left out rather than failing every website test)."""
     out = base / "bundled-site"
     if not (out / "index.html").is_file():
-        result = build(load_config(REPO / "registry.yaml"), out, keep_going=True)
+        result = build(load_config(REPO / "registry.yaml"), out, BuildOptions(keep_going=True))
         assert len(result.published) >= 5
     return out
 

@@ -19,7 +19,7 @@ from conftest import write_tree
 from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.core.urls import scoped_discovery_path
-from builder.publish.build import BuildFailed, build
+from builder.publish.build import BuildFailed, BuildOptions, build
 from builder.publish.schemas import PUBLISHED, load_schema
 
 
@@ -30,7 +30,7 @@ def registry(tmp_path: Path) -> Path:
 
 def test_layout_and_every_document_matches_its_schema(registry: Path) -> None:
     out = registry / "site"
-    result = build(load_config(registry / "registry.yaml"), out, site=False)
+    result = build(load_config(registry / "registry.yaml"), out, BuildOptions(site=False))
     assert sorted(result.published) == sorted(SKILLS)
     index = json.loads((out / "api/v1/index.json").read_text())
     jsonschema.validate(index, load_schema("index"))
@@ -71,7 +71,7 @@ def test_layout_and_every_document_matches_its_schema(registry: Path) -> None:
 
 def test_installing_a_bundle_reproduces_every_file(registry: Path, tmp_path: Path) -> None:
     out = registry / "site"
-    build(load_config(registry / "registry.yaml"), out, site=False)
+    build(load_config(registry / "registry.yaml"), out, BuildOptions(site=False))
     for name in SKILLS:
         detail = json.loads((out / f"api/v1/skills/{name}.json").read_text())
         data = (out / detail["bundles"]["zip"]["path"]).read_bytes()
@@ -96,14 +96,14 @@ def test_installing_a_bundle_reproduces_every_file(registry: Path, tmp_path: Pat
 
 def test_two_builds_of_one_commit_are_byte_identical(registry: Path, tmp_path: Path) -> None:
     config = load_config(registry / "registry.yaml")
-    build(config, tmp_path / "one", site=False)
-    build(config, tmp_path / "two", site=False, jobs=2)
+    build(config, tmp_path / "one", BuildOptions(site=False))
+    build(config, tmp_path / "two", BuildOptions(site=False, jobs=2))
     assert all_files(tmp_path / "one") == all_files(tmp_path / "two")
 
 
 def test_outside_git_provenance_is_empty_not_invented(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "plain", commit=False)
-    result = build(load_config(root / "registry.yaml"), root / "site", site=False)
+    result = build(load_config(root / "registry.yaml"), root / "site", BuildOptions(site=False))
     assert result.commit is None
     index = json.loads((root / "site/api/v1/index.json").read_text())
     assert index["source"]["commit"] is None and index["source"]["time"] is None
@@ -115,7 +115,7 @@ def test_git_history_gives_created_updated_and_authors(registry: Path) -> None:
     skill_md = registry / "skills/csv-profiler/SKILL.md"
     skill_md.write_text(skill_md.read_text() + "\nOne more line.\n")
     git(registry, "commit", "-qam", "edit", date="2026-03-04T05:06:07Z", author="Grace Hopper")
-    build(load_config(registry / "registry.yaml"), registry / "site", site=False)
+    build(load_config(registry / "registry.yaml"), registry / "site", BuildOptions(site=False))
     detail = json.loads((registry / "site/api/v1/skills/csv-profiler.json").read_text())
     prov = detail["provenance"]
     assert (prov["created"], prov["updated"]) == ("2026-01-02T03:04:05Z", "2026-03-04T05:06:07Z")
@@ -128,11 +128,11 @@ def test_git_history_gives_created_updated_and_authors(registry: Path) -> None:
 def test_a_validation_error_writes_nothing_and_keeps_the_previous_output(registry: Path) -> None:
     config = load_config(registry / "registry.yaml")
     out = registry / "site"
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     before = all_files(out)
     (registry / "skills/secret-scanner/SKILL.md").write_text("---\nname: Wrong\ndescription: x\n---\nbody\n")
     with pytest.raises(BuildFailed) as failed:
-        build(config, out, site=False)
+        build(config, out, BuildOptions(site=False))
     assert {d.code for d in failed.value.report.diagnostics} >= {"SK104", "SK106"}
     assert all_files(out) == before
     assert not [p for p in registry.iterdir() if p.name.startswith(".site.tmp")]
@@ -140,7 +140,7 @@ def test_a_validation_error_writes_nothing_and_keeps_the_previous_output(registr
 
 def test_keep_going_leaves_invalid_skills_out_and_lists_them(registry: Path) -> None:
     (registry / "skills/secret-scanner/SKILL.md").write_text("---\nname: secret-scanner\n---\nbody\n")
-    result = build(load_config(registry / "registry.yaml"), registry / "site", site=False, keep_going=True)
+    result = build(load_config(registry / "registry.yaml"), registry / "site", BuildOptions(site=False, keep_going=True))
     assert result.skipped == ("secret-scanner",)
     assert not (registry / "site/api/v1/skills/secret-scanner.json").exists()
     assert not (registry / "site/.well-known/skills/secret-scanner").exists()
@@ -151,14 +151,14 @@ def test_keep_going_leaves_invalid_skills_out_and_lists_them(registry: Path) -> 
 def test_rebuild_after_one_change_rewrites_that_skill_only_and_drops_removed_ones(registry: Path) -> None:
     config = load_config(registry / "registry.yaml")
     out = registry / "site"
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     untouched = out / "api/v1/skills/csv-profiler/files/SKILL.md"
     inode = untouched.stat().st_ino
     old_detail = json.loads((out / "api/v1/skills/secret-scanner.json").read_text())
     md = registry / "skills/secret-scanner/SKILL.md"
     md.write_text(md.read_text() + "\nAn added line.\n")
     shutil.rmtree(registry / "skills/changelog-from-git")
-    result = build(config, out, site=False)
+    result = build(config, out, BuildOptions(site=False))
     assert result.written == ("secret-scanner",)
     assert result.reused == ("csv-profiler",)
     assert untouched.stat().st_ino == inode  # linked from the previous output, not written again
@@ -171,7 +171,7 @@ def test_rebuild_after_one_change_rewrites_that_skill_only_and_drops_removed_one
     assert (out / "api/v1/skills/changelog-from-git/versions.json").exists()  # it leaves the index, not history
     assert not (out / ".well-known/skills/changelog-from-git").exists()
     fresh = registry / "fresh"
-    build(config, fresh, site=False)
+    build(config, fresh, BuildOptions(site=False))
     assert all_files(out) == all_files(fresh)
 
 
@@ -198,11 +198,11 @@ def test_cli_build_reports_findings_and_exit_code(registry: Path) -> None:
 
 def test_a_commit_interrupted_part_way_leaves_the_previous_output(registry: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from builder.publish import build as build_module
+    from builder.publish import transaction as build_module
 
     config = load_config(registry / "registry.yaml")
     out = registry / "site"
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     before = all_files(out)
     md = registry / "skills/secret-scanner/SKILL.md"
     md.write_text(md.read_text() + "\nAn added line.\n")
@@ -216,25 +216,25 @@ def test_a_commit_interrupted_part_way_leaves_the_previous_output(registry: Path
 
     with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):  # undo() would restore HOME too
         patched.setattr(build_module.os, "rename", interrupted)
-        build(config, out, site=False)
+        build(config, out, BuildOptions(site=False))
     assert all_files(out) == before
-    assert not build_module._place(out).journal.exists()
-    result = build(config, out, site=False)
+    assert not build_module.output_place(out).journal.exists()
+    result = build(config, out, BuildOptions(site=False))
     assert result.written == ("secret-scanner",)
     fresh = registry / "fresh"
-    build(config, fresh, site=False)
+    build(config, fresh, BuildOptions(site=False))
     assert all_files(out) == all_files(fresh)
 
 
 def test_a_journal_left_by_a_killed_build_is_rolled_back_first(registry: Path) -> None:
-    from builder.publish.build import JOURNAL_VERSION, _place, recover
+    from builder.publish.transaction import JOURNAL_VERSION, output_place, recover
 
     config = load_config(registry / "registry.yaml")
     out = registry / "site"
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     before = all_files(out)
     # What a process killed after moving one unit aside and one new unit in leaves behind.
-    place = _place(out)
+    place = output_place(out)
     tmp, backup = place.fresh("tmp"), place.fresh("backup")
     unit = "api/v1/skills/csv-profiler.json"
     (backup / unit).parent.mkdir(parents=True)
@@ -252,12 +252,12 @@ def test_a_journal_left_by_a_killed_build_is_rolled_back_first(registry: Path) -
 def test_a_new_commit_without_skill_changes_keeps_the_cache(registry: Path) -> None:
     config = load_config(registry / "registry.yaml")
     out = registry / "site"
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     (registry / "NOTES.md").write_text("not a skill\n")
     git(registry, "add", "NOTES.md")
     git(registry, "commit", "-qm", "notes", date="2026-05-06T07:08:09Z")
-    result = build(config, out, site=False)
+    result = build(config, out, BuildOptions(site=False))
     assert result.written == ()
     index = json.loads((out / "api/v1/index.json").read_text())
     assert index["source"]["commit"] == git(registry, "rev-parse", "HEAD").strip()
-    assert build(config, out, site=False).written == ()
+    assert build(config, out, BuildOptions(site=False)).written == ()

@@ -17,7 +17,8 @@ import pytest
 from build_helpers import SKILLS, all_files, leftovers, make_registry, skillreg, start_skillreg
 
 from builder.core.config import load_config
-from builder.publish.build import _place, build
+from builder.publish.build import BuildOptions, build
+from builder.publish.transaction import output_place
 
 pytestmark = pytest.mark.slow  # real processes racing
 
@@ -25,7 +26,7 @@ BUILD = ["build", "--out", "out", "--no-site"]
 HOLD_LOCK = textwrap.dedent("""\
     import sys
     from pathlib import Path
-    from builder.publish.build import output_lock
+    from builder.publish.transaction import output_lock
     with output_lock(Path(sys.argv[1])):
         print("held", flush=True)
         sys.stdin.readline()
@@ -46,7 +47,7 @@ def edit(repo: Path, name: str, line: str) -> None:
 
 def no_leftovers(repo: Path, out: str = "out") -> bool:
     """Nothing of the build machinery beside the output; replaced trees are deleted by detached processes."""
-    trash = _place(repo / out).trash_records
+    trash = output_place(repo / out).trash_records
     return not leftovers(repo, out) and not (trash.exists() and any(trash.iterdir()))
 
 
@@ -69,7 +70,7 @@ def test_four_concurrent_builds_into_one_output_take_turns(tmp_path: Path) -> No
             assert "Traceback" not in done.stderr and "Built 2 skills into out/" in done.stdout
         wait_until(lambda: no_leftovers(repo))
         fresh = tmp_path / f"fresh-{round_}"
-        build(load_config(repo / "registry.yaml"), fresh, site=False)
+        build(load_config(repo / "registry.yaml"), fresh, BuildOptions(site=False))
         assert all_files(repo / "out") == all_files(fresh)
 
 
@@ -126,7 +127,7 @@ def test_a_lock_held_by_a_killed_process_never_blocks(holder) -> None:  # type: 
 
 def test_a_symbolic_link_in_place_of_the_lock_file_is_not_followed(tmp_path: Path) -> None:
     repo = make_registry(tmp_path / "repo", SKILLS[:1])
-    place = _place(repo / "out")
+    place = output_place(repo / "out")
     place.state.mkdir(parents=True)
     target = tmp_path / "elsewhere.txt"
     target.write_text("keep me\n")
@@ -163,13 +164,13 @@ def test_a_build_killed_part_way_is_rolled_back_by_the_next(tmp_path: Path, rena
     killed = subprocess.run([sys.executable, "-c", KILLED_PART_WAY, str(renames)], cwd=repo, capture_output=True,
                             timeout=60)
     assert killed.returncode == -signal.SIGKILL
-    assert _place(repo / "out").journal.exists() and all_files(repo / "out") != before
+    assert output_place(repo / "out").journal.exists() and all_files(repo / "out") != before
     done = skillreg(BUILD + ["-v"], repo)
     assert done.returncode == 0, done.stderr
     assert f"Written: {SKILLS[0]}, {SKILLS[1]}" in done.stdout
     wait_until(lambda: no_leftovers(repo))
     fresh = tmp_path / "fresh"
-    build(load_config(repo / "registry.yaml"), fresh, site=False)
+    build(load_config(repo / "registry.yaml"), fresh, BuildOptions(site=False))
     assert all_files(repo / "out") == all_files(fresh)
 
 
@@ -215,7 +216,7 @@ def test_workers_of_a_killed_build_neither_hold_the_lock_nor_linger(tmp_path: Pa
     assert skillreg(BUILD, repo).returncode == 0
     wait_until(lambda: no_leftovers(repo))
     fresh = tmp_path / "fresh"
-    build(load_config(repo / "registry.yaml"), fresh, site=False)
+    build(load_config(repo / "registry.yaml"), fresh, BuildOptions(site=False))
     assert all_files(repo / "out") == all_files(fresh)
 
 

@@ -18,8 +18,9 @@ from builder.core.errors import BuildError
 from builder.core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, search_index
 from builder.core.urls import INDEX_PATH, STATE_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2
 from builder.publish.api import discovery_v1_document, discovery_v2_document, index_document
-from builder.publish.build import _place, build
+from builder.publish.build import BuildOptions, build
 from builder.publish.provenance import read_history
+from builder.publish.transaction import output_place
 
 Step = Callable[[Path], None]
 MORE = ["readme-writer", "todo-collector"]
@@ -96,7 +97,7 @@ SEQUENCES = {
 
 def _scratch(config_path: Path, out: Path) -> dict[str, bytes]:
     """A build of the same sources into a new output, with its own (empty) records."""
-    build(load_config(config_path), out, site=False, keep_going=True)
+    build(load_config(config_path), out, BuildOptions(site=False, keep_going=True))
     return all_files(out)
 
 
@@ -105,13 +106,13 @@ def _scratch(config_path: Path, out: Path) -> dict[str, bytes]:
 def test_every_rebuild_equals_a_build_from_scratch(tmp_path: Path, sequence: str, in_git: bool) -> None:
     repo = make_registry(tmp_path / "repo", SKILLS, commit=in_git)
     out = tmp_path / "site"
-    build(load_config(repo / "registry.yaml"), out, site=False, keep_going=True)
+    build(load_config(repo / "registry.yaml"), out, BuildOptions(site=False, keep_going=True))
     for number, step in enumerate(SEQUENCES[sequence]):
         step(repo)
         if in_git:
             git(repo, "add", "-A")
             git(repo, "commit", "-q", "--allow-empty", "-m", f"step {number}", date=f"2026-02-{number + 1:02d}T10:00:00Z")
-        result = build(load_config(repo / "registry.yaml"), out, site=False, keep_going=True)
+        result = build(load_config(repo / "registry.yaml"), out, BuildOptions(site=False, keep_going=True))
         assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / f"scratch-{number}"), number
         if step not in FULL:
             assert result.reused, number  # an incremental build, not a full one
@@ -126,12 +127,12 @@ def test_a_body_edit_leaves_the_search_documents_in_place(tmp_path: Path) -> Non
     repo = make_registry(tmp_path / "repo", SKILLS, commit=False)
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     shards = sorted(p.relative_to(out).as_posix() for p in (out / "api/v1/search").rglob("*.json"))
     search = _inodes(out, SEARCH_INDEX_PATH, *shards)
     index = _inodes(out, INDEX_PATH)
     BODY_LINE(repo)
-    result = build(config, out, site=False)
+    result = build(config, out, BuildOptions(site=False))
     assert result.written == ("secret-scanner",)
     assert _inodes(out, SEARCH_INDEX_PATH, *shards) == search
     assert _inodes(out, INDEX_PATH) != index  # the skill's digest is in its index row
@@ -141,10 +142,10 @@ def test_a_description_edit_adds_only_the_shards_it_changes(tmp_path: Path) -> N
     repo = make_registry(tmp_path / "repo", SKILLS, commit=False)
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     before = {p.relative_to(out).as_posix(): p.stat().st_ino for p in (out / "api/v1/search").rglob("*.json")}
     DESCRIPTION(repo)
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     after = {p.relative_to(out).as_posix(): p.stat().st_ino for p in (out / "api/v1/search").rglob("*.json")}
     kept = set(before) & set(after) - {SHARDS_INDEX_PATH}
     assert kept and set(after) - set(before) and set(before) - set(after)  # some stay, some come, some go
@@ -158,9 +159,9 @@ def test_the_assembled_documents_equal_the_documents_encoded_whole(tmp_path: Pat
     repo = make_registry(tmp_path / "repo", [*SKILLS, *MORE])
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     BODY_LINE(repo)
-    build(config, out, site=False)  # rows of four skills from the manifest, one encoded now
+    build(config, out, BuildOptions(site=False))  # rows of four skills from the manifest, one encoded now
     def read(path: str) -> list[dict[str, object]]:
         skills: list[dict[str, object]] = json.loads((out / path).read_bytes())["skills"]
         return skills
@@ -182,11 +183,11 @@ def test_an_unchanged_invalid_skill_is_not_validated_again(tmp_path: Path) -> No
     BREAK(repo)
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
-    first = build(config, out, site=False, keep_going=True)
+    first = build(config, out, BuildOptions(site=False, keep_going=True))
     assert first.skipped == ("secret-scanner",)
     BODY_LINE(repo)
     DESCRIPTION(repo)
-    again = build(config, out, site=False, keep_going=True)
+    again = build(config, out, BuildOptions(site=False, keep_going=True))
     assert again.skipped == ("secret-scanner",) and again.written == ("csv-profiler",)
     assert [d.to_dict() for d in again.report] == [d.to_dict() for d in first.report]
     assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
@@ -201,24 +202,24 @@ def test_a_manifest_missing_rows_stops_the_build_and_the_next_one_is_full(tmp_pa
     repo = make_registry(tmp_path / "repo", SKILLS, commit=False)
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
-    build(config, out, site=False)
-    with closing(sqlite3.connect(_place(out).manifest)) as db, db:
+    build(config, out, BuildOptions(site=False))
+    with closing(sqlite3.connect(output_place(out).manifest)) as db, db:
         db.execute("DELETE FROM search_rows WHERE name = ?", (SKILLS[1],))
     before = all_files(out)
     DESCRIPTION(repo)  # csv-profiler's search row changes: the others are read from the record
     with pytest.raises(BuildError) as stopped:
-        build(config, out, site=False)
+        build(config, out, BuildOptions(site=False))
     assert str(stopped.value) == (f"the record of the last build of {out} lacks the search row of `{SKILLS[1]}`, "
                                   "so it was deleted; nothing was changed: build again to rebuild every skill")
-    assert all_files(out) == before and not _place(out).manifest.exists()
-    result = build(config, out, site=False)
+    assert all_files(out) == before and not output_place(out).manifest.exists()
+    result = build(config, out, BuildOptions(site=False))
     assert sorted(result.written) == sorted(SKILLS) and result.reused == ()
     assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
 
 
 def test_outcomes_and_heads_made_without_init_equal_those_made_with_it() -> None:
     from builder.core.model import Frontmatter, Skill
-    from builder.publish.build import _made
+    from builder.core.workers import frozen_without_init as _made
 
     fm = _made(Frontmatter, data={"name": "x"}, lines={"name": 2}, start_line=1, end_line=3)
     assert fm == Frontmatter({"name": "x"}, {"name": 2}, 1, 3) and fm.sources == {} and fm.sources is not _made(
@@ -231,28 +232,25 @@ def test_outcomes_and_heads_made_without_init_equal_those_made_with_it() -> None
 def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A large registry's rebuild compares folder signatures in workers; a small one shows the same result."""
-    import builder.publish.build as building
+    import builder.publish.signatures as building
 
     repo = make_registry(tmp_path / "repo", [*SKILLS, *MORE], commit=False)
     folders = sorted((repo / "skills").iterdir())
     items = [(str(f), entries, sig) for f in folders for sig, entries in [building.survey(f)]]
-    assert building._changed_folders(items, None) == set()
+    assert building.changed_folders(items, None) == set()
     (folders[1] / "SKILL.md").write_text("changed\n")
     (folders[-1] / "new.md").write_text("new\n")
-    alone = building._changed_folders(items, None)
+    alone = building.changed_folders(items, None)
     assert alone == {1, len(folders) - 1}
     monkeypatch.setattr(building, "PARALLEL_SIGNATURES", 2)
-    monkeypatch.setattr(building, "_SIGNATURE_CHUNK", 2)
-    assert building._changed_folders(items, 2) == alone  # forked workers, reading the items they inherit
-    with monkeypatch.context() as elsewhere:
-        elsewhere.setattr(building.sys, "platform", "elsewhere")
-        assert building._changed_folders(items, 2) == alone  # the items sent with each range
+    monkeypatch.setattr(building, "SIGNATURE_CHUNK", 2)
+    assert building.changed_folders(items, 2) == alone  # worker processes, each sent its range's items
     repo = make_registry(tmp_path / "repo2", [*SKILLS, *MORE], commit=False)
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
-    build(config, out, site=False, jobs=2)
+    build(config, out, BuildOptions(site=False, jobs=2))
     BODY_LINE(repo)
-    result = build(config, out, site=False, jobs=2)
+    result = build(config, out, BuildOptions(site=False, jobs=2))
     assert result.written == ("secret-scanner",) and len(result.reused) == len(folders) - 1
 
 
@@ -280,11 +278,11 @@ def test_the_cyclic_collector_runs_again_after_a_build_whatever_its_end(tmp_path
 
     repo = make_registry(tmp_path / "repo", SKILLS[:2], commit=False)
     config = load_config(repo / "registry.yaml")
-    build(config, tmp_path / "site", site=False)
+    build(config, tmp_path / "site", BuildOptions(site=False))
     assert gc.isenabled() and gc.get_freeze_count() == 0
     BREAK(repo)
     with pytest.raises(BuildFailed):
-        build(config, tmp_path / "site", site=False)
+        build(config, tmp_path / "site", BuildOptions(site=False))
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
@@ -293,12 +291,12 @@ def test_search_edits_update_only_the_shards_they_touch_from_the_published_ones(
     """After the first build, description and heading edits (the same skills published) never make the sharded
     index whole again, and each rebuild still equals a build from scratch; a shards' index altered in the output
     (not the one the manifest recorded) is made whole again."""
-    import builder.publish.build as build_module
+    import builder.publish.documents as build_module
 
     repo = make_registry(tmp_path / "repo", SKILLS, commit=False)
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     whole = build_module.search_files
     made: list[int] = []
     monkeypatch.setattr(build_module, "search_files", lambda rows: made.append(1) or whole(rows))
@@ -306,7 +304,7 @@ def test_search_edits_update_only_the_shards_they_touch_from_the_published_ones(
                                          "description: Zebra-striped tables, profiled")]
     for number, step in enumerate(steps):
         step(repo)
-        build(config, out, site=False)
+        build(config, out, BuildOptions(site=False))
         assert not made, number
         monkeypatch.setattr(build_module, "search_files", whole)
         assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / f"scratch-{number}"), number
@@ -314,7 +312,7 @@ def test_search_edits_update_only_the_shards_they_touch_from_the_published_ones(
     shards = out / SHARDS_INDEX_PATH
     shards.write_bytes(shards.read_bytes().replace(b'"count":', b'"count": '))
     _edit("csv-profiler/SKILL.md", "Zebra-striped", "Quagga-striped")(repo)
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     assert made  # the altered index was not trusted
     monkeypatch.setattr(build_module, "search_files", whole)
     assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch-last")
@@ -348,7 +346,7 @@ FOLDER_CHANGES: dict[str, Callable[[Path], None]] = {
 def test_restating_the_listed_entries_sees_every_change_survey_sees(tmp_path: Path, change: str) -> None:
     """``restat`` stats the entries ``survey`` listed, without listing folders: unchanged it gives the same
     signature; after any change below the folder, a different one (as a new survey does)."""
-    from builder.publish.build import restat, survey
+    from builder.publish.signatures import restat, survey
 
     folder = tmp_path / "skill"
     (folder / "references").mkdir(parents=True)
@@ -364,7 +362,7 @@ def test_restating_the_listed_entries_sees_every_change_survey_sees(tmp_path: Pa
 
 
 def test_entries_that_cannot_be_listed_again_are_stated_never_equal(tmp_path: Path) -> None:
-    from builder.publish.build import restat, survey
+    from builder.publish.signatures import restat, survey
 
     folder = tmp_path / "skill"
     folder.mkdir()
@@ -381,7 +379,7 @@ def test_a_file_rewritten_with_its_times_kept_is_built_again(tmp_path: Path, in_
     repo = make_registry(tmp_path / "repo", SKILLS, commit=in_git)
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     path = repo / "skills/csv-profiler/SKILL.md"
     _keep_times(lambda p: p.write_text(p.read_text(encoding="utf-8").replace("Profiles CSV", "Profiles TSV", 1),
                                        encoding="utf-8"))(path)
@@ -389,9 +387,9 @@ def test_a_file_rewritten_with_its_times_kept_is_built_again(tmp_path: Path, in_
         git(repo, "rm", "-q", "--cached", "skills/csv-profiler/SKILL.md")
         git(repo, "add", "skills/csv-profiler/SKILL.md")
         git(repo, "commit", "-q", "-m", "tsv", date="2026-02-01T10:00:00Z")
-    result = build(config, out, site=False)
+    result = build(config, out, BuildOptions(site=False))
     assert result.written == ("csv-profiler",)
     assert b"Profiles TSV" in (out / INDEX_PATH).read_bytes()
     assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
-    untouched = build(config, out, site=False)  # and then nothing is built again
+    untouched = build(config, out, BuildOptions(site=False))  # and then nothing is built again
     assert untouched.written == ()

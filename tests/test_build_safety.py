@@ -18,7 +18,8 @@ import pytest
 from build_helpers import SKILLS, all_files, git, leftovers, make_registry, skillreg
 
 from builder.core.config import load_config
-from builder.publish.build import JOURNAL_VERSION, _place
+from builder.publish.build import BuildOptions
+from builder.publish.transaction import JOURNAL_VERSION, output_place
 
 HOSTILE_JOURNAL = {"state": "prepared", "backup": "payload/a", "tmp": "../other-project",
                    "units": [{"path": "../../victim/.bashrc", "had_old": True, "has_new": False}]}
@@ -100,7 +101,7 @@ def test_committed_folders_named_like_the_builders_own_are_kept(workspace: Path,
 
 
 def _state_journal(repo: Path, out_name: str, **fields: object) -> Path:
-    place = _place(repo / out_name)
+    place = output_place(repo / out_name)
     place.state.mkdir(parents=True, exist_ok=True)
     journal = {"version": JOURNAL_VERSION, "out": str(place.base), "state": "prepared",
                "tmp": place.fresh("tmp").name, "backup": place.fresh("backup").name, "units": [], **fields}
@@ -142,7 +143,7 @@ def test_a_journal_whose_units_pass_through_a_symbolic_link_is_refused(workspace
     outside = workspace / "elsewhere"
     (outside / "v1").mkdir(parents=True)
     (outside / "v1" / "index.json").write_text("not the builder's\n")
-    place = _place(repo / "site")
+    place = output_place(repo / "site")
     backup = place.fresh("backup")
     backup.mkdir()
     (backup / "api").symlink_to(outside)  # restoring the unit would write into `elsewhere`
@@ -182,15 +183,15 @@ def test_a_committed_manifest_is_never_read(workspace: Path) -> None:
 
     repo = make_registry(workspace / "repo", SKILLS[:1])
     config = load_config(repo / "registry.yaml")
-    build(config, repo / "site", site=False)
-    place = _place(repo / "site")
+    build(config, repo / "site", BuildOptions(site=False))
+    place = output_place(repo / "site")
     _copy_skill_row(place.manifest, SKILLS[0], "zz-forged")
     committed = repo / ".skillreg-cache" / f"build-{place.state.name}.sqlite"  # beside the checkout
     committed.parent.mkdir()
     forged = place.manifest.read_bytes()
     committed.write_bytes(forged)
     place.manifest.unlink()  # a runner with a fresh state folder: only the committed copy is left
-    result = build(config, repo / "site", site=False)
+    result = build(config, repo / "site", BuildOptions(site=False))
     assert (result.written, result.reused, result.removed) == ((SKILLS[0],), (), ())
     assert committed.read_bytes() == forged
 
@@ -211,7 +212,7 @@ def test_the_builders_own_manifest_is_checked_too(workspace: Path) -> None:
     (workspace / "victim").mkdir()
     (workspace / "victim" / "keep.txt").write_text("keep me\n")
     build_ok(repo, "site")
-    place = _place(repo / "site")
+    place = output_place(repo / "site")
     _copy_skill_row(place.manifest, SKILLS[0], "../../../../../victim")
     result = skillreg(["build", "--out", "site", "--no-site", "-v"], cwd=repo)
     assert result.returncode == 0 and f"Written: {SKILLS[0]}" in result.stdout
@@ -225,7 +226,7 @@ def test_records_live_in_the_state_folder_and_nothing_is_left_beside_the_output(
         md.write_text(md.read_text() + "\nAn added line.\n")
         build_ok(repo, "site")
     state = Path(os.environ["SKILLREG_STATE_DIR"])
-    place = _place(repo / "site")
+    place = output_place(repo / "site")
     assert place.state.is_relative_to(state)
     assert sorted(p.name for p in place.state.iterdir()) == ["bundles", "history.json", "lock", "manifest.sqlite",
                                                              "provenance.json", "trash"]  # ours
@@ -236,5 +237,5 @@ def test_records_live_in_the_state_folder_and_nothing_is_left_beside_the_output(
     assert sorted(p.name for p in repo.iterdir()) == [".git", "registry.yaml", "site", "skills"]
     fresh = workspace / "fresh"
     from builder.publish.build import build
-    build(load_config(repo / "registry.yaml"), fresh, site=False)
+    build(load_config(repo / "registry.yaml"), fresh, BuildOptions(site=False))
     assert all_files(repo / "site") == all_files(fresh)

@@ -15,7 +15,7 @@ import pytest
 from build_helpers import SKILLS, all_files, leftovers, make_registry, skillreg
 
 from builder.core.config import load_config
-from builder.publish.build import build
+from builder.publish.build import BuildOptions, build
 
 pytestmark = pytest.mark.slow  # tmpfs mounts
 
@@ -78,7 +78,7 @@ def edit(registry: Path) -> None:
 
 def clean_build(registry: Path, tmp_path: Path, site: bool) -> dict[str, bytes]:
     fresh = tmp_path / "fresh"
-    build(load_config(registry / "registry.yaml"), fresh, site=site)
+    build(load_config(registry / "registry.yaml"), fresh, BuildOptions(site=site))
     return all_files(fresh)
 
 

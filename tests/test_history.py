@@ -24,7 +24,7 @@ from builder.core.errors import ConfigError
 from builder.core.model import SkillFile, skill_digest
 from builder.publish import history as history_module
 from builder.publish import provenance as provenance_module
-from builder.publish.build import BuildResult, build
+from builder.publish.build import BuildOptions, BuildResult, build
 from builder.publish.schemas import load_schema
 
 QUOTE = '"'
@@ -53,7 +53,7 @@ def commit(repo: Path, message: str, date: str) -> str:
 
 
 def run_build(repo: Path, out: Path, **kwargs: Any) -> BuildResult:
-    return build(load_config(repo / "registry.yaml"), out, site=False, **kwargs)
+    return build(load_config(repo / "registry.yaml"), out, BuildOptions(site=False, **kwargs))
 
 
 def versions(out: Path, name: str) -> dict[str, Any]:

@@ -120,3 +120,33 @@ def test_search_is_split_by_who_uses_it() -> None:
     assert stages_importing("builder.client.search") == {"client", "cli"}
     assert {"publish", "client", "site"} <= stages_importing("builder.core.search")
     assert not GRAPH["builder.core.search"] & {"builder.publish.search_shards", "builder.client.search"}
+
+
+# The build's parts below its pipeline (publish.build): what each may import from publish/ besides itself.
+BUILD_PARTS = {
+    "builder.publish.transaction": set(),  # the output transaction: locks, journal, swap, trash
+    "builder.publish.signatures": set(),  # change detection: folder signatures
+    "builder.publish.outcome": {"builder.publish.api", "builder.publish.manifest", "builder.publish.provenance"},
+    "builder.publish.documents": {"builder.publish.manifest", "builder.publish.outcome",
+                                  "builder.publish.provenance", "builder.publish.search_shards",
+                                  "builder.publish.transaction"},
+}
+
+
+def test_the_build_pipeline_sits_above_its_parts() -> None:
+    for part, allowed in BUILD_PARTS.items():
+        assert {t for t in GRAPH[part] if stage(t) == "publish"} <= allowed, part
+    parts = [*BUILD_PARTS, "builder.publish.skill_output"]
+    assert [p for p in parts if "builder.publish.build" in GRAPH[p]] == []
+    assert sorted(n for n, ts in GRAPH.items() if "builder.publish.skill_output" in ts) == ["builder.publish.build"]
+
+
+def test_the_client_and_the_build_swap_and_remove_folders_with_one_pair_of_primitives() -> None:
+    for user in ("builder.client.install", "builder.publish.transaction"):
+        tree = ast.parse(MODULES[user].read_text(encoding="utf-8"))
+        taken = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                 and node.module == "core.fs" for alias in node.names}
+        renames = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                   and isinstance(node.func, ast.Attribute) and node.func.attr in ("rmtree", "exchange")]
+        assert {"swap_into", "remove_path"} <= taken, user
+        assert renames == [], user

@@ -16,7 +16,7 @@ from site_helpers import Page, broken_links, internal_target, set_page_body, wri
 
 from builder.core.config import load_config
 from builder.core.errors import ConfigError
-from builder.publish.build import build
+from builder.publish.build import BuildOptions, build
 from builder.site.budget import page_parts
 from builder.site.pages import BODY_FILE
 
@@ -150,7 +150,7 @@ def test_the_bundled_registry_builds_fetched_with_every_page_loading_its_body(tm
     shutil.copy(REPO / "registry.yaml", registry / "registry.yaml")
     shutil.copytree(REPO / "skills", registry / "skills")
     set_page_body(registry, "fetched")
-    result = build(load_config(registry / "registry.yaml"), tmp_path / "out", keep_going=True)
+    result = build(load_config(registry / "registry.yaml"), tmp_path / "out", BuildOptions(keep_going=True))
     pages = sorted((tmp_path / "out/skills").glob("*/index.html"))
     assert len(pages) == len(result.published) >= 20
     for page in pages:

@@ -28,7 +28,7 @@ from builder.core.config import Publish, load_config
 from builder.core.errors import ConfigError
 from builder.core.urls import WELL_KNOWN_V1, WELL_KNOWN_V2, detail_path, raw_path
 from builder.publish.api import linked_files
-from builder.publish.build import build
+from builder.publish.build import BuildOptions, build
 from builder.publish.schemas import load_schema
 from builder.site.render import BodyRenderer
 from builder.validate.checks import validate_folder
@@ -98,7 +98,7 @@ def set_publish(root: Path, publish: str, commit: bool = True) -> None:
 
 
 def build_of(root: Path, out: Path, site: bool = False) -> Path:
-    build(load_config(root / "registry.yaml"), out, site=site)
+    build(load_config(root / "registry.yaml"), out, BuildOptions(site=site))
     return out
 
 
@@ -274,13 +274,13 @@ def test_changing_a_publish_setting_rebuilds_every_skill(tmp_path: Path) -> None
     build_of(root, out)
     for publish in (LEAN, "publish:\n  raw_files: linked\n", ""):
         set_publish(root, publish)
-        result = build(load_config(root / "registry.yaml"), out, site=False)
+        result = build(load_config(root / "registry.yaml"), out, BuildOptions(site=False))
         assert sorted(result.written) == ["csv-profiler", "link-kinds", "secret-scanner"], publish
         scratch = tmp_path / f"scratch-{len(publish)}"
-        build(load_config(root / "registry.yaml"), scratch, site=False)
+        build(load_config(root / "registry.yaml"), scratch, BuildOptions(site=False))
         assert all_files(out) == all_files(scratch), publish
     # Unchanged settings: nothing is rebuilt.
-    assert build(load_config(root / "registry.yaml"), out, site=False).written == ()
+    assert build(load_config(root / "registry.yaml"), out, BuildOptions(site=False)).written == ()
 
 
 def test_a_lean_rebuild_follows_the_links_a_changed_body_gains_and_loses(tmp_path: Path) -> None:
@@ -293,7 +293,7 @@ def test_a_lean_rebuild_follows_the_links_a_changed_body_gains_and_loses(tmp_pat
     skill_md.write_text(text.replace("first, then [notes](./references/notes%20one.md)",
                                      "first, then [the rest](references/unlinked.md)"), encoding="utf-8")
     git(root, "commit", "-q", "-am", "link another file")
-    result = build(load_config(root / "registry.yaml"), out, site=False)
+    result = build(load_config(root / "registry.yaml"), out, BuildOptions(site=False))
     assert result.written == ("link-kinds",)
     assert unlinked.read_bytes() == b"# Never linked\n"
     assert not (out / raw_path("link-kinds", "references/notes one.md")).exists()

@@ -11,6 +11,7 @@ from conftest import REPO
 from site_helpers import broken_links, bundled_site, hostile_site, read_page
 
 from builder.core.config import load_config
+from builder.publish.build import BuildOptions
 from builder.site.pages import heading_text, tag_slug, write_site
 from builder.site.render import BodyRenderer, resolve_link
 
@@ -233,7 +234,7 @@ def test_past_the_protocol_limit_sitemap_xml_becomes_an_index_of_sitemaps(bundle
     single = (bundled / "sitemap.xml").read_text(encoding="utf-8")
     assert "<urlset" in single and not list(bundled.glob("sitemap-*.xml"))
     monkeypatch.setattr(pages, "SITEMAP_MAX_URLS", 5)  # the protocol's 50,000, scaled to the bundled registry
-    build(load_config(REPO / "registry.yaml"), tmp_path / "out", keep_going=True)
+    build(load_config(REPO / "registry.yaml"), tmp_path / "out", BuildOptions(keep_going=True))
     out = tmp_path / "out"
     index = (out / "sitemap.xml").read_text(encoding="utf-8")
     assert "<sitemapindex" in index
@@ -256,10 +257,10 @@ def test_a_rebuild_that_needs_fewer_sitemaps_removes_the_old_parts(tmp_path: Pat
     out = tmp_path / "out"
     limit = pages.SITEMAP_MAX_URLS
     monkeypatch.setattr(pages, "SITEMAP_MAX_URLS", 5)
-    build(config, out, keep_going=True)
+    build(config, out, BuildOptions(keep_going=True))
     assert list(out.glob("sitemap-*.xml"))
     monkeypatch.setattr(pages, "SITEMAP_MAX_URLS", limit)  # the registry shrank back below one sitemap's worth
-    result = build(config, out, keep_going=True)
+    result = build(config, out, BuildOptions(keep_going=True))
     assert result.reused  # an incremental rebuild, not a fresh output
     assert "<urlset" in (out / "sitemap.xml").read_text(encoding="utf-8")
     assert not list(out.glob("sitemap-*.xml"))

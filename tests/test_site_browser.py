@@ -14,6 +14,7 @@ from conftest import REPO
 from site_helpers import QuietHandler, bundled_site, hostile_site, serve, set_page_body, write_hostile_registry
 
 from builder.core.search import rank
+from builder.publish.build import BuildOptions
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -499,7 +500,7 @@ def _fetched_registry(base: Path) -> Path:
         shutil.copy(REPO / "registry.yaml", registry / "registry.yaml")
         shutil.copytree(REPO / "skills", registry / "skills", dirs_exist_ok=True)
         set_page_body(registry, "fetched")
-        build(load_config(registry / "registry.yaml"), out, keep_going=True)
+        build(load_config(registry / "registry.yaml"), out, BuildOptions(keep_going=True))
     return out
 
 

@@ -10,7 +10,7 @@ from conftest import write_tree
 from site_helpers import bundled_site
 
 from builder.core.config import load_config
-from builder.publish.build import build
+from builder.publish.build import BuildOptions, build
 from builder.site.budget import CHROME_BUDGET, SECTIONS_BUDGET, page_parts
 
 
@@ -46,7 +46,7 @@ def test_the_longest_name_and_description_stay_inside_the_chrome_budget(tmp_path
         f"---\nname: {name}\ndescription: '{description.replace(chr(39), chr(39) * 2)}'\nmetadata:\n"
         "  category: data\n---\n# Body\n\nText.\n")})
     out = tmp_path / "out"
-    build(load_config(registry / "registry.yaml"), out, keep_going=True)
+    build(load_config(registry / "registry.yaml"), out, BuildOptions(keep_going=True))
     parts = page_parts((out / "skills" / name / "index.html").read_bytes())
     assert parts.chrome <= CHROME_BUDGET, parts
 

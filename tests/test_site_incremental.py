@@ -12,7 +12,8 @@ from build_helpers import make_registry
 from conftest import REPO
 
 from builder.core.config import load_config
-from builder.publish.build import _place, build
+from builder.publish.build import build
+from builder.publish.transaction import output_place
 from builder.site import pages
 
 NAMES = ["branch-cleanup", "changelog-from-git", "commit-message-lint", "git-bisect-guide", "csv-profiler",
@@ -84,7 +85,7 @@ def test_a_rebuild_with_new_shells_rewrites_every_page_and_still_equals_a_scratc
     config = load_config(registry / "registry.yaml")
     out = tmp_path / "out"
     build(config, out)
-    state = _place(out).state / pages.SHELLS_STATE  # kept with the output's state, outside the output
+    state = output_place(out).state / pages.SHELLS_STATE  # kept with the output's state, outside the output
     saved = json.loads(state.read_bytes())
     state.write_text(json.dumps({**saved, "key": "templates changed since"}), encoding="utf-8")
     before = _inodes(out)

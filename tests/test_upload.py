@@ -29,7 +29,7 @@ from moto.server import ThreadedMotoServer
 from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.core.words import counted
-from builder.publish.build import build
+from builder.publish.build import BuildOptions, build
 from builder.publish.objectstore import (
     DELETE_AFTER,
     IMMUTABLE,
@@ -65,11 +65,11 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("upload-builds")
     registry = make_registry(root / "registry", ["csv-profiler", REMOVED, "secret-scanner"])
     first, second = root / "first", root / "second"
-    build(load_config(registry / "registry.yaml"), first, keep_going=True)
+    build(load_config(registry / "registry.yaml"), first, BuildOptions(keep_going=True))
     edit_csv_profiler(registry)
     shutil.rmtree(registry / "skills" / REMOVED)
     commit(registry, f"remove {REMOVED}")
-    build(load_config(registry / "registry.yaml"), second, keep_going=True)
+    build(load_config(registry / "registry.yaml"), second, BuildOptions(keep_going=True))
     return first, second
 
 

@@ -32,7 +32,7 @@ from builder.cli.app import cli
 from builder.core.bundle import zip_bytes
 from builder.core.config import load_config
 from builder.core.model import SkillFile, skill_digest
-from builder.publish.build import build
+from builder.publish.build import BuildOptions, build
 from builder.publish.bundlecache import BundleCache
 from builder.publish.history import read_skills_history
 
@@ -391,11 +391,11 @@ def two_builds(tmp_path: Path) -> tuple[Path, str, Path, str]:
     repo = make_repo(tmp_path / "repo", ["csv-profiler", "secret-scanner"])
     config = load_config(repo / "registry.yaml")
     stale_commit = git(repo, "rev-parse", "HEAD").strip()
-    build(config, tmp_path / "stale", site=False)
+    build(config, tmp_path / "stale", BuildOptions(site=False))
     with open(repo / "skills/csv-profiler/SKILL.md", "a", encoding="utf-8") as fh:
         fh.write("\nA later edit.\n")
     git(repo, "commit", "-qam", "edit")
-    build(config, tmp_path / "fresh", site=False)
+    build(config, tmp_path / "fresh", BuildOptions(site=False))
     return tmp_path / "stale", stale_commit, tmp_path / "fresh", git(repo, "rev-parse", "HEAD").strip()
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from ..core.config import CONFIG_NAME, PROFILES
+from ..core.config import CONFIG_NAME, PROFILES, merge_flags
 from ..core.errors import EXIT_FAILURE, SkillRegError, UsageError
 from ..core.model import Skill
 from ..core.words import counted
@@ -49,8 +49,7 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
     from ..validate.checks import ValidationRun
     from ..validate.report import Findings, iter_github, iter_json, iter_text, summary_head, summary_line
 
-    config = obj.config
-    profile = profile or config.profile
+    config = merge_flags(obj.config, profile=profile)
     changes = None
     findings: Findings
     if changed_since is not None:
@@ -58,19 +57,19 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
 
         if paths:
             raise UsageError("--changed-since finds the skills itself; give it no PATHS")
-        changes = validate_changes(config, changed_since, profile)
+        changes = validate_changes(config, changed_since)
         findings = changes.report
     else:  # streamed: findings are written while later skills are still being checked
         if not paths and config.path is None and not config.skills_path.exists():
             raise UsageError(f"no {CONFIG_NAME} in {Path.cwd()} or a parent folder, and no {config.skills_dir}/ "
                              f"folder here; name the skill folders to check (`skillreg validate PATH ...`), or run it "
                              f"in a registry's checkout or with --config FILE")
-        findings = ValidationRun(list(paths) or [config.skills_path], config, profile)
+        findings = ValidationRun(list(paths) or [config.skills_path], config)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None
     # The job summary's table waits in a temporary file until the closing counts that head it are known.
     with tempfile.TemporaryFile("w+", encoding="utf-8") if summary_file else contextlib.nullcontext() as rows:
         if fmt == "json":
-            pieces = iter_json(findings, profile, {"changed_since": changes.to_dict()} if changes else None)
+            pieces = iter_json(findings, config.profile, {"changed_since": changes.to_dict()} if changes else None)
         else:
             click.echo(format_changes_text(changes) if changes else "", nl=False)
             pieces = iter_github(findings, rows) if fmt == "github" else iter_text(findings)
@@ -184,16 +183,16 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
 
     Any validation error stops the build before anything is written (exit 1).
     """
-    from ..publish.build import BuildFailed
+    from ..publish.build import BuildFailed, BuildOptions
     from ..publish.build import build as run_build
     from ..validate.report import format_text
 
-    config = obj.registry("build")
+    config = merge_flags(obj.registry("build"), profile=profile, base_url=base_url)
     try:
         with _progress("Building") as progress:
-            result = run_build(config, out, base_url=base_url, jobs=jobs, keep_going=keep_going,
-                               profile=profile, site=site, on_progress=progress, wait=not no_wait,
-                               on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache)
+            result = run_build(config, out, BuildOptions(
+                jobs=jobs, keep_going=keep_going, site=site, on_progress=progress, wait=not no_wait,
+                on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache))
     except BuildFailed as failed:
         click.echo(format_text(failed.report), nl=False)
         raise

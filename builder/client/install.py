@@ -13,7 +13,6 @@ import difflib
 import errno
 import os
 import secrets
-import shutil
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from typing import Any
 from ..core.diagnostics import Severity
 from ..core.errors import ClientError
 from ..core.frontmatter import parse_skill_md
-from ..core.fs import exchange
+from ..core.fs import remove_path, swap_into
 from ..core.limits import CLIENT
 from ..core.model import SkillFile, sha256_hex, short_digest, skill_digest
 from .archive import DEFAULT_LIMITS, UnpackLimits, read_bundle
@@ -228,7 +227,7 @@ def _write_skill(skill: FetchedSkill, folder: Path) -> None:
         os.chmod(tmp, 0o755)
         _swap(tmp, folder)
     except BaseException:
-        _remove(tmp)
+        remove_path(tmp, ignore_errors=True)
         raise
     _fsync_dir(parent)
 
@@ -302,23 +301,9 @@ def check_written(folder: Path, skill: FetchedSkill) -> None:
 
 
 def _swap(tmp: Path, folder: Path) -> None:
-    if not (folder.exists() or folder.is_symlink()):
-        os.rename(tmp, folder)
-        return
-    if exchange(tmp, folder):
-        _remove(tmp)  # now the previous version
-        return
-    old = folder.parent / f"{OLD_PREFIX}{folder.name}-{os.getpid()}-{secrets.token_hex(4)}"
-    os.rename(folder, old)
-    os.rename(tmp, folder)
-    _remove(old)
-
-
-def _remove(path: Path) -> None:
-    if path.is_symlink() or path.is_file():
-        path.unlink(missing_ok=True)
-    elif path.exists():
-        shutil.rmtree(path, ignore_errors=True)
+    previous = swap_into(tmp, folder, folder.parent / f"{OLD_PREFIX}{folder.name}-{os.getpid()}-{secrets.token_hex(4)}")
+    if previous is not None:
+        remove_path(previous, ignore_errors=True)
 
 
 def remove_folder(folder: Path) -> None:
@@ -333,7 +318,7 @@ def remove_folder(folder: Path) -> None:
         os.rename(folder, old)
     except OSError as exc:
         raise ClientError(f"cannot remove {folder}: {disk_problem(exc)}") from None
-    _remove(old)
+    remove_path(old, ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:
@@ -367,4 +352,4 @@ def clean_leftovers(parent: Path) -> None:
             if prefix == OLD_PREFIX and name and not (parent / name).exists() and not (parent / name).is_symlink():
                 os.rename(path, parent / name)  # killed between the two renames of a non-atomic swap
             else:
-                _remove(path)
+                remove_path(path, ignore_errors=True)

@@ -6,7 +6,7 @@ import datetime
 import difflib
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +118,16 @@ class RegistryConfig:
     @property
     def category_slugs(self) -> tuple[str, ...]:
         return tuple(c.slug for c in self.categories)
+
+
+def merge_flags(config: RegistryConfig, *, profile: str | None = None, base_url: str | None = None) -> RegistryConfig:
+    """``config`` with the command's flags merged in: each overrides registry.yaml only when given (not None).
+    Merged once where a command starts, so that the rest reads one value, ``config.profile``."""
+    if profile:
+        config = replace(config, profile=profile)
+    if base_url is not None:
+        config = replace(config, base_url=base_url)
+    return config
 
 
 def find_config(start: Path) -> Path | None:

@@ -171,3 +171,26 @@ def exclusive_lock(path: Path, *, wait: bool = True, on_wait: Callable[[int | No
     finally:
         _HELD.discard(fd)
         os.close(fd)
+
+
+def remove_path(path: Path, *, ignore_errors: bool = False) -> None:
+    """Delete ``path``, a folder with everything in it; a symbolic link is removed itself, never followed.
+    ``ignore_errors``: leave what cannot be deleted (a folder only; unlinking a file still reports)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=ignore_errors)
+    elif os.path.lexists(path):
+        path.unlink(missing_ok=True)
+
+
+def swap_into(new: Path, target: Path, aside: Path) -> Path | None:
+    """Put the folder ``new`` at ``target`` and return where the one it replaced is now (``new`` itself after an
+    atomic exchange, else ``aside``, moved there first), or None when there was none. The caller deletes it."""
+    if not os.path.lexists(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(new, target)
+        return None
+    if exchange(new, target):
+        return new
+    os.rename(target, aside)
+    os.rename(new, target)
+    return aside

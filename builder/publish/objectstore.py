@@ -503,7 +503,7 @@ def upload(out: Path, dest: str, *, endpoint_url: str | None = None, region: str
            on_wait: Callable[[int | None], None] | None = None) -> tuple[UploadPlan, UploadResult | None]:
     """Upload the built output ``out`` to ``dest`` (``s3://bucket/prefix``), holding the output's build lock so
     no build replaces files while they are read. ``dry_run`` plans without sending or deleting anything."""
-    from .build import output_lock, recover
+    from .transaction import output_lock, recover
 
     destination = Destination.parse(dest)
     if not out.is_dir():

@@ -36,7 +36,9 @@ class Source:
 
 
 @dataclass(frozen=True)
-class History:
+class ProvenanceHistory:
+    """Every skill's provenance from one walk of the git log, and the commit it was read at."""
+
     source: Source = field(default_factory=Source)
     skills: dict[str, Provenance] = field(default_factory=dict)
 
@@ -119,7 +121,7 @@ def _incremental_safe(top: Path, old: str, saved: dict[str, Any]) -> bool:
             and iso_time(min(new_times)) > newest_saved)
 
 
-def read_history(skills_path: Path, state: Path | None = None) -> History:
+def read_history(skills_path: Path, state: Path | None = None) -> ProvenanceHistory:
     """One ``git log`` for every skill folder below ``skills_path``; empty outside a repository.
 
     With ``state`` (a file in the builder's own state folder) the result is kept, and a rebuild reads only the
@@ -129,11 +131,11 @@ def read_history(skills_path: Path, state: Path | None = None) -> History:
     cwd = skills_path if skills_path.is_dir() else skills_path.parent
     top_text = _git(["rev-parse", "--show-toplevel"], cwd)
     if not top_text:
-        return History()
+        return ProvenanceHistory()
     top = Path(top_text.strip()).resolve()
     head = git_output(["log", "-1", "-z", log_format()], cwd)
     if not head:  # a repository with no commits yet
-        return History(Source(top=top))
+        return ProvenanceHistory(Source(top=top))
     last = next(read_log(head, 0, top))
     commit, ctime = last.commit, last.time
     prefix = skills_path.relative_to(top).as_posix() if skills_path != top else ""
@@ -159,7 +161,7 @@ def read_history(skills_path: Path, state: Path | None = None) -> History:
     if state is not None and not unchanged:
         with suppress(OSError):
             write_atomic(state, json.dumps({**ident, "head": commit, "skills": skills}, sort_keys=True).encode())
-    return History(source, {
+    return ProvenanceHistory(source, {
         name: Provenance(created=e["created"], updated=e["updated"], authors=tuple(sorted(e["authors"])),
                          commit=e["commit"])
         for name, e in skills.items()

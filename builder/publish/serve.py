@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..core.config import RegistryConfig
+from ..core.config import RegistryConfig, merge_flags
 from ..core.errors import SkillRegError
-from .build import BuildResult, build
+from .build import BuildOptions, BuildResult, build
 
 Snapshot = dict[str, tuple[int, int]]
 
@@ -179,17 +179,18 @@ class _SiteServer6(_SiteServer):
 
 def serve(config: RegistryConfig, out: Path, *, port: int = 8000, host: str = "127.0.0.1", interval: float = 1.0,
           on_event: Callable[[ServeEvent], None] = lambda event: None,
-          stop: threading.Event | None = None, **build_options: Any) -> None:
+          stop: threading.Event | None = None, base_url: str | None = None) -> None:
     """Build ``out``, serve it on ``host``:``port`` (127.0.0.1 unless asked) and rebuild on change until ``stop``
-    is set (or Ctrl-C)."""
+    is set (or Ctrl-C). The output names ``base_url`` as its address, else the one served."""
     stop = stop or threading.Event()
     watched = [config.skills_path] + ([config.path] if config.path else [])
+    options = BuildOptions(on_wait=lambda holder: on_event(ServeEvent("waiting", holder=holder)))
+    served = config
 
     def rebuild(changed: tuple[str, ...] = ()) -> None:
         try:
             # build() holds the output's lock, so a rebuild waits for a `skillreg build` of the same folder.
-            result = build(config, out, on_wait=lambda holder: on_event(ServeEvent("waiting", holder=holder)),
-                           **build_options)
+            result = build(served, out, options)
             on_event(ServeEvent("built", result=result, changed=changed))
         except SkillRegError as exc:
             on_event(ServeEvent("failed", error=exc, changed=changed))
@@ -197,10 +198,10 @@ def serve(config: RegistryConfig, out: Path, *, port: int = 8000, host: str = "1
     # Bound before the first build, which names the address served (install commands, API URLs) unless a
     # base_url is given; requests wait in the backlog until the server starts after that build.
     server = (_SiteServer6 if ":" in host else _SiteServer)((host, port),
-                                                            _handler(out, build_options.get("base_url") or "/"))
+                                                            _handler(out, base_url or "/"))
     name = f"[{host}]" if ":" in host else host
     url = f"http://{name}:{server.server_port}/"
-    build_options["base_url"] = build_options.get("base_url") or url
+    served = merge_flags(config, base_url=base_url or url)
     thread = threading.Thread(target=server.serve_forever, name="skillreg-serve", daemon=True)
     try:
         before = snapshot(watched)

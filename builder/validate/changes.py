@@ -214,9 +214,10 @@ def _classify(entries: list[tuple[str, str, str]], prefix: str, before: dict[str
     return out
 
 
-def validate_changes(config: RegistryConfig, ref: str, profile: str | None = None) -> ChangeReport:
-    """Validate the skills changed since ``ref`` fully, and every skill against the registry-wide rules."""
-    profile = profile or config.profile
+def validate_changes(config: RegistryConfig, ref: str) -> ChangeReport:
+    """Validate the skills changed since ``ref`` fully, and every skill against the registry-wide rules
+    (under ``config.profile``, the command's flag merged in)."""
+    profile = config.profile
     skills_path = config.skills_path
     top = _top(config.root)
     try:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..core.config import PROFILES, RegistryConfig
+from ..core.config import PROFILES, RegistryConfig, merge_flags
 from ..core.diagnostics import RULES, Diagnostic, Severity
 from ..core.errors import UsageError
 from ..core.loader import display_path, find_skill_folders, load_skill
@@ -237,7 +237,8 @@ class ValidationRun:
 
     def __init__(self, paths: Sequence[Path], config: RegistryConfig, profile: str | None = None,
                  jobs: int | None = None, *, keep_skills: bool = False) -> None:
-        self.profile = profile or config.profile
+        config = merge_flags(config, profile=profile)
+        self.profile = config.profile
         if self.profile not in PROFILES:
             raise UsageError(f"unknown profile {self.profile!r}; choose one of {', '.join(PROFILES)}")
         self.config, self.jobs, self.keep_skills = config, jobs, keep_skills
@@ -372,7 +373,7 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
             yield at("SK102", "name", f"`name` must be a non-empty string, got {shown('name')}",
                      hint=_name_hint(name, fm.sources.get("name"), skill.name))
         else:
-            yield from check_name(name, skill.name, lambda code, msg, hint=None: at(code, "name", msg, hint=hint))
+            yield from name_findings(name, skill.name, lambda code, msg, hint=None: at(code, "name", msg, hint=hint))
     # description
     if "description" not in data:
         yield at("SK107", "description", "required field `description` is missing")
@@ -451,7 +452,7 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
 _Finding = TypeVar("_Finding")
 
 
-def check_name(name: str, folder: str, report: Callable[..., _Finding]) -> Iterable[_Finding]:
+def name_findings(name: str, folder: str, report: Callable[..., _Finding]) -> Iterable[_Finding]:
     if name in PLACEHOLDER_NAMES:
         yield report("SK201", f"`name` is still the template placeholder `{name}`")
     if len(name) > MAX_NAME:
@@ -517,7 +518,7 @@ def name_problems(name: str) -> list[str]:
     """What `new` and `import` refuse in a skill's name, each "CODE: message. hint", as validate would say it."""
     if not name:
         return ["SK102: `name` must be a non-empty string"]
-    problems = list(check_name(name, name, lambda code, msg, hint=None: f"{code}: {msg}. {hint}" if hint else
+    problems = list(name_findings(name, name, lambda code, msg, hint=None: f"{code}: {msg}. {hint}" if hint else
                                f"{code}: {msg}"))
     if name in RESERVED_NAMES:
         problems.append(f"SK603: skill name `{name}` is reserved for the registry's own pages")

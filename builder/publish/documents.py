@@ -1,0 +1,104 @@
+"""The registry-wide documents a build stages: those of ``outcome.DOCUMENTS`` whose rows changed, and the sharded
+search index, made again only where a changed row lies (``update_search_files``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..core.config import RegistryConfig
+from ..core.errors import BuildError
+from ..core.loader import display_path
+from ..core.model import sha256_hex
+from ..core.search import SHARDS_INDEX_PATH, SHARDS_ROOT, SearchRow
+from .manifest import StoredManifest
+from .outcome import DOCUMENTS, SkillOutcome, document_frames, join_rows, joined_rows, stale_documents
+from .provenance import Source
+from .search_shards import search_files, update_search_files
+from .transaction import stage_file
+
+
+def stage_documents(tmp: Path, out: Path, config: RegistryConfig, source: Source, kept: Sequence[SkillOutcome],
+                     stored: StoredManifest | None, meta: dict[str, str]) -> list[str]:
+    """Stage the registry-wide documents that change and return the units to commit for them. A row of a skill
+    reused from the last build comes from the manifest as the bytes it was published as; the search shards,
+    named by their content's digest, are staged only when new, and those no longer named are removed."""
+    frames = document_frames(config, source, len(kept))
+    stale = stale_documents(kept, frames, stored, meta)
+    units: list[str] = []
+    for path, kind in DOCUMENTS:
+        if kind not in stale or (kind == "v1" and not config.publish.well_known_skills):
+            continue
+        rows = joined_rows(kind, kept, stored)
+        lacking = next((o.name for o, row in zip(kept, rows) if row is None), None)
+        if lacking is not None:
+            if stored is not None:  # not what this builder writes: the next build starts from scratch
+                stored.path.unlink(missing_ok=True)
+            raise BuildError(f"the record of the last build of {display_path(out)} lacks the {kind} row of "
+                             f"`{lacking}`, so it was deleted; nothing was changed: build again to rebuild every "
+                             "skill")
+        data = join_rows(frames[kind], [row for row in rows if row is not None])
+        stage_file(tmp, path, data)
+        units.append(path)
+        if kind == "index":
+            meta["index_sha256"] = sha256_hex(data)
+        if kind == "search":
+            units += _stage_shards(tmp, out, kept, [row for row in rows if row is not None], stored, meta)
+    return units
+
+
+def _stage_shards(tmp: Path, out: Path, kept: Sequence[SkillOutcome], rows: Sequence[bytes],
+                  stored: StoredManifest | None, meta: dict[str, str]) -> list[str]:
+    """Stage the sharded search index and return its units. When the same skills are published as last time,
+    only the files holding a changed row are made again, from the ones the output holds (``update_search_files``,
+    checked against the manifest's record of the shards' index); else every file is made from the rows."""
+    updated = None
+    if stored is not None and stored.meta.get("published") == meta["published"]:
+        fresh = [o for o in kept if o.fresh]
+        before = stored.rows("search", [o.name for o in fresh])
+        manifest = read_or_none(out / SHARDS_INDEX_PATH)
+        if (all(o.name in before for o in fresh) and manifest is not None
+                and sha256_hex(manifest) == stored.meta.get("shards_sha256")):
+            changes = {o.name: (json.loads(before[o.name]), json.loads(row)) for o in fresh
+                       if (row := o.row("search")) is not None and row != before[o.name]}
+            shards = manifest
+            updated = update_search_files(
+                [o.name for o in kept], lambda number: json.loads(rows[number]), changes,
+                lambda rel: shards if rel == SHARDS_INDEX_PATH else (out / rel).read_bytes())
+    if updated is None:
+        files = search_files([SearchRow(*json.loads(row)) for row in rows])
+        meta["shards_sha256"] = sha256_hex(files[SHARDS_INDEX_PATH])
+        return _write_shards(tmp, out, files, whole=stored is None)
+    made, gone = updated
+    meta["shards_sha256"] = sha256_hex(made[SHARDS_INDEX_PATH])
+    for rel, data in made.items():
+        stage_file(tmp, rel, data)
+    return [*made, *gone]
+
+
+def _write_shards(tmp: Path, out: Path, files: dict[str, bytes], *, whole: bool) -> list[str]:
+    """Stage the sharded search index: every file for a whole build, else only the files the output lacks (a
+    shard's name is its content's digest) and the shards' manifest, with a unit removing each file no longer
+    named. Returns the units."""
+    have: set[str] = set()
+    if not whole:
+        for folder, _dirs, names in os.walk(out / SHARDS_ROOT):
+            rel = Path(folder).relative_to(out).as_posix()
+            have.update(f"{rel}/{name}" for name in names)
+    units = []
+    for rel, data in files.items():
+        if rel == SHARDS_INDEX_PATH or rel not in have:
+            stage_file(tmp, rel, data)
+            units.append(rel)
+    return units + sorted(have - set(files))
+
+
+
+def read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+

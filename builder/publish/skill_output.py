@@ -1,0 +1,172 @@
+"""One skill's own output files, written into the staging folder by a worker process: its detail document,
+bundles, raw and discovery copies, and every version its git history published (``versions.json``)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..core.bundle import dumps, json_bundle, zip_bytes
+from ..core.config import RegistryConfig
+from ..core.diagnostics import Severity
+from ..core.model import sha256_hex
+from ..core.search import search_entry
+from ..core.urls import API_ROOT, WELL_KNOWN_V1, detail_path, head_path, raw_path, scoped_discovery_path, versions_path
+from ..core.workers import collect_as_usual
+from ..validate.checks import validate_folder
+from .api import (
+    Artifact,
+    bundle_stem,
+    detail_document,
+    discovery_v1_entry,
+    discovery_v2_document,
+    discovery_v2_entry,
+    index_entry,
+    raw_copies,
+)
+from .bundlecache import BundleCache
+from .history import (
+    GitHistory,
+    GitObjects,
+    Head,
+    head_document,
+    latest_of,
+    skill_versions,
+    version_of,
+    versions_document,
+)
+from .outcome import SkillOutcome
+from .provenance import ProvenanceHistory
+from .signatures import survey
+from .transaction import forget_made_folders, make_folder, stage_file
+
+
+def skill_units(name: str) -> tuple[str, ...]:
+    """The paths a skill owns in the output; each is replaced as a whole."""
+    return (detail_path(name), f"{API_ROOT}/skills/{name}", f"{API_ROOT}/bundles/{name}", f"{WELL_KNOWN_V1}/{name}")
+
+
+@dataclass(frozen=True)
+class SkillJob:
+    """What every worker needs, sent once per process."""
+
+    config: RegistryConfig  # with the command's flags merged in
+    history: ProvenanceHistory
+    tmp: Path  # the staging folder
+    git: GitHistory
+    cache: Path | None  # the bundle cache folder
+
+
+_JOB: SkillJob | None = None
+_OBJECTS: GitObjects | None = None  # this process's reader of git objects, started when first needed
+
+
+def init_worker(job: SkillJob) -> None:
+    global _JOB
+    collect_as_usual()
+    _JOB = job
+    forget_made_folders()
+
+
+def _objects(job: SkillJob) -> GitObjects | None:
+    global _OBJECTS
+    if _OBJECTS is None and job.git.top is not None:
+        _OBJECTS = GitObjects(job.git.top)
+    return _OBJECTS
+
+
+def close_objects() -> None:
+    """Stop the reader of git objects this process started when it built skills itself."""
+    global _OBJECTS
+    if _OBJECTS is not None:
+        _OBJECTS.close()
+        _OBJECTS = None
+
+
+def _publish_versions(job: SkillJob, name: str, head: Head | None,
+                      updated: str | None = None) -> tuple[tuple[str, ...], str | None, int]:
+    """Write ``versions.json``, ``head.json`` and the zip of every old version that keeps its bytes; returns the
+    digests, the latest one and the number of zips packed from git (the others came from the bundle cache)."""
+    cache = BundleCache(job.cache)
+    versions, packed = skill_versions(name, job.git.of(name), head, _objects(job), cache, job.config,
+                                      job.config.profile, lambda path, data: stage_file(job.tmp, path, data))
+    latest = latest_of(versions, head.digest if head else None)
+    stage_file(job.tmp, versions_path(name), dumps(versions_document(name, job.git.kind, latest, versions)))
+    stage_file(job.tmp, head_path(name), dumps(head_document(name, head, latest, updated)))
+    return tuple(v.digest for v in versions), latest, packed
+
+
+def _build_retired(name: str) -> SkillOutcome:
+    """A skill gone from skills/: its history stays published (versions.json and the zips), nothing else."""
+    job = _JOB
+    assert job is not None
+    digests, latest, packed = _publish_versions(job, name, None)
+    return SkillOutcome(name=name, folder="", skill_md="", declared=None, name_line=0, diagnostics=(), signature="",
+                    history=job.git.fingerprint(name), digests=digests, latest=latest, retired=True, packed=packed)
+
+
+def build_task(task: tuple[str, Path | None]) -> SkillOutcome:
+    name, folder = task
+    return (_build_one(folder) if folder is not None else _build_retired(name)).encoded()
+
+
+
+
+def skill_key(config: RegistryConfig, history: ProvenanceHistory, name: str, digest: str, folder: str,
+               skill_md: str) -> str:
+    """Everything a skill's own output files depend on, beyond the build settings; equal keys, identical files."""
+    prov = history.of(name)
+    material = "\0".join([digest, folder, skill_md, str(history.source.top), str(prov.created), str(prov.updated),
+                          str(prov.commit), "\x1f".join(prov.authors)])
+    return hashlib.sha1(material.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+
+def _build_one(folder: Path) -> SkillOutcome:
+    job = _JOB
+    assert job is not None
+    sig, entries = survey(folder)
+    skill, found = validate_folder(folder, job.config, job.config.profile)
+    diagnostics = tuple(found)
+    declared = skill.field("name")
+    checked = SkillOutcome(name=skill.name, folder=str(folder), skill_md=skill.skill_md,
+                       declared=declared if isinstance(declared, str) else None,
+                       name_line=skill.frontmatter.line_of("name") if skill.frontmatter else 0,
+                       diagnostics=diagnostics, signature=sig, entries=entries)
+    if any(d.severity is Severity.ERROR for d in diagnostics):
+        return checked
+    prov = job.history.of(skill.name)
+    publish = job.config.publish
+    stem = bundle_stem(skill)
+    zipped = zip_bytes(skill.files)
+    zip_art = Artifact(stem + ".zip", sha256_hex(zipped), len(zipped))
+    stage_file(job.tmp, zip_art.path, zipped)
+    json_art: Artifact | None = None
+    if publish.json_bundles:
+        bundle = dumps(json_bundle(skill))
+        json_art = Artifact(stem + ".json", sha256_hex(bundle), len(bundle))
+        stage_file(job.tmp, json_art.path, bundle)
+    raw = raw_copies(skill, publish)
+    stage_file(job.tmp, detail_path(skill.name),
+           dumps(detail_document(job.config, job.history.source, skill, prov, zip_art, json_art, raw)))
+    for f in skill.files:
+        written = stage_file(job.tmp, raw_path(skill.name, f.path), f.data) if f.path in raw else None
+        if publish.well_known_skills:
+            copy = f"{WELL_KNOWN_V1}/{skill.name}/{f.path}"
+            if written is None:
+                stage_file(job.tmp, copy, f.data)
+            else:
+                make_folder((job.tmp / copy).parent)
+                os.link(written, job.tmp / copy)  # the same bytes under the discovery path, written once
+    scoped = scoped_discovery_path(skill.name)
+    stage_file(job.tmp, scoped, dumps(discovery_v2_document([discovery_v2_entry(skill, zip_art, scoped)])))
+    key = skill_key(job.config, job.history, skill.name, skill.digest, str(folder), skill.skill_md)
+    digests, latest, packed = _publish_versions(job, skill.name, Head(skill.digest, version_of(skill),
+                                                                      zip_art.to_dict(job.config), skill.files),
+                                                prov.updated)
+    return replace(checked, digest=skill.digest, key=key, index=index_entry(skill, prov),
+                   v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill),
+                   history=job.git.fingerprint(skill.name), digests=digests, latest=latest, packed=packed)
+
