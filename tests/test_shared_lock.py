@@ -9,18 +9,23 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import jsonschema
 import pytest
 from client_helpers import RegistryServer, run, source_files, tree
 from test_foreign_clients import NODE, installed_files, skills_add, skills_cli, skills_run
 
 from builder.client.folder_hash import collated, folder_hash
+from builder.publish.schemas import load_schema
 
 __all__ = ["skills_cli"]  # the fixture, used by name
 CSV, ADR = "csv-profiler", "adr-writer"
 
 
 def lock_of(project: Path) -> dict:
-    return json.loads((project / "skills-lock.json").read_text())
+    """The lock, checked against the schema the package ships for it."""
+    data = json.loads((project / "skills-lock.json").read_text())
+    jsonschema.validate(data, load_schema("lock"))
+    return data
 
 
 def pairs(project: Path, name: str) -> list:
@@ -81,6 +86,14 @@ def test_skillreg_after_vercel_add_keeps_vercels_entry(site: Path, skills_cli: l
         assert sorted(lock_of(project)["skills"]) == [ADR]
         # vercel's computedHash of the folder it wrote is the one ours computes, and so is ours for our install
         assert folder_hash(project / ".claude/skills" / ADR) == dict(theirs)["computedHash"]
+        refused = run("install", ADR, "--registry", server.url)
+        assert refused.exit_code == 1 and refused.stderr == (
+            f"Error: {ADR} is in skills-lock.json from another tool (well-known source); use --force to install it "
+            "with skillreg instead (the entry then becomes ours)\n")
+        assert pairs(project, ADR) == theirs
+        ok(run("install", ADR, "--force", "--registry", server.url))
+        assert lock_of(project)["skills"][ADR]["computedHash"] == dict(theirs)["computedHash"]
+        assert lock_of(project)["skills"][ADR]["targets"] == [f".claude/skills/{ADR}"]
 
 
 def test_vercel_restore_after_skillreg_install_gives_the_same_files(site: Path, skills_cli: list[str],
@@ -159,7 +172,12 @@ def test_hand_written_entries_of_every_source_type_are_kept(site: Path, site_v2:
         ok(run("remove", CSV))
     for name, entry in FOREIGN.items():
         assert pairs(project, name) == list(entry.items())
-    assert (project / "skills-lock.json").read_text() == text
+    lock_of(project)  # valid against the schema
+    with pytest.raises(jsonschema.ValidationError):  # and the schema tells an entry of ours that lacks its fields
+        jsonschema.validate({"version": 1, "skills": {CSV: {"digest": "sha256:" + "0" * 64}}}, load_schema("lock"))
+    # the same file, with the key that lets our clients released before the shared format read it
+    assert (project / "skills-lock.json").read_text() == json.dumps(
+        {"version": 1, "skills": dict(sorted(FOREIGN.items())), "lock_version": 1}, indent=2) + "\n"
 
 
 def test_computed_hash_matches_vercels_on_names_of_every_kind(skills_cli: list[str], project: Path,
@@ -204,7 +222,7 @@ def test_a_lock_of_our_first_format_is_migrated_at_once(site: Path, project: Pat
     (project / "skills-lock.json").write_text(json.dumps(old, indent=2, sort_keys=True) + "\n")
     ok(run("list"))
     migrated = lock_of(project)
-    assert migrated["version"] == 1 and "lock_version" not in migrated
+    assert list(migrated) == ["version", "skills", "lock_version"]  # vercel's reader now sees the skill
     entry = migrated["skills"][CSV]
     assert {k: entry[k] for k in ("digest", "files", "registry", "targets", "version", "computedHash")} == \
         {k: new[k] for k in ("digest", "files", "registry", "targets", "version", "computedHash")}
@@ -223,5 +241,7 @@ def test_vercel_update_rewriting_our_entry_makes_it_theirs(site: Path, site_v2: 
             (site_v2 / f"api/v1/skills/{CSV}.json").read_text())["bundles"]["zip"]["sha256"]
         assert foreign_line(run("list").stdout, CSV)
         updated = run("update", "--registry", server.url)
-        assert updated.exit_code == 0 and "lists no skills" in updated.stdout
+        assert updated.exit_code == 0 and updated.stdout == (
+            "Nothing to update: skills-lock.json lists no skills installed by skillreg (the 1 it lists were installed "
+            "by another tool: update them with it).\n")
         ok(run("verify"))

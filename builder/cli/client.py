@@ -364,7 +364,9 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, dirs: tuple[Path,
 
     with _changing(global_) as before:
         if not before.entries:
-            click.echo(f"Nothing to update: {display_path(before.path)} lists no skills.")
+            others = (f" installed by skillreg (the {len(before.foreign)} it lists were installed by another tool: "
+                      "update them with it)") if before.foreign else ""
+            click.echo(f"Nothing to update: {display_path(before.path)} lists no skills{others}.")
             return
         lock, changes = project.update(before, list(names), _registry_for(location),
                                        typed=[_typed(d) for d in dirs], dry_run=dry_run, force=force)

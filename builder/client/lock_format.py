@@ -4,11 +4,10 @@ Its format is ``{"version": 1, "skills": {NAME: ENTRY}}``; its reader treats any
 lock, and its writer keeps only ``version`` and ``skills`` and replaces a whole entry when it adds or updates a
 skill. So everything of ours lives inside each entry, beside the fields that CLI reads (``source``,
 ``sourceType``, ``sourceUrl``, ``computedHash``, ``wellKnownDigest``), which we write too so it can restore and
-update the skill from the registry's discovery index. Ours are ``digest``, ``files``, ``registry``, ``targets``
-and ``version`` (``OUR_FIELDS``: new fields of ours go there, lower-case words that CLI does not use). An entry
-without our ``digest`` another tool wrote (or rewrote): it is kept as it was read, values and key order, and
-never rewritten. Our older format (``lock_version: 1``) still reads, and is
-written back in this one at once.
+update the skill from the registry's discovery index. Ours are ``OUR_FIELDS``; new fields of ours go beside them,
+as lower-case words that CLI does not use. An entry without our ``digest`` another tool wrote (or rewrote): it is
+kept as it was read, values and key order, and never rewritten. Our first format (``lock_version: 1`` alone)
+still reads, and is written back in the shared one at once.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from .registry import DIGEST, NAME, SHA256
 
 FORMAT_VERSION = 1  # vercel's ``version``
 OLD_FORMAT_VERSION = 1  # our first format's ``lock_version``
-OUR_FIELDS = ("digest", "files", "registry", "targets", "version")  # beside vercel's fields in each entry
+OUR_FIELDS = ("digest", "files", "name", "registry", "targets", "version")  # beside vercel's fields in each entry
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ class LockEntry:
         """The entry as written: vercel's fields and ours, keys sorted."""
         entry: dict[str, Any] = {"source": urlsplit(self.registry).hostname or self.registry,
                                  "sourceType": "well-known", "sourceUrl": self.source_url(),
-                                 "digest": self.digest, "files": dict(sorted(self.files.items())),
+                                 "name": self.name, "digest": self.digest, "files": dict(sorted(self.files.items())),
                                  "registry": self.registry, "targets": sorted(self.targets), "version": self.version}
         if self.computed_hash is not None:
             entry["computedHash"] = self.computed_hash
@@ -117,7 +116,8 @@ def _entry(path: Path, name: str, raw: object, global_: bool, *, old: bool) -> L
     def bad(why: str) -> ClientError:
         return ClientError(f"{path}: skill {name!r}: {why}")
 
-    if not isinstance(raw, dict) or not NAME.match(name) or (old and raw.get("name") != name):
+    if not isinstance(raw, dict) or not NAME.match(name) or raw.get("name", name) != name or \
+            (old and raw.get("name") != name):
         raise bad("the entry's name does not match its key")
     ours: dict[str, Any] = raw
     if not isinstance(ours.get("registry"), str) or not DIGEST.match(str(ours.get("digest", ""))):
@@ -161,5 +161,8 @@ def dumps(entries: Mapping[str, LockEntry], foreign: Mapping[str, ForeignEntry])
     skills: dict[str, Any] = {}
     for name in sorted({*entries, *foreign}):
         skills[name] = entries[name].to_json() if name in entries else foreign[name].raw
-    text = json.dumps({"version": FORMAT_VERSION, "skills": skills}, indent=2, ensure_ascii=False)
+    # ``lock_version`` and each entry's ``name`` keep the file readable by skillreg clients released before the
+    # shared format (vercel's writer drops the former; such a client then refuses the file, losing nothing).
+    text = json.dumps({"version": FORMAT_VERSION, "skills": skills, "lock_version": OLD_FORMAT_VERSION}, indent=2,
+                      ensure_ascii=False)
     return (text + "\n").encode("utf-8")
