@@ -245,3 +245,25 @@ def test_vercel_update_rewriting_our_entry_makes_it_theirs(site: Path, site_v2: 
             "Nothing to update: skills-lock.json lists no skills installed by skillreg (the 1 it lists were installed "
             "by another tool: update them with it).\n")
         ok(run("verify"))
+
+
+def test_a_skill_from_another_registrys_discovery_index_is_restored(site: Path, skills_cli: list[str], project: Path,
+                                                                    tmp_path: Path) -> None:
+    """A registry that is not ours publishes only a discovery index and its archives: vercel's CLI installs from
+    it, and ``skillreg install`` restores that entry from the same index, checked by its digest and hash."""
+    other = tmp_path / "other-registry"
+    shutil.copytree(site / ".well-known/agent-skills", other / ".well-known/agent-skills")
+    shutil.copytree(site / "api/v1/bundles", other / "api/v1/bundles")
+    with RegistryServer(other) as server:
+        done = skills_add(skills_cli, server.url, project, "--skill", ADR)
+        assert done.returncode == 0, done.stdout + done.stderr
+        theirs = pairs(project, ADR)
+        clone = tmp_path / "clone"
+        clone.mkdir()
+        shutil.copy(project / "skills-lock.json", clone / "skills-lock.json")
+        restored = run_in(clone, "install", "--frozen", "--registry", server.url)
+        assert restored.exit_code == 0, restored.output
+        assert f"Restored {ADR} into .agents/skills/{ADR}" in restored.stdout
+    assert installed_files(clone / ".agents/skills" / ADR) == installed_files(project / ".claude/skills" / ADR)
+    assert pairs(clone, ADR) == theirs
+    assert run_in(clone, "verify").exit_code == 0

@@ -1,6 +1,6 @@
 """Skills another tool recorded in the shared ``skills-lock.json`` (vercel's ``skills`` CLI, or our own entry
-after that CLI rewrote it): checked through their ``computedHash`` and restored from a registry of ours that
-still publishes their archive, but never changed, removed or rewritten.
+after that CLI rewrote it): checked through their ``computedHash`` and restored from the registry whose discovery
+index (ours, or any other's) still publishes their archive, but never changed, removed or rewritten.
 
 Such an entry names no folder. vercel's CLI puts a project's skill in ``.agents/skills/NAME`` (and, for agents
 that read another folder, a copy or link there), so its folder is looked for in every agent's skill folder, and a
@@ -13,15 +13,17 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
 
 from ..core.errors import ClientError
-from ..core.model import short_digest
-from ..core.urls import API_ROOT
+from ..core.model import SkillFile, short_digest, skill_digest
+from ..core.urls import API_ROOT, WELL_KNOWN_V2
 from .agents import agent_table
+from .archive import read_bundle
 from .folder_hash import computed_hash, folder_hash
 from .install import FetchedSkill, fetch_skill, fetch_version, write_skill
 from .lock import ForeignEntry, Lock
-from .registry import DIGEST, Registry
+from .registry import DIGEST, NotFound, Registry
 from .targets import destinations, writable_folder
 from .versions import read_history
 
@@ -113,17 +115,49 @@ def plan(lock: Lock, entry: ForeignEntry, registry_for: Callable[[str], Registry
 
 
 def _find_archive(registry: Registry, name: str, sha256: str) -> Callable[[], FetchedSkill] | None:
-    """The download of the version of ``name`` whose zip has ``sha256``, from versions.json or the detail."""
-    history = read_history(registry, name)
+    """The download of the version of ``name`` whose zip has ``sha256``: from versions.json or the detail on a
+    registry of ours, else from the discovery index (v0.2) any other registry publishes."""
+    try:
+        history = read_history(registry, name)
+        detail = registry.detail(name) if history is None else None
+    except NotFound:
+        return _from_discovery_index(registry, name, sha256)
     if history is not None:
         for version in history.versions:
             if version.zip is not None and version.zip.sha256 == sha256:
                 return lambda: fetch_version(registry, name, version, history.where)
         return None
-    detail = registry.detail(name)
+    assert detail is not None
     if detail["bundles"]["zip"]["sha256"] == sha256:
         return lambda: fetch_skill(registry, name, detail=detail)
     return None
+
+
+def _from_discovery_index(registry: Registry, name: str, sha256: str) -> Callable[[], FetchedSkill] | None:
+    """An ``archive`` entry of ``name`` with digest ``sha256`` in the registry's ``.well-known/agent-skills``
+    index, whose URL stays inside the registry; None when there is none."""
+    index_path = f"{WELL_KNOWN_V2}/index.json"
+    rows = registry.document(index_path).get("skills")
+    for row in rows if isinstance(rows, list) else []:
+        if not (isinstance(row, dict) and row.get("name") == name and row.get("type") == "archive"
+                and row.get("digest") == f"sha256:{sha256}" and isinstance(row.get("url"), str)):
+            continue
+        url = urljoin(registry.url + index_path, row["url"])
+        if url.startswith(registry.url):
+            path = unquote(urlsplit(url[len(registry.url):]).path)
+            return lambda: _fetch_archive(registry, name, path, sha256)
+    return None
+
+
+def _fetch_archive(registry: Registry, name: str, path: str, sha256: str) -> FetchedSkill:
+    """A zip archive from a discovery index, checked against the index's digest before it is opened."""
+    files = read_bundle(registry.artifact(path, sha256, None))
+    if not any(f.path == "SKILL.md" for f in files):
+        raise ClientError(f"{registry.url}{path}: the archive of {name} has no SKILL.md at its root; nothing was "
+                          "installed")
+    # As from our own registry: scripts keep their executable bit, nothing outside scripts/ becomes executable.
+    kept = tuple(SkillFile(f.path, f.data, f.executable and f.path.startswith("scripts/")) for f in files)
+    return FetchedSkill(registry.url, name, None, skill_digest(list(kept)), "SKILL.md", kept, archive_sha256=sha256)
 
 
 def restore(lock: Lock, planned: ForeignRestore) -> str:

@@ -189,14 +189,17 @@ def _read(project: Path, global_: bool) -> Lock:
 
 def migrated(lock: Lock) -> dict[str, LockEntry]:
     """Entries of our first format with vercel's folder hash added, computed from a folder that still holds
-    exactly the locked files (the archive's sha256 is filled in by the next install or update)."""
+    exactly the locked files (the archive's sha256 comes back when the skill is next downloaded)."""
     from .install import local_state
 
     entries = {}
     for name, entry in lock.entries.items():
         computed = None
         for target in entry.targets:
-            folder = lock.folder(target)
+            try:
+                folder = lock.folder(target)  # a target that leads outside is reported by the commands that use it
+            except ClientError:
+                continue
             if local_state(folder, entry.files).clean:
                 computed = folder_hash(folder)
                 break

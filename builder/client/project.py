@@ -288,8 +288,7 @@ def restore(lock: Lock, registry_for: RegistryFor, *, typed: Sequence[Path] = ()
     for other in others:
         if other.download is not None:
             target = foreign.restore(lock, other)
-            changes.append(Change(other.entry.name, "restored", None, other.entry.text("wellKnownDigest") or "",
-                                  None, (target,)))
+            changes.append(Change(other.entry.name, "restored", None, "", None, (target,)))
         elif other.note:
             changes.append(Change(other.entry.name, "left alone", None, "", note=other.note))
     return lock, sorted(changes, key=lambda c: c.name)
