@@ -267,3 +267,21 @@ def test_a_skill_from_another_registrys_discovery_index_is_restored(site: Path, 
     assert installed_files(clone / ".agents/skills" / ADR) == installed_files(project / ".claude/skills" / ADR)
     assert pairs(clone, ADR) == theirs
     assert run_in(clone, "verify").exit_code == 0
+
+
+def test_verify_says_so_when_vercels_restore_took_a_newer_version(site: Path, site_v2: Path, skills_cli: list[str],
+                                                                  project: Path) -> None:
+    """vercel's restore takes the version the registry publishes now, not the locked one: the folder skillreg
+    wrote then no longer matches the entry vercel's CLI rewrote, and ``verify`` says which."""
+    with RegistryServer(site) as server:
+        ok(run("install", CSV, "--registry", server.url))
+        server.state.root = site_v2
+        done = skills_run(skills_cli, project, "experimental_install")
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert installed_files(project / ".agents/skills" / CSV) == {
+        path: data for path, (data, _) in source_files(site_v2, CSV).items()}
+    verified = run("verify")
+    assert verified.exit_code == 1
+    assert f"ok        {CSV}  .agents/skills/{CSV}" in verified.stdout
+    assert f"modified  {CSV}  .claude/skills/{CSV}  (another tool's entry, checked by computedHash: its files do " \
+           "not match computedHash)" in verified.stdout
