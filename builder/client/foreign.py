@@ -94,7 +94,7 @@ def plan(lock: Lock, entry: ForeignEntry, registry_for: Callable[[str], Registry
         return ForeignRestore(entry, None, None, f"{entry.name} ({entry.source_type}, installed by another tool): "
                                                  f"{why}; left alone")
 
-    present = [c for c in check(lock, entry) if c.status in ("ok", "unchecked")]
+    present = [c for c in check(lock, entry) if c.target is not None and c.status in ("ok", "unchecked")]
     if present:
         return ForeignRestore(entry, None, None, "")
     root, locked = registry_root(entry), entry.text("wellKnownDigest")
