@@ -20,7 +20,7 @@ from pathlib import Path
 from ..core.errors import ClientError, UsageError, os_error_message
 from ..core.fs import acquire_flock, state_dir
 from .documents import parse_json
-from .folder_hash import folder_hash
+from .folder_hash import computed_hash, folder_files
 from .lock_format import ForeignEntry, LockEntry, dumps, parse_document
 from .registry import LOCK_FILE
 
@@ -190,18 +190,17 @@ def _read(project: Path, global_: bool) -> Lock:
 def migrated(lock: Lock) -> dict[str, LockEntry]:
     """Entries of our first format with vercel's folder hash added, computed from a folder that still holds
     exactly the locked files (the archive's sha256 comes back when the skill is next downloaded)."""
-    from .install import local_state
-
     entries = {}
     for name, entry in lock.entries.items():
         computed = None
         for target in entry.targets:
             try:
                 folder = lock.folder(target)  # a target that leads outside is reported by the commands that use it
-            except ClientError:
+                files = folder_files(folder) if folder.is_dir() else {}
+            except (ClientError, OSError):
                 continue
-            if local_state(folder, entry.files).clean:
-                computed = folder_hash(folder)
+            if {path: hashlib.sha256(data).hexdigest() for path, data in files.items()} == dict(entry.files):
+                computed = computed_hash(files)
                 break
         entries[name] = replace(entry, computed_hash=computed)
     return entries
