@@ -122,9 +122,14 @@ def test_lock_is_sorted_stable_and_one_block_per_skill(server: RegistryServer, p
     run("install", "log-summarizer", "csv-profiler", "--registry", server.url)
     first = (project / "skills-lock.json").read_bytes()
     data = json.loads(first)
-    assert first == (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    # vercel's top level (`version`, then `skills` by name), each entry of ours with sorted keys
+    assert list(data) == ["version", "skills", "lock_version"]
+    assert first == (json.dumps({"version": 1, "skills": {k: json.loads(json.dumps(v, sort_keys=True))
+                                                          for k, v in data["skills"].items()}, "lock_version": 1},
+                                indent=2, ensure_ascii=False) + "\n").encode()
     assert list(data["skills"]) == ["csv-profiler", "log-summarizer"]
-    assert set(data["skills"]["csv-profiler"]) == {"name", "registry", "version", "digest", "targets", "files"}
+    assert set(data["skills"]["csv-profiler"]) == {"name", "registry", "version", "digest", "targets", "files", "source",
+                                                   "sourceType", "sourceUrl", "computedHash", "wellKnownDigest"}
     # Each skill is its own block: the lines of one never interleave with another's.
     lines = first.decode().splitlines()
     assert lines[3] == '    "csv-profiler": {' and '    "log-summarizer": {' in lines

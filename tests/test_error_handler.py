@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from builder.cli.app import all_commands, cli
 
 BAD_YAML = "Error: bad.yaml:2: invalid YAML: expected the node content, but found '<stream end>'\n"
-BAD_LOCK = "Error: {cwd}/skills-lock.json is not a version-1 skills lock file\n"
+BAD_LOCK = "Error: {cwd}/skills-lock.json: skill 'x': the entry is not a JSON object\n"
 NOT_A_REGISTRY = "Error: ftp://h/: the registry must be an https:// URL, a file:// URL or a folder\n"
 NO_INDEX = "Error: none does not exist; --registry takes a registry's URL or the folder its build wrote\n"
 NO_REGISTRY = ("Error: no registry.yaml in {{cwd}} or a parent folder, and `skillreg {command}` writes into a "

@@ -42,6 +42,11 @@ def skills_cli() -> list[str]:
 
 
 def skills_add(cli: list[str], source: str, project: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return skills_run(cli, project, "add", source, "-y", "--agent", "claude-code", "--copy", *extra)
+
+
+def skills_run(cli: list[str], project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """vercel's CLI run in ``project`` with a home folder of the test's own and no request beyond 127.0.0.1."""
     home = project.parent / "home"
     home.mkdir(exist_ok=True)
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
@@ -50,8 +55,7 @@ def skills_add(cli: list[str], source: str, project: Path, *extra: str) -> subpr
            # No telemetry or audit requests, and nothing of skills.sh: the test touches only 127.0.0.1.
            "DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1", "SKILLS_API_URL": "http://127.0.0.1:9",
            "SKILLS_DOWNLOAD_URL": "http://127.0.0.1:9", "NO_COLOR": "1"}
-    return subprocess.run([*cli, "add", source, "-y", "--agent", "claude-code", "--copy", *extra], cwd=project,
-                          env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([*cli, *args], cwd=project, env=env, capture_output=True, text=True, timeout=120)
 
 
 def installed_files(folder: Path) -> dict[str, bytes]:

@@ -267,8 +267,10 @@ def _print_changes(changes: Sequence[Change]) -> None:
             verb = "Updated" if change.action == "updated" else "Would update"
             click.echo(f"{verb} {change.name} {_label(change.previous_version, change.previous or '')} -> "
                        f"{_label(change.version, change.digest)} in {where}")
-        else:
+        elif change.digest:
             click.echo(f"{change.action.capitalize()} {change.name}{version} ({_short(change.digest)}…) into {where}")
+        else:
+            click.echo(f"{change.action.capitalize()} {change.name}{version} into {where}")
 
 
 def _print_recorded(before: Lock, after: Lock) -> None:
@@ -322,13 +324,16 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], dirs: tuple[Path, .
         if agents:
             raise UsageError("--agent chooses where new skills go; a restore uses the folders in the lock")
         with _changing(global_) as before:
-            if not before.entries:
+            if not before.entries and not before.foreign:
                 raise UsageError(f"nothing to restore: {display_path(before.path)} lists no skills; "
                                  "name the skills to install")
             lock, changes = project.restore(before, _registry_for(location), typed=typed, force=force, frozen=frozen)
-        _print_changes([c for c in changes if c.action != "not published"])
+        _print_changes([c for c in changes if c.action not in ("not published", "left alone")])
         _print_recorded(before, lock)
         _print_unpublished([c for c in changes if c.action == "not published"])
+        for change in changes:
+            if change.action == "left alone":
+                click.echo(visible(change.note))
         return
     if agents and dirs:
         raise UsageError("give --agent or --dir, not both")
@@ -359,7 +364,9 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, dirs: tuple[Path,
 
     with _changing(global_) as before:
         if not before.entries:
-            click.echo(f"Nothing to update: {display_path(before.path)} lists no skills.")
+            others = (f" installed by skillreg (the {len(before.foreign)} it lists were installed by another tool: "
+                      "update them with it)") if before.foreign else ""
+            click.echo(f"Nothing to update: {display_path(before.path)} lists no skills{others}.")
             return
         lock, changes = project.update(before, list(names), _registry_for(location),
                                        typed=[_typed(d) for d in dirs], dry_run=dry_run, force=force)
@@ -400,21 +407,28 @@ def remove(names: tuple[str, ...], force: bool, dirs: tuple[Path, ...], global_:
 @click.option("--json", "as_json", is_flag=True, help="Print the lock's entries as JSON.")
 @global_option
 def list_(as_json: bool, global_: bool) -> None:
-    """Show the skills recorded in skills-lock.json: version, digest and folders."""
+    """Show the skills recorded in skills-lock.json: version, digest and folders; skills another tool (such as
+    vercel's skills CLI) recorded are listed as installed by it."""
     lock = _lock(global_)
     entries = [lock.entries[n] for n in sorted(lock.entries)]
+    others = [lock.foreign[n] for n in sorted(lock.foreign)]
     if as_json:
-        click.echo(visible_json(json.dumps({"lock": str(lock.path), "skills": [e.to_dict() for e in entries]},
-                                           indent=2, sort_keys=True, ensure_ascii=False)))
+        theirs = [{"name": e.name, "installed_by": "another tool", "entry": dict(e.raw)} for e in others]
+        click.echo(visible_json(json.dumps({"lock": str(lock.path), "skills": [e.to_dict() for e in entries],
+                                            "other_tools": theirs}, indent=2, sort_keys=True, ensure_ascii=False)))
         return
-    if not entries:
+    if not entries and not others:
         click.echo(f"No skills installed ({display_path(lock.path)} lists none).")
         return
-    width = max(len(e.name) for e in entries)
-    vwidth = max(len(visible(e.version or "-")) for e in entries)
+    width = max(len(name) for name in [*lock.entries, *lock.foreign])
+    vwidth = max((len(visible(e.version or "-")) for e in entries), default=1)
     for e in entries:
         click.echo(f"{e.name.ljust(width)}  {visible(e.version or '-').ljust(vwidth)}  {_short(e.digest)}…  "
                    f"{visible(', '.join(e.targets))}")
+    for other in others:
+        source = other.text("sourceUrl") or other.text("source") or "no source"
+        click.echo(f"{other.name.ljust(width)}  installed by another tool ({visible(other.source_type)}: "
+                   f"{visible(source)})")
 
 
 @click.command(short_help="Check installed files against the lock.")
@@ -423,17 +437,20 @@ def list_(as_json: bool, global_: bool) -> None:
 def verify(names: tuple[str, ...], global_: bool) -> None:
     """Check installed files against skills-lock.json: report files changed, added or missing locally.
 
+    A skill another tool recorded is checked through its computedHash, in every agent's folder that holds it.
+
     Exit 0 when every folder matches, 1 otherwise. Reads only local files.
     """
     from ..client import project
 
     lock = _lock(global_)
     results = project.verify(lock, list(names))
-    if not results:
+    others = project.verify_foreign(lock, list(names))
+    if not results and not others:
         click.echo(f"Nothing to verify: {display_path(lock.path)} lists no skills.")
         return
     bad = 0
-    width = max(len(r.name) for r in results)
+    width = max(len(name) for name in [*(r.name for r in results), *(o.name for o in others)])
     for r in results:
         status = "ok" if r.state.clean else "missing" if r.state.absent else "modified"
         click.echo(f"{status:<10}{r.name.ljust(width)}  {visible(r.target)}")
@@ -443,10 +460,16 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
         for label, paths in (("changed", r.state.changed), ("added", r.state.added), ("missing", r.state.missing)):
             for path in paths:
                 click.echo(f"    {label}: {visible(path)}")
+    for other in others:
+        where = visible(other.target or "-")
+        click.echo(f"{other.status:<10}{other.name.ljust(width)}  {where}  (another tool's entry, "
+                   f"checked by computedHash{': ' + other.why if other.why else ''})")
+        bad += other.status in ("modified", "missing")
+    total = len(results) + len(others)
     if bad:
-        click.echo(f"{bad} of {len(results)} installed folder(s) differ from {lock.path.name}")
+        click.echo(f"{bad} of {total} installed folder(s) differ from {lock.path.name}")
         raise click.exceptions.Exit(EXIT_FAILURE)
-    click.echo(f"All {len(results)} installed folder(s) match {lock.path.name}")
+    click.echo(f"All {total} installed folder(s) match {lock.path.name}")
 
 
 @click.command(short_help="Serve the registry to an agent over MCP.")

@@ -48,6 +48,7 @@ class FetchedSkill:
     skill_md: str
     files: tuple[SkillFile, ...]
     detail: Mapping[str, Any] | None = None  # the detail document, when the files came through it
+    archive_sha256: str | None = None  # the verified zip's sha256 (the discovery index's digest of it)
 
     @property
     def hashes(self) -> dict[str, str]:
@@ -99,7 +100,7 @@ def fetch_skill(registry: Registry, name: str, *, detail: Mapping[str, Any] | No
              for f in files]
     skill_md = detail.get("skill_md") if detail.get("skill_md") in ("SKILL.md", "skill.md") else "SKILL.md"
     return FetchedSkill(registry.url, name, detail.get("version") if isinstance(detail.get("version"), str) else None,
-                        published, str(skill_md), tuple(files), detail)
+                        published, str(skill_md), tuple(files), detail, str(bundle["sha256"]))
 
 
 def fetch_version(registry: Registry, name: str, version: PublishedVersion, where: str,
@@ -117,7 +118,8 @@ def fetch_version(registry: Registry, name: str, version: PublishedVersion, wher
     files = [SkillFile(f.path, f.data, f.executable and f.path.startswith("scripts/")) for f in files]
     paths = {f.path for f in files}
     skill_md = "SKILL.md" if "SKILL.md" in paths or "skill.md" not in paths else "skill.md"
-    return FetchedSkill(registry.url, name, version.version, version.digest, skill_md, tuple(files))
+    return FetchedSkill(registry.url, name, version.version, version.digest, skill_md, tuple(files),
+                        archive_sha256=version.zip.sha256)
 
 
 # -- reading what is installed ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """``skills-lock.json``: what was installed where, from which registry, at which digest.
 
-One block per skill, keys sorted, two-space indent, a newline at the end: two branches that each add a
-skill merge without conflict. The project lock sits in the project folder and records folders relative to
+The file is shared with vercel's ``skills`` CLI (its format, and how our entries sit beside its own, is in
+``lock_format``). One block per skill, sorted by name, two-space indent, a newline at the end: two branches that
+each add a skill merge without conflict. The project lock sits in the project folder and records folders relative to
 it; ``--global`` installs go to a lock in the user data folder and record ``~/`` paths. Targets are checked
 on read, so a lock from a cloned repository cannot point an install outside the project.
 """
@@ -9,38 +10,24 @@ on read, so a lock from a cloned repository cannot point an install outside the 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import secrets
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import Path
 
 from ..core.errors import ClientError, UsageError, os_error_message
 from ..core.fs import acquire_flock, state_dir
-from ..core.loader import path_problems
 from .documents import parse_json
-from .registry import DIGEST, LOCK_FILE, NAME, SHA256
+from .folder_hash import computed_hash, folder_files
+from .lock_format import ForeignEntry, LockEntry, dumps, parse_document
+from .registry import LOCK_FILE
+
+__all__ = ["ForeignEntry", "Lock", "LockEntry", "locked", "read_lock", "recorded", "write_lock"]
 
 LOCK_NAME = LOCK_FILE
-LOCK_VERSION = 1
 MAX_LOCK_BYTES = 64 * 1024 * 1024  # a lock lists the project's skills: a few hundred bytes each
-
-
-@dataclass(frozen=True)
-class LockEntry:
-    name: str
-    registry: str
-    version: str | None
-    digest: str
-    targets: tuple[str, ...]  # skill folders, as recorded (relative to the project, or ~/...)
-    files: Mapping[str, str] = field(default_factory=dict)  # path -> sha256 hex, to tell local edits
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "registry": self.registry, "version": self.version, "digest": self.digest,
-                "targets": sorted(self.targets), "files": dict(sorted(self.files.items()))}
 
 
 @dataclass(frozen=True)
@@ -48,7 +35,9 @@ class Lock:
     path: Path
     base: Path  # the project folder (or the home folder for the user lock)
     global_: bool
-    entries: Mapping[str, LockEntry]
+    entries: Mapping[str, LockEntry]  # the skills this client installed
+    foreign: Mapping[str, ForeignEntry] = field(default_factory=dict)  # the skills another tool recorded
+    old_format: bool = False  # read from our first format: written in the shared one at once
 
     def folder(self, target: str) -> Path:
         """Where a recorded skill folder is, after checking that its real path stays inside the allowed root."""
@@ -97,15 +86,16 @@ class Lock:
         return folder
 
     def with_entry(self, entry: LockEntry) -> Lock:
-        return replace(self, entries={**self.entries, entry.name: entry})
+        """The lock with ``entry`` recorded (an entry of another tool of that name is taken over: only an
+        explicit ``--force`` install asks for that)."""
+        return replace(self, entries={**self.entries, entry.name: entry},
+                       foreign={k: v for k, v in self.foreign.items() if k != entry.name})
 
     def without(self, name: str) -> Lock:
         return replace(self, entries={k: v for k, v in self.entries.items() if k != name})
 
     def dumps(self) -> bytes:
-        data = {"lock_version": LOCK_VERSION,
-                "skills": {name: self.entries[name].to_dict() for name in sorted(self.entries)}}
-        return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+        return dumps(self.entries, self.foreign)
 
 
 def user_lock_path() -> Path:
@@ -157,12 +147,26 @@ def locked(project: Path, *, global_: bool = False,
         acquire_flock(fd, patience=WAIT_NOTICE, on_wait=None if waiting is None else
                       lambda: waiting(f"waiting for another skillreg command to finish changing {path}"))
         _remove_stale_writes(path)
-        yield read_lock(project, global_=global_)
+        lock = _read(project, global_)
+        if lock.old_format:
+            lock = replace(lock, old_format=False)
+            write_lock(lock)
+        yield lock
     finally:
         os.close(fd)  # releases the flock
 
 
 def read_lock(project: Path, *, global_: bool = False) -> Lock:
+    """The lock as it is on disk; one in our first format is written in the shared format first (under the
+    flock), since vercel's CLI would read it as empty and overwrite it."""
+    lock = _read(project, global_)
+    if lock.old_format:
+        with locked(project, global_=global_) as lock:
+            pass
+    return lock
+
+
+def _read(project: Path, global_: bool) -> Lock:
     path, base = lock_location(project, global_)
     try:
         with open(path, "rb") as fh:
@@ -178,47 +182,28 @@ def read_lock(project: Path, *, global_: bool = False) -> Lock:
         data = parse_json(raw, str(path))
     except ClientError as exc:
         raise ClientError(f"{exc}; fix it or delete it and install again") from None
-    if not isinstance(data, dict) or data.get("lock_version") != LOCK_VERSION or \
-            not isinstance(data.get("skills"), dict):
-        raise ClientError(f"{path} is not a version-{LOCK_VERSION} skills lock file")
+    parsed = parse_document(data, path, global_)
+    lock = Lock(path, base, global_, parsed.entries, parsed.foreign, parsed.old_format)
+    return replace(lock, entries=migrated(lock)) if parsed.old_format else lock
+
+
+def migrated(lock: Lock) -> dict[str, LockEntry]:
+    """Entries of our first format with vercel's folder hash added, computed from a folder that still holds
+    exactly the locked files (the archive's sha256 comes back when the skill is next downloaded)."""
     entries = {}
-    for name, raw in data["skills"].items():
-        entries[name] = _entry(path, name, raw, global_)
-    return Lock(path, base, global_, entries)
-
-
-def _entry(path: Path, name: str, raw: object, global_: bool) -> LockEntry:
-    def bad(why: str) -> ClientError:
-        return ClientError(f"{path}: skill {name!r}: {why}")
-
-    if not isinstance(raw, dict) or not NAME.match(name) or raw.get("name") != name:
-        raise bad("the entry's name does not match its key")
-    if not isinstance(raw.get("registry"), str) or not DIGEST.match(str(raw.get("digest", ""))):
-        raise bad("needs a registry URL and a sha256: digest")
-    version = raw.get("version")
-    if version is not None and not isinstance(version, str):
-        raise bad("`version` must be a string")
-    targets = raw.get("targets")
-    if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
-        raise bad("`targets` must list the folders the skill is installed in")
-    for target in targets:
-        _check_target(target, name, global_, bad)
-    files = raw.get("files", {})
-    if not isinstance(files, dict) or not all(isinstance(p, str) and not path_problems(p) and isinstance(h, str)
-                                              and SHA256.match(h) for p, h in files.items()):
-        raise bad("`files` must map relative paths to sha256 hashes")
-    return LockEntry(name, raw["registry"], version, raw["digest"], tuple(sorted(targets)), files)
-
-
-def _check_target(target: str, name: str, global_: bool, bad: Any) -> None:
-    parts = PurePosixPath(target).parts
-    if parts[-1:] != (name,) or ".." in parts:
-        raise bad(f"target {target!r} must end in the skill's own folder and contain no `..`")
-    if global_:
-        if not (target.startswith("~/") or target.startswith("/")):
-            raise bad(f"target {target!r} must start with ~/ or /")
-    elif target.startswith(("/", "~")) or path_problems(target):
-        raise bad(f"target {target!r} must be a folder inside the project")
+    for name, entry in lock.entries.items():
+        computed = None
+        for target in entry.targets:
+            try:
+                folder = lock.folder(target)  # a target that leads outside is reported by the commands that use it
+                files = folder_files(folder) if folder.is_dir() else {}
+            except (ClientError, OSError):
+                continue
+            if {path: hashlib.sha256(data).hexdigest() for path, data in files.items()} == dict(entry.files):
+                computed = computed_hash(files)
+                break
+        entries[name] = replace(entry, computed_hash=computed)
+    return entries
 
 
 def write_lock(lock: Lock) -> None:

@@ -7,12 +7,14 @@ installer, and rewrites the lock after every skill, so the lock always describes
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import ClientError, UsageError
 from ..core.model import short_digest
+from . import foreign
+from .folder_hash import computed_hash
 from .install import (
     FetchedSkill,
     LocalState,
@@ -47,6 +49,7 @@ class Change:
     targets: tuple[str, ...] = ()
     diff: str = ""
     previous_version: str | None = None  # the metadata.version before an update
+    note: str = ""  # why a skill another tool recorded was left alone
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class Verified:
 
 def _entry(skill: FetchedSkill, targets: Sequence[str]) -> LockEntry:
     return LockEntry(skill.name, skill.registry, skill.version, skill.digest, tuple(sorted(set(targets))),
-                     skill.hashes)
+                     skill.hashes, computed_hash({f.path: f.data for f in skill.files}), skill.archive_sha256)
 
 
 def _modified(folder: Path, recorded: Mapping[str, str], new: Mapping[str, str]) -> LocalState | None:
@@ -117,6 +120,11 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
     changes = []
     for name, spec in wanted:
         check_name(name)
+        if name in lock.foreign and not force:
+            other = lock.foreign[name]
+            held = f"{name} is in {lock.path.name} from another tool ({other.source_type} source)"
+            raise Refused(f"{held}; use --force to install it with skillreg instead (the entry then becomes ours)",
+                          f"{held}; this tool never replaces another tool's entry; nothing was changed")
         requested = [lock.target(folder / name) for folder in folders]
         for target in requested:  # before any request
             writable_folder(lock, target, name, allowed, recorded=False)
@@ -132,8 +140,7 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
         if entry is not None and same and all(t in entry.targets and local_state(lock.folder(t), entry.files).clean
                                               for t in requested):
             if entry.registry != registry.url:  # the same files, now from another registry
-                lock = _write(lock, LockEntry(name, registry.url, entry.version, entry.digest, entry.targets,
-                                              entry.files))
+                lock = _write(lock, replace(entry, registry=registry.url))
             changes.append(Change(name, "unchanged", entry.version, published, None, tuple(targets)))
             continue
         skill = download()
@@ -244,6 +251,7 @@ def restore(lock: Lock, registry_for: RegistryFor, *, typed: Sequence[Path] = ()
         plans.append(plan)
         if problem:
             problems.append(problem)
+    others = [foreign.plan(lock, lock.foreign[name], registry_for) for name in sorted(lock.foreign)]
     if problems:
         raise ClientError(f"{'--frozen: ' if frozen else ''}cannot restore {'; '.join(problems)}; nothing was changed")
     gone = [p.entry for p in plans if p.gone]
@@ -266,8 +274,9 @@ def restore(lock: Lock, registry_for: RegistryFor, *, typed: Sequence[Path] = ()
             changes.append(Change(entry.name, "unchanged", entry.version, entry.digest, None, entry.targets))
             continue
         skill = plan.download()
-        new = entry if frozen else LockEntry(entry.name, plan.registry.url, entry.version, entry.digest,
-                                              entry.targets, entry.files)
+        new = entry if frozen else replace(entry, registry=plan.registry.url,
+                                           computed_hash=entry.computed_hash or _entry(skill, ()).computed_hash,
+                                           archive_sha256=entry.archive_sha256 or skill.archive_sha256)
         if new == entry:  # the lock stays byte for byte as it is
             for target in plan.todo:
                 write_skill(skill, lock.folder(target))
@@ -276,6 +285,12 @@ def restore(lock: Lock, registry_for: RegistryFor, *, typed: Sequence[Path] = ()
                 for target in plan.todo:
                     write_skill(skill, lock.folder(target))
         changes.append(Change(entry.name, "restored", skill.version, skill.digest, None, plan.todo))
+    for other in others:
+        if other.download is not None:
+            target = foreign.restore(lock, other)
+            changes.append(Change(other.entry.name, "restored", None, "", None, (target,)))
+        elif other.note:
+            changes.append(Change(other.entry.name, "left alone", None, "", note=other.note))
     return lock, sorted(changes, key=lambda c: c.name)
 
 
@@ -289,7 +304,12 @@ def _published_detail(registry: Registry, name: str) -> Mapping[str, Any] | None
         return None
 
 
-def _selected(lock: Lock, names: Sequence[str]) -> list[LockEntry]:
+def _selected(lock: Lock, names: Sequence[str], verb: str) -> list[LockEntry]:
+    theirs = [n for n in names if n in lock.foreign]
+    if theirs:
+        raise UsageError(f"{', '.join(theirs)}: installed by another tool ({lock.foreign[theirs[0]].source_type} "
+                         f"source, no skillreg fields in {lock.path.name}); skillreg leaves its entry alone: {verb} "
+                         "it with that tool")
     missing = [n for n in names if n not in lock.entries]
     if missing:
         from ..core.suggest import did_you_mean
@@ -310,7 +330,7 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, typed
     yanked (two more requests: versions.json and the zip). A skill that changes is written only into folders
     ``writable_folder`` allows (``typed``: the --dir of this command)."""
     allowed = destinations(lock, typed)
-    entries = _selected(lock, names)
+    entries = _selected(lock, names, "update")
     for entry in entries:  # every folder is checked before anything is fetched or written
         for target in entry.targets:
             lock.folder(target)
@@ -407,7 +427,7 @@ def remove(lock: Lock, names: Sequence[str], *, typed: Sequence[Path] = (),
     if not names:
         raise UsageError("name the skills to remove")
     allowed = destinations(lock, typed)
-    entries = _selected(lock, names)
+    entries = _selected(lock, names, "remove")
     for entry in entries:
         for target in entry.targets:
             folder = lock.folder(target)
@@ -428,5 +448,14 @@ def remove(lock: Lock, names: Sequence[str], *, typed: Sequence[Path] = (),
 
 def verify(lock: Lock, names: Sequence[str] = ()) -> list[Verified]:
     """Every installed folder against the file hashes in the lock: changed, added, missing."""
+    ours = [n for n in names if n not in lock.foreign]
+    if names and not ours:
+        return []
     return [Verified(entry.name, target, local_state(lock.folder(target), entry.files))
-            for entry in _selected(lock, names) for target in entry.targets]
+            for entry in _selected(lock, ours, "verify") for target in entry.targets]
+
+
+def verify_foreign(lock: Lock, names: Sequence[str] = ()) -> list[foreign.ForeignCheck]:
+    """The skills another tool recorded (all, or those of ``names``), checked through their ``computedHash``."""
+    return [check for name in sorted(lock.foreign) if not names or name in names
+            for check in foreign.check(lock, lock.foreign[name])]

@@ -472,22 +472,25 @@ class Registry:
 
     # -- immutable artifacts -------------------------------------------------------------------------------
 
-    def artifact(self, path: str, sha256: str, size: int) -> bytes:
-        """The bytes of a published file whose sha256 and size are known; nothing else is ever returned."""
+    def artifact(self, path: str, sha256: str, size: int | None) -> bytes:
+        """The bytes of a published file whose sha256 (and size, where the document gives one: a discovery index
+        does not) is known; nothing else is ever returned."""
         check_site_path(path, "artifact")
-        if size > MAX_ARTIFACT_BYTES:
+        if size is not None and size > MAX_ARTIFACT_BYTES:
             raise ClientError(f"{path} is {size:,} bytes; the client accepts at most {MAX_ARTIFACT_BYTES:,}")
+        limit = (size if size is not None else MAX_ARTIFACT_BYTES) + 1
         if self.folder is not None:
-            data = self._read_local(path, size + 1)
+            data = self._read_local(path, limit)
         else:
             assert self._cache is not None
             cached = self._cache.get(path)
             if cached is not None and sha256_hex(cached.body) == sha256:
                 return cached.body
-            data = self._get(self._url(path), None, size + 1).body
-        if len(data) != size or sha256_hex(data) != sha256:
+            data = self._get(self._url(path), None, limit).body
+        if (size is not None and len(data) != size) or len(data) >= limit or sha256_hex(data) != sha256:
+            expected = f" and {size:,} bytes" if size is not None else ""
             raise ClientError(f"{self.url}{path}: the download does not match the published sha256 "
-                              f"(expected {sha256[:12]}… and {size:,} bytes, got {sha256_hex(data)[:12]}… and "
+                              f"(expected {sha256[:12]}…{expected}, got {sha256_hex(data)[:12]}… and "
                               f"{len(data):,} bytes); nothing was installed")
         if self._cache is not None:
             self._cache.put(path, data, None)

@@ -1,4 +1,5 @@
-"""JSON Schemas of every published document, shipped with the package and published under api/v1/schema/."""
+"""JSON Schemas of every published document, shipped with the package and published under api/v1/schema/, and
+of the lock file a client writes (``lock.schema.json``, shipped only: it describes no published document)."""
 
 from __future__ import annotations
 
