@@ -177,9 +177,11 @@ def _say_waiting(out: Path, holder: int | None) -> None:
 @click.option("--bundle-cache", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder of old versions' zips to reuse, each checked against git's blob ids; never inside the "
                    "repository or --out (default: $SKILLREG_BUNDLE_CACHE, else one kept with the output's state).")
+@click.option("--sign", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="KEYS",
+              help="Sign the output with TUF, with the online keys in KEYS (made by `skillreg trust init`).")
 @pass_context
 def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_going: bool, profile: str | None,
-          site: bool, verbose: bool, no_wait: bool, bundle_cache: Path | None) -> None:
+          site: bool, verbose: bool, no_wait: bool, bundle_cache: Path | None, sign: Path | None) -> None:
     """Validate every skill, then write the website, JSON API, bundles and discovery indexes to --out.
 
     Any validation error stops the build before anything is written (exit 1).
@@ -193,7 +195,8 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
         with _progress("Building") as progress:
             result = run_build(config, out, base_url=base_url, jobs=jobs, keep_going=keep_going,
                                profile=profile, site=site, on_progress=progress, wait=not no_wait,
-                               on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache)
+                               on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache,
+                               sign=sign)
     except BuildFailed as failed:
         click.echo(format_text(failed.report), nl=False)
         raise

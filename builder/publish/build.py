@@ -1003,7 +1003,8 @@ def _check_out(out: Path, config: RegistryConfig) -> None:
 def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = None, base_url: str | None = None,
           jobs: int | None = None, keep_going: bool = False, profile: str | None = None, site: bool = True,
           on_progress: Callable[[int, int], None] | None = None, wait: bool = True,
-          on_wait: Callable[[int | None], None] | None = None, bundle_cache: Path | None = None) -> BuildResult:
+          on_wait: Callable[[int | None], None] | None = None, bundle_cache: Path | None = None,
+          sign: Path | None = None) -> BuildResult:
     """Validate, then write the output; see the module docstring for how it is put in place.
 
     The whole build, recovery included, holds the output's lock: another build of the same output waits
@@ -1025,8 +1026,13 @@ def build(config: RegistryConfig, out: Path, *, paths: Sequence[Path] | None = N
         if not root.is_dir():
             raise UsageError(f"{display_path(root)}: no such folder")
     with output_lock(out, wait=wait, on_wait=on_wait) as place:
-        return _build_locked(config, place, roots, jobs=jobs, keep_going=keep_going, profile=profile, site=site,
-                             on_progress=on_progress, bundle_cache=bundle_cache or place.state / "bundles")
+        result = _build_locked(config, place, roots, jobs=jobs, keep_going=keep_going, profile=profile, site=site,
+                               on_progress=on_progress, bundle_cache=bundle_cache or place.state / "bundles")
+        if sign is not None:  # the signing stage, publish/trust.py
+            from .trust import sign_build
+
+            sign_build(config, place.base, place.state, sign, {*result.written, *result.removed, *result.retired})
+        return result
 
 
 def _skill_folders(roots: Sequence[Path]) -> list[Path]:
