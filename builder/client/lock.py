@@ -37,10 +37,12 @@ class LockEntry:
     digest: str
     targets: tuple[str, ...]  # skill folders, as recorded (relative to the project, or ~/...)
     files: Mapping[str, str] = field(default_factory=dict)  # path -> sha256 hex, to tell local edits
+    trust_root: str | None = None  # a signed registry's first root (sha256 hex) it was installed under
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "registry": self.registry, "version": self.version, "digest": self.digest,
-                "targets": sorted(self.targets), "files": dict(sorted(self.files.items()))}
+                "targets": sorted(self.targets), "files": dict(sorted(self.files.items())),
+                **trust_field(self.trust_root)}
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,15 @@ def _entry(path: Path, name: str, raw: object, global_: bool) -> LockEntry:
     if not isinstance(files, dict) or not all(isinstance(p, str) and not path_problems(p) and isinstance(h, str)
                                               and SHA256.match(h) for p, h in files.items()):
         raise bad("`files` must map relative paths to sha256 hashes")
-    return LockEntry(name, raw["registry"], version, raw["digest"], tuple(sorted(targets)), files)
+    trust_root = raw.get("trust_root")
+    if trust_root is not None and not (isinstance(trust_root, str) and SHA256.match(trust_root)):
+        raise bad("`trust_root` must be the sha256 of the registry's first root")
+    return LockEntry(name, raw["registry"], version, raw["digest"], tuple(sorted(targets)), files, trust_root)
+
+
+def trust_field(trust_root: str | None) -> dict[str, str]:
+    """The lock entry's record of the signed registry's root it trusts (none for an unsigned registry)."""
+    return {"trust_root": trust_root} if trust_root is not None else {}
 
 
 def _check_target(target: str, name: str, global_: bool, bad: Any) -> None:

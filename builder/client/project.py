@@ -56,9 +56,18 @@ class Verified:
     state: LocalState
 
 
+def expect_root(registry: Registry, trust_root: str | None) -> Registry:
+    """``registry``, told the root a lock entry trusts: with no trust store of its own, it verifies against it."""
+    if trust_root is not None and registry.expected_root is None:
+        registry.expected_root = trust_root
+    return registry
+
+
 def _entry(skill: FetchedSkill, targets: Sequence[str]) -> LockEntry:
+    from .trust import trusted_root
+
     return LockEntry(skill.name, skill.registry, skill.version, skill.digest, tuple(sorted(set(targets))),
-                     skill.hashes)
+                     skill.hashes, trusted_root(skill.registry))
 
 
 def _modified(folder: Path, recorded: Mapping[str, str], new: Mapping[str, str]) -> LocalState | None:
@@ -133,7 +142,7 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
                                               for t in requested):
             if entry.registry != registry.url:  # the same files, now from another registry
                 lock = _write(lock, LockEntry(name, registry.url, entry.version, entry.digest, entry.targets,
-                                              entry.files))
+                                              entry.files, entry.trust_root))
             changes.append(Change(name, "unchanged", entry.version, published, None, tuple(targets)))
             continue
         skill = download()
@@ -240,7 +249,7 @@ def restore(lock: Lock, registry_for: RegistryFor, *, typed: Sequence[Path] = ()
                 writable_folder(lock, target, entry.name, allowed, recorded=True)
     plans, problems = [], []
     for entry in sorted(lock.entries.values(), key=lambda e: e.name):
-        plan, problem = _plan_restore(lock, entry, registry_for(entry.registry))
+        plan, problem = _plan_restore(lock, entry, expect_root(registry_for(entry.registry), entry.trust_root))
         plans.append(plan)
         if problem:
             problems.append(problem)
@@ -267,7 +276,7 @@ def restore(lock: Lock, registry_for: RegistryFor, *, typed: Sequence[Path] = ()
             continue
         skill = plan.download()
         new = entry if frozen else LockEntry(entry.name, plan.registry.url, entry.version, entry.digest,
-                                              entry.targets, entry.files)
+                                              entry.targets, entry.files, entry.trust_root)
         if new == entry:  # the lock stays byte for byte as it is
             for target in plan.todo:
                 write_skill(skill, lock.folder(target))
@@ -317,7 +326,7 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, typed
     published = _Published()
     changes = []
     for entry in entries:
-        registry = registry_for(entry.registry)
+        registry = expect_root(registry_for(entry.registry), entry.trust_root)
         latest = published.latest(registry, entry.name)
         if latest is None:
             changes.append(Change(entry.name, "not published", entry.version, entry.digest, None, entry.targets))
