@@ -311,3 +311,17 @@ def test_the_lock_records_the_root_and_a_fresh_clone_verifies_against_it(signed:
         before = tree(project)
         code, output = _install(server.url, project, "install")
     _refused(code, output, project, before, "downgrade")
+
+
+def test_search_reads_a_signed_registry_and_refuses_a_rewritten_search_manifest(signed: dict[str, Path],
+                                                                                tmp_path: Path) -> None:
+    site = _copy(signed["v2"], tmp_path / "site")
+    with RegistryServer(site) as server:
+        code, output = _install(server.url, tmp_path / "p", "search", "csv")
+        assert code == 0, output
+        assert "csv-profiler" in output
+        manifest = site / "api/v1/search/index.json"
+        manifest.write_bytes(manifest.read_bytes() + b"\n")  # still JSON, other bytes
+        code, output = _install(server.url, tmp_path / "p", "search", "csv")
+    assert code != 0
+    assert "api/v1/search/index.json was tampered with" in output
