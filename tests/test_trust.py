@@ -325,3 +325,17 @@ def test_search_reads_a_signed_registry_and_refuses_a_rewritten_search_manifest(
         code, output = _install(server.url, tmp_path / "p", "search", "csv")
     assert code != 0
     assert "api/v1/search/index.json was tampered with" in output
+
+
+def test_check_deploy_warns_when_the_live_timestamp_expires_within_two_days(signed: dict[str, Path],
+                                                                           tmp_path: Path) -> None:
+    site = _copy(signed["v2"], tmp_path / "site")
+    commit_sha = json.loads((site / "api/v1/index.json").read_text())["source"]["commit"]
+    with RegistryServer(site) as server:
+        fresh = run("check-deploy", server.url, "--commit", commit_sha, "--timeout", "0")
+        refresh_timestamp(load_config(signed["registry"] / "registry.yaml"), site, signed["keys"],
+                          now=dt.datetime.now(dt.UTC) - dt.timedelta(days=6))
+        expiring = run("check-deploy", server.url, "--commit", commit_sha, "--timeout", "0")
+    assert fresh.exit_code == 0 and "Warning" not in fresh.output
+    assert expiring.exit_code == 0
+    assert "timestamp.json expires" in expiring.output and "skillreg trust refresh" in expiring.output

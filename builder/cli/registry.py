@@ -418,6 +418,11 @@ def check_deploy(url: str, commit: str, timeout: float, interval: float) -> None
 
     result = run_check(url, commit, timeout=timeout, interval=interval, on_attempt=show)
     click.echo(f"{result.url} serves commit {commit} (attempt {result.attempts})")
+    from ..publish.trust import live_timestamp_warning
+
+    expiring = live_timestamp_warning(url)
+    if expiring is not None:
+        click.echo(f"Warning: {expiring}", err=True)
 
 
 @click.command(short_help="Upload the output to S3-compatible storage.")

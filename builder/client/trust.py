@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -41,6 +42,8 @@ class Registry(Protocol):
 TUF_DIR = f"{API_ROOT}/tuf"
 FIRST_ROOT = f"{TUF_DIR}/1.root.json"
 TRUST_ROOT_ENV = "SKILLREG_TRUST_ROOT"
+UNSIGNED_NAME = "unsigned"
+UNSIGNED_RECHECK = 3600.0  # seconds
 MAX_METADATA_BYTES = 5_000_000  # python-tuf's own bound on a targets file
 _SKILL_FILE = re.compile(r"^(?:api/v1/skills/([a-z0-9-]+)(?:\.json|/.+)|api/v1/bundles/([a-z0-9-]+)/.+|"
                          r"\.well-known/skills/([a-z0-9-]+)/.+)$")
@@ -184,10 +187,13 @@ def open_verifier(registry: Registry, expected_root: str | None = None) -> Verif
     if not (store / "root.json").is_file():
         bootstrap = _given_root()
         if bootstrap is None:
+            if expected_root is None and _recently_unsigned(store):
+                return None
             bootstrap = registry.raw(FIRST_ROOT, 512_001)
             if bootstrap is None:
                 if expected_root is not None:
                     raise refusal(registry, exceptions.DownloadHTTPError(f"{FIRST_ROOT}: not found", 404))
+                _remember_unsigned(store)
                 return None
             if expected_root is not None and sha256_hex(bootstrap) != expected_root:
                 raise TrustRefused(f"{registry.url}{FIRST_ROOT} is not the root the lock trusts (sha256 "
@@ -200,6 +206,23 @@ def open_verifier(registry: Registry, expected_root: str | None = None) -> Verif
         write_atomic(store / "registry.json", json.dumps({"url": registry.url, "first_root": sha256_hex(bootstrap)},
                                                          sort_keys=True).encode())
     return Verifier(registry, updater)
+
+
+def _recently_unsigned(store: Path) -> bool:
+    """Whether the registry published no signed metadata when last probed, less than UNSIGNED_RECHECK ago: an
+    unsigned registry then costs no request per command (one that starts signing is seen within the hour)."""
+    try:
+        return time.time() - (store / UNSIGNED_NAME).stat().st_mtime < UNSIGNED_RECHECK
+    except OSError:
+        return False
+
+
+def _remember_unsigned(store: Path) -> None:
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        write_atomic(store / UNSIGNED_NAME, b"", durable=False)
+    except OSError:
+        pass  # only saves a request
 
 
 def _updater(registry: Registry, store: Path, bootstrap: bytes | None) -> Updater:

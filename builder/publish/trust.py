@@ -341,3 +341,33 @@ def refresh_timestamp(config: RegistryConfig, out: Path, keys: Path, *, now: dt.
     fresh.sign(signer)
     write_atomic(path, fresh.to_bytes(SERIALIZER))
     return path
+
+
+EXPIRY_WARNING_DAYS = 2.0
+
+
+def live_timestamp_warning(site_url: str, *, now: dt.datetime | None = None, timeout: float = 10.0) -> str | None:
+    """A warning when the live registry's signed timestamp expires within two days (None: later, or unsigned)."""
+    import urllib.error
+    import urllib.request
+
+    url = site_url.rstrip("/") + f"/{TUF_DIR}/timestamp.json"
+    request = urllib.request.Request(url, headers={"Cache-Control": "no-cache", "Pragma": "no-cache"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            expires = Metadata[Timestamp].from_bytes(response.read(16385)).signed.expires
+    except urllib.error.HTTPError as exc:
+        return None if exc.code == 404 else f"{url} answered HTTP {exc.code}; cannot tell when it expires"
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, FileNotFoundError):  # a file:// site without signed metadata
+            return None
+        return f"{url} could not be read ({exc.reason})"
+    except Exception as exc:  # noqa: BLE001 - any unreadable answer is one warning
+        return f"{url} could not be read as a signed timestamp ({exc})"
+    left = expires - (now or dt.datetime.now(dt.UTC))
+    if left.total_seconds() >= EXPIRY_WARNING_DAYS * 86400:
+        return None
+    when = expires.strftime("%Y-%m-%d %H:%M UTC")
+    return (f"{url} expires {when} (in {max(left.total_seconds(), 0) / 3600:.0f} h): clients refuse the registry "
+            "after that; run `skillreg trust refresh --sign KEYS` and deploy, and check the scheduled refresh")
+
