@@ -339,3 +339,20 @@ def test_check_deploy_warns_when_the_live_timestamp_expires_within_two_days(sign
     assert fresh.exit_code == 0 and "Warning" not in fresh.output
     assert expiring.exit_code == 0
     assert "timestamp.json expires" in expiring.output and "skillreg trust refresh" in expiring.output
+
+
+def test_the_mcp_server_verifies_a_signed_registry(signed: dict[str, Path], tmp_path: Path) -> None:
+    import anyio
+    from client_helpers import mcp_session
+
+    site = _copy(signed["v2"], tmp_path / "site")
+    project = tmp_path / "project"
+    project.mkdir()
+    with RegistryServer(site) as server:
+        _, (good,) = anyio.run(mcp_session, server.url, project, [("get_skill", {"id": SKILL})])
+        detail = site / f"api/v1/skills/{SKILL}.json"
+        detail.write_bytes(detail.read_bytes().replace(b"Architecture", b"Arch1tecture", 1))
+        _, (bad,) = anyio.run(mcp_session, server.url, project, [("get_skill", {"id": SKILL})])
+    assert not good.is_error, good.content
+    assert bad.is_error
+    assert "was tampered with" in bad.content[0].text
