@@ -356,3 +356,21 @@ def test_the_mcp_server_verifies_a_signed_registry(signed: dict[str, Path], tmp_
     assert not good.is_error, good.content
     assert bad.is_error
     assert "was tampered with" in bad.content[0].text
+
+
+def test_a_cold_build_given_the_last_published_metadata_keeps_unchanged_bins(signed: dict[str, Path], tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """As pages.yml builds: from scratch, with the live site's api/v1/tuf/ restored outside the work tree."""
+    restored = _copy(signed["v1"] / TUF_DIR, tmp_path / "restored")
+    tampered = next(p for p in sorted(restored.iterdir()) if ".bins-" in p.name)
+    doc = json.loads(tampered.read_text())
+    doc["signatures"][0]["sig"] = "00" * 64
+    tampered.write_text(json.dumps(doc))  # a bad copy is never published: that bin is signed again
+    monkeypatch.setenv("SKILLREG_TRUST_PREVIOUS", str(restored))
+    monkeypatch.setenv("SKILLREG_STATE_DIR", str(tmp_path / "ci-state"))
+    cold = _signed_build(signed["registry"], tmp_path / "cold", signed["keys"])
+    v1 = {p.name: p.read_bytes() for p in (signed["v1"] / TUF_DIR).iterdir()}
+    made = {p.name: p.read_bytes() for p in (cold / TUF_DIR).iterdir()}
+    kept = {n for n in made if ".bins-" in n and made[n] == v1.get(n)}
+    assert len(kept) == 14  # 16 bins: the changed skill's and the damaged one are signed again
+    assert tampered.name not in kept

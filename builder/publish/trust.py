@@ -40,6 +40,7 @@ from ..core.urls import API_ROOT, WELL_KNOWN_V1, WELL_KNOWN_V2
 from .trustkeys import ONLINE_ROLES, SERIALIZER, RootChain, check_online_keys, load_signer, read_chain
 
 TUF_DIR = f"{API_ROOT}/tuf"
+PREVIOUS_ENV = "SKILLREG_TRUST_PREVIOUS"
 DIGESTS_NAME = "digests.json"
 BIN_PREFIX = "bins"
 # 2,048 bins: measured with python-tuf on 60,000 skills of four files, a 9 KB snapshot and 6 KB bins gzipped (4,096
@@ -216,7 +217,7 @@ class _Signed:
             old = Metadata[Any].from_bytes(old_bytes)
             expires = metadata.signed.expires
             metadata.signed.version, metadata.signed.expires = old.signed.version, old.signed.expires
-            if old.signed.to_dict() == metadata.signed.to_dict():
+            if old.signed.to_dict() == metadata.signed.to_dict() and _signed_by(old, signer):
                 self.versions[role] = old.signed.version
                 self.written[f"{old.signed.version}.{role}.json"] = old_bytes
                 return
@@ -225,6 +226,19 @@ class _Signed:
         metadata.sign(signer)
         self.versions[role] = metadata.signed.version
         self.written[f"{metadata.signed.version}.{role}.json"] = metadata.to_bytes(SERIALIZER)
+
+
+def _signed_by(metadata: Metadata[Any], signer: Any) -> bool:
+    """Whether ``metadata`` carries a valid signature of ``signer``'s key (previous bytes are reused only then)."""
+    key = signer.public_key
+    signature = metadata.signatures.get(key.keyid)
+    if signature is None:
+        return False
+    try:
+        key.verify_signature(signature, metadata.signed_bytes)
+    except Exception:  # noqa: BLE001 - securesystemslib's UnverifiedSignatureError and kin
+        return False
+    return True
 
 
 def _bins(out: Path, names: Sequence[str], succinct: SuccinctRoles) -> dict[str, dict[str, TargetFile]]:
@@ -309,10 +323,13 @@ def _publish(tuf: Path, chain: RootChain, written: dict[str, bytes], timestamp: 
 
 def sign_build(config: RegistryConfig, out: Path, state: Path, keys: Path, changed: set[str] | None) -> list[str]:
     """The build's signing stage: sign ``out`` and keep a copy of the metadata in the output's ``state`` folder, so
-    a rebuild that replaced the whole output still finds the versions it must go past."""
+    a rebuild that replaced the whole output still finds the versions it must go past. A cold build in CI names the
+    last published metadata, restored outside the work tree, with ``SKILLREG_TRUST_PREVIOUS`` (it is checked
+    against the root's keys before anything of it is used)."""
     tuf = out / TUF_DIR
     kept = state / "tuf"
-    previous_dir = tuf if (tuf / "timestamp.json").is_file() else kept
+    restored = os.environ.get(PREVIOUS_ENV)
+    previous_dir = tuf if (tuf / "timestamp.json").is_file() else Path(restored) if restored else kept
     written = sign_output(config, out, keys, changed=changed, previous_dir=previous_dir)
     kept.mkdir(parents=True, exist_ok=True)
     for path in kept.iterdir():
