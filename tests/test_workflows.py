@@ -406,7 +406,8 @@ def test_check_deploy_passes_when_the_live_index_names_the_commit(serve, two_bui
     result = CliRunner().invoke(cli, ["check-deploy", server.url + "/", "--commit", commit])
     assert (result.exit_code, result.output) == (
         0, f"{server.url}/api/v1/index.json serves commit {commit} (attempt 1)\n")
-    assert server.requests == [f"/api/v1/index.json?commit={commit}&attempt=1"]
+    # Then one request for a signed registry's timestamp (this one is unsigned: 404, no warning).
+    assert server.requests == [f"/api/v1/index.json?commit={commit}&attempt=1", "/api/v1/tuf/timestamp.json"]
 
 
 def test_check_deploy_retries_with_fresh_query_strings_until_the_cache_catches_up(serve, two_builds) -> None:
@@ -416,7 +417,7 @@ def test_check_deploy_retries_with_fresh_query_strings_until_the_cache_catches_u
     assert result.exit_code == 0, result.output
     assert result.output.endswith(f"serves commit {commit} (attempt 3)\n")
     assert f"attempt 1: index serves commit {old}; retrying in 0.05s" in result.output
-    assert len(set(server.requests)) == 3
+    assert len({r for r in server.requests if r != "/api/v1/tuf/timestamp.json"}) == 3
 
 
 @pytest.mark.parametrize("path", ["", "/missing"])
