@@ -96,7 +96,8 @@ def test_actionlint_really_checks_them(tmp_path: Path) -> None:
 
 def test_triggers() -> None:
     assert load_workflow("validate.yml")["on"] == {"pull_request": None}
-    assert load_workflow("pages.yml")["on"] == {"push": {"branches": ["main"]}, "workflow_dispatch": None}
+    assert load_workflow("pages.yml")["on"] == {"push": {"branches": ["main"]}, "workflow_dispatch": None,
+                                                "schedule": [{"cron": "17 4 * * *"}]}
 
 
 def test_least_privilege() -> None:
@@ -405,7 +406,8 @@ def test_check_deploy_passes_when_the_live_index_names_the_commit(serve, two_bui
     result = CliRunner().invoke(cli, ["check-deploy", server.url + "/", "--commit", commit])
     assert (result.exit_code, result.output) == (
         0, f"{server.url}/api/v1/index.json serves commit {commit} (attempt 1)\n")
-    assert server.requests == [f"/api/v1/index.json?commit={commit}&attempt=1"]
+    # Then one request for a signed registry's timestamp (this one is unsigned: 404, no warning).
+    assert server.requests == [f"/api/v1/index.json?commit={commit}&attempt=1", "/api/v1/tuf/timestamp.json"]
 
 
 def test_check_deploy_retries_with_fresh_query_strings_until_the_cache_catches_up(serve, two_builds) -> None:
@@ -415,7 +417,7 @@ def test_check_deploy_retries_with_fresh_query_strings_until_the_cache_catches_u
     assert result.exit_code == 0, result.output
     assert result.output.endswith(f"serves commit {commit} (attempt 3)\n")
     assert f"attempt 1: index serves commit {old}; retrying in 0.05s" in result.output
-    assert len(set(server.requests)) == 3
+    assert len({r for r in server.requests if r != "/api/v1/tuf/timestamp.json"}) == 3
 
 
 @pytest.mark.parametrize("path", ["", "/missing"])
@@ -435,7 +437,8 @@ def test_pages_flow_end_to_end(origin: Path, tmp_path: Path, serve) -> None:
     www = tmp_path / "www"
     www.mkdir()
     server = serve([www])
-    context = {"github.sha": git(origin, "rev-parse", "HEAD").strip(), "runner.temp": str(tmp_path / "runner-temp")}
+    context = {"github.sha": git(origin, "rev-parse", "HEAD").strip(), "runner.temp": str(tmp_path / "runner-temp"),
+               "secrets.SKILLREG_SIGNING_KEYS": ""}
 
     def configure_pages(step: dict[str, Any], repo: Path, ctx: dict[str, str]) -> None:
         ctx["steps.pages.outputs.base_url"] = server.url + "/skill-registry"
@@ -521,7 +524,7 @@ def test_pages_build_restores_the_bundle_cache_so_a_push_packs_only_new_versions
         runner = tmp_path / f"runner-{run}"  # a clean runner: a fresh full clone and nothing else
         git(tmp_path, "clone", "-q", str(origin), str(runner))
         context = {"github.sha": git(runner, "rev-parse", "HEAD").strip(), "steps.pages.outputs.base_url": BASE,
-                   "runner.temp": str(tmp_path / f"runner-{run}-temp")}
+                   "runner.temp": str(tmp_path / f"runner-{run}-temp"), "secrets.SKILLREG_SIGNING_KEYS": ""}
         runs = run_job("pages.yml", "build", runner, context, tmp_path / "summary.md",
                        {"actions/checkout": no_op, "actions/setup-python": no_op, "actions/configure-pages": no_op,
                         "actions/cache": cache, "actions/upload-pages-artifact": no_op})
@@ -578,7 +581,8 @@ def test_a_bundle_cache_a_pull_request_commits_into_the_checkout_never_reaches_t
     assert (runner / ".bundle-cache/zips").is_dir()
     cache = ActionsCache(tmp_path / "actions-cache")
     context = {"github.sha": git(runner, "rev-parse", "HEAD").strip(), "steps.pages.outputs.base_url": BASE,
-               "runner.temp": str(tmp_path / "runner-temp")}
+               "runner.temp": str(tmp_path / "runner-temp"),
+               "secrets.SKILLREG_SIGNING_KEYS": ""}
     runs = run_job("pages.yml", "build", runner, context, tmp_path / "summary.md",
                    {"actions/checkout": no_op, "actions/setup-python": no_op, "actions/configure-pages": no_op,
                     "actions/cache": cache, "actions/upload-pages-artifact": no_op})
@@ -596,3 +600,38 @@ def test_a_bundle_cache_a_pull_request_commits_into_the_checkout_never_reaches_t
     assert done.stderr == (f"Error: bundle cache .bundle-cache is inside the repository's work tree {runner}; files "
                            "committed there would be read as cache. Keep it outside (the Pages workflow uses "
                            "$RUNNER_TEMP/bundle-cache)\n")
+
+
+def test_pages_build_signs_with_the_online_keys_from_the_repository_secret(origin: Path, tmp_path: Path) -> None:
+    """With SKILLREG_SIGNING_KEYS (a base64 tar of the three online keys; no root key), the build job signs."""
+    import base64
+    import io
+    import tarfile
+
+    keys = tmp_path / "keys"
+    result = CliRunner().invoke(cli, ["--config", str(origin / "registry.yaml"), "trust", "init", str(keys)])
+    assert result.exit_code == 0, result.output
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "trust: first root")
+    packed = io.BytesIO()
+    with tarfile.open(fileobj=packed, mode="w") as tar:
+        for role in ("targets", "snapshot", "timestamp"):
+            tar.add(keys / f"{role}.pem", arcname=f"{role}.pem")
+    runner = tmp_path / "runner"
+    git(tmp_path, "clone", "-q", str(origin), str(runner))
+    context = {"github.sha": git(runner, "rev-parse", "HEAD").strip(),
+               "steps.pages.outputs.base_url": "http://127.0.0.1:9/registry", "runner.temp": str(tmp_path / "temp"),
+               "secrets.SKILLREG_SIGNING_KEYS": base64.b64encode(packed.getvalue()).decode()}
+    (tmp_path / "temp").mkdir()
+    runs = run_job("pages.yml", "build", runner, context, tmp_path / "summary.md",
+                   {"actions/checkout": no_op, "actions/setup-python": no_op, "actions/configure-pages": no_op,
+                    "actions/cache": no_op, "actions/upload-pages-artifact": no_op})
+    assert all(r.returncode == 0 for r in runs), [(r.name, r.stdout, r.stderr) for r in runs]
+    tuf = runner / "site/api/v1/tuf"
+    assert (tuf / "timestamp.json").is_file() and (tuf / "1.root.json").is_file()
+    assert not (tmp_path / "temp/skillreg-keys/root.pem").exists()
+    from tuf.api.metadata import Metadata, Root, Timestamp
+
+    root = Metadata[Root].from_bytes((tuf / "1.root.json").read_bytes()).signed
+    stamp = Metadata[Timestamp].from_bytes((tuf / "timestamp.json").read_bytes())
+    root.verify_delegate("timestamp", stamp.signed_bytes, stamp.signatures)

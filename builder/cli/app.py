@@ -9,6 +9,7 @@ without them.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..core.errors import EXIT_FAILURE, EXIT_INTERRUPTED, SkillRegError, os_erro
 from ..core.terminal import visible
 from . import registry
 from .context import Context
+from .trust import trust
 
 
 def _handle_error(exc: SkillRegError | OSError | KeyboardInterrupt) -> int:
@@ -101,14 +103,20 @@ class _Group(click.Group):
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               envvar="SKILLREG_CONFIG",
               help="registry.yaml to use (default: the nearest one above the current folder).")
+@click.option("--trust-root", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="The root metadata to trust for a signed registry used for the first time (default: its own, "
+                   "trusted on first use).")
 @click.pass_context
-def cli(ctx: click.Context, config_path: Path | None) -> None:
+def cli(ctx: click.Context, config_path: Path | None, trust_root: Path | None) -> None:
     """Validate, build and publish a registry of Agent Skills, and install skills from one."""
     ctx.obj = Context(config_path)
+    if trust_root is not None:  # read by client/trust.py, in this process and the MCP server it starts
+        os.environ["SKILLREG_TRUST_ROOT"] = str(trust_root.resolve())
 
 
 for _command in registry.COMMANDS:
     cli.add_command(_command)
+cli.add_command(trust)
 
 
 def all_commands() -> dict[str, click.Command]:

@@ -176,9 +176,11 @@ def _say_waiting(out: Path, holder: int | None) -> None:
 @click.option("--bundle-cache", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder of old versions' zips to reuse, each checked against git's blob ids; never inside the "
                    "repository or --out (default: $SKILLREG_BUNDLE_CACHE, else one kept with the output's state).")
+@click.option("--sign", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="KEYS",
+              help="Sign the output with TUF, with the online keys in KEYS (made by `skillreg trust init`).")
 @pass_context
 def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_going: bool, profile: str | None,
-          site: bool, verbose: bool, no_wait: bool, bundle_cache: Path | None) -> None:
+          site: bool, verbose: bool, no_wait: bool, bundle_cache: Path | None, sign: Path | None) -> None:
     """Validate every skill, then write the website, JSON API, bundles and discovery indexes to --out.
 
     Any validation error stops the build before anything is written (exit 1).
@@ -192,7 +194,7 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
         with _progress("Building") as progress:
             result = run_build(config, out, BuildOptions(
                 jobs=jobs, keep_going=keep_going, site=site, on_progress=progress, wait=not no_wait,
-                on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache))
+                on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache, sign=sign))
     except BuildFailed as failed:
         click.echo(format_text(failed.report), nl=False)
         raise
@@ -414,6 +416,11 @@ def check_deploy(url: str, commit: str, timeout: float, interval: float) -> None
 
     result = run_check(url, commit, timeout=timeout, interval=interval, on_attempt=show)
     click.echo(f"{result.url} serves commit {commit} (attempt {result.attempts})")
+    from ..publish.trust import live_timestamp_warning
+
+    expiring = live_timestamp_warning(url)
+    if expiring is not None:
+        click.echo(f"Warning: {expiring}", err=True)
 
 
 @click.command(short_help="Upload the output to S3-compatible storage.")

@@ -41,10 +41,12 @@ class LockEntry:
     files: Mapping[str, str] = field(default_factory=dict)  # path -> sha256 hex, to tell local edits
     computed_hash: str | None = None  # vercel's folder hash of the files (see folder_hash)
     archive_sha256: str | None = None  # the zip's sha256: what the registry's discovery index calls its digest
+    trust_root: str | None = None  # a signed registry's first root (sha256 hex) it was installed under
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "registry": self.registry, "version": self.version, "digest": self.digest,
-                "targets": sorted(self.targets), "files": dict(sorted(self.files.items()))}
+                "targets": sorted(self.targets), "files": dict(sorted(self.files.items())),
+                **trust_field(self.trust_root)}
 
     def source_url(self) -> str:
         """What vercel's CLI restores and updates the skill from: the registry's one-skill discovery folder, the
@@ -61,6 +63,7 @@ class LockEntry:
             entry["computedHash"] = self.computed_hash
         if self.archive_sha256 is not None:
             entry["wellKnownDigest"] = f"sha256:{self.archive_sha256}"
+        entry.update(trust_field(self.trust_root))
         return dict(sorted(entry.items()))
 
 
@@ -140,8 +143,16 @@ def _entry(path: Path, name: str, raw: object, global_: bool, *, old: bool) -> L
         raise bad("`computedHash` must be a hex SHA-256")
     if archive is not None and not (isinstance(archive, str) and DIGEST.match(archive)):
         raise bad("`wellKnownDigest` must be a sha256: digest")
+    trust_root = ours.get("trust_root")
+    if trust_root is not None and not (isinstance(trust_root, str) and SHA256.match(trust_root)):
+        raise bad("`trust_root` must be the sha256 of the registry's first root")
     return LockEntry(name, ours["registry"], version, ours["digest"], tuple(sorted(targets)), files, computed,
-                     archive.removeprefix("sha256:") if archive else None)
+                     archive.removeprefix("sha256:") if archive else None, trust_root)
+
+
+def trust_field(trust_root: str | None) -> dict[str, str]:
+    """The entry's record of the signed registry's root it trusts (none for an unsigned registry)."""
+    return {"trust_root": trust_root} if trust_root is not None else {}
 
 
 def _check_target(target: str, name: str, global_: bool, bad: Any) -> None:

@@ -59,9 +59,19 @@ class Verified:
     state: LocalState
 
 
+def expect_root(registry: Registry, trust_root: str | None) -> Registry:
+    """``registry``, told the root a lock entry trusts: with no trust store of its own, it verifies against it."""
+    if trust_root is not None and registry.expected_root is None:
+        registry.expected_root = trust_root
+    return registry
+
+
 def _entry(skill: FetchedSkill, targets: Sequence[str]) -> LockEntry:
+    from .trust import trusted_root
+
     return LockEntry(skill.name, skill.registry, skill.version, skill.digest, tuple(sorted(set(targets))),
-                     skill.hashes, computed_hash({f.path: f.data for f in skill.files}), skill.archive_sha256)
+                     skill.hashes, computed_hash({f.path: f.data for f in skill.files}), skill.archive_sha256,
+                     trusted_root(skill.registry))
 
 
 def _modified(folder: Path, recorded: Mapping[str, str], new: Mapping[str, str]) -> LocalState | None:
@@ -247,7 +257,7 @@ def restore(lock: Lock, registry_for: RegistryFor, *, typed: Sequence[Path] = ()
                 writable_folder(lock, target, entry.name, allowed, recorded=True)
     plans, problems = [], []
     for entry in sorted(lock.entries.values(), key=lambda e: e.name):
-        plan, problem = _plan_restore(lock, entry, registry_for(entry.registry))
+        plan, problem = _plan_restore(lock, entry, expect_root(registry_for(entry.registry), entry.trust_root))
         plans.append(plan)
         if problem:
             problems.append(problem)
@@ -337,7 +347,7 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, typed
     published = _Published()
     changes = []
     for entry in entries:
-        registry = registry_for(entry.registry)
+        registry = expect_root(registry_for(entry.registry), entry.trust_root)
         latest = published.latest(registry, entry.name)
         if latest is None:
             changes.append(Change(entry.name, "not published", entry.version, entry.digest, None, entry.targets))

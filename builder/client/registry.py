@@ -49,6 +49,9 @@ DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
+_UNOPENED = object()  # the registry's verifier before its first use
+
+
 class NotFound(ClientError):
     """The registry answered that a document does not exist (HTTP 404, or no such file)."""
 
@@ -322,6 +325,33 @@ class Registry:
         if host_kind(host) == "loopback":
             handlers.append(urllib.request.ProxyHandler({}))
         self._opener = urllib.request.build_opener(*handlers)
+        self.expected_root: str | None = None  # the first root a lock entry trusts (sha256), if any
+        self._verifier: Any = _UNOPENED
+
+    def _verified(self, path: str, data: bytes) -> bytes:
+        """``data`` if the registry's signed metadata covers it (client/trust.py); as it is for an unsigned one."""
+        if self._verifier is _UNOPENED:
+            from .trust import open_verifier
+
+            self._verifier = open_verifier(self, self.expected_root)
+        if self._verifier is not None:
+            self._verifier.check(path, data)
+        return data
+
+    @property
+    def signed(self) -> bool:
+        return self._verifier is not _UNOPENED and self._verifier is not None
+
+    def raw(self, path: str, max_bytes: int) -> bytes | None:
+        """The bytes at ``path`` (None: not published), unchecked and uncached, for the verifier, which checks
+        them itself."""
+        check_site_path(path, "document")
+        try:
+            if self.folder is not None:
+                return self._read_local(path, max_bytes + 1)
+            return self._get(self._url(path), None, max_bytes + 1).body
+        except NotFound:
+            return None
 
     def __repr__(self) -> str:
         return f"Registry({self.url!r})"
@@ -334,7 +364,7 @@ class Registry:
     # -- documents ---------------------------------------------------------------------------------------
 
     def document(self, path: str) -> dict[str, Any]:
-        data = self._document_bytes(check_site_path(path, "document"))
+        data = self._verified(path, self._document_bytes(check_site_path(path, "document")))
         doc = parse_json(data, f"{self.url}{path}")
         if not isinstance(doc, dict):
             raise ClientError(f"{self.url}{path} is not a JSON object")
@@ -378,7 +408,7 @@ class Registry:
             return None
         from .schemas import check_document
 
-        doc = parse_json(data, f"{self.url}{path}")
+        doc = parse_json(self._verified(path, data), f"{self.url}{path}")
         if isinstance(doc, dict):
             check_document(doc, "head", f"{self.url}{path}")
         if not isinstance(doc, dict) or doc.get("name") != name or doc.get("api_version") != 1 or any(
@@ -419,6 +449,8 @@ class Registry:
         digest = named.group(1) if named and path.startswith(f"{SHARDS_ROOT}/") else ""
         if not digest:
             raise ClientError(f"{self.url}{path} is not a file of the sharded search index; refusing it")
+        if sha256 is None and self.signed:
+            raise ClientError(f"{self.url}{path}: the signed search index gives no sha256 for it; refusing it")
         if sha256 is not None and not SHA256.match(sha256):
             raise ClientError(f"{self.url}{path}: {sha256!r} is not a sha256; refusing the search index")
         if (path, sha256) in self._search_files:
@@ -485,13 +517,14 @@ class Registry:
             assert self._cache is not None
             cached = self._cache.get(path)
             if cached is not None and sha256_hex(cached.body) == sha256:
-                return cached.body
+                return self._verified(path, cached.body)
             data = self._get(self._url(path), None, limit).body
         if (size is not None and len(data) != size) or len(data) >= limit or sha256_hex(data) != sha256:
             expected = f" and {size:,} bytes" if size is not None else ""
             raise ClientError(f"{self.url}{path}: the download does not match the published sha256 "
                               f"(expected {sha256[:12]}…{expected}, got {sha256_hex(data)[:12]}… and "
                               f"{len(data):,} bytes); nothing was installed")
+        self._verified(path, data)
         if self._cache is not None:
             self._cache.put(path, data, None)
         return data

@@ -101,6 +101,7 @@ class BuildOptions:
     bundle_cache: Path | None = None  # else ``SKILLREG_BUNDLE_CACHE``, else a folder in the output's state
     on_progress: Callable[[int, int], None] | None = None
     on_wait: Callable[[int | None], None] | None = None  # told once another build has held the output a moment
+    sign: Path | None = None  # a folder of keys (``skillreg trust init``): sign the output with TUF metadata
 
 
 @dataclass(frozen=True)
@@ -160,10 +161,20 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
         inputs = _prepare(config, options, place, roots)
         try:
             with paused_collector() as collector:
-                return _run(inputs, collector)
+                result = _run(inputs, collector)
+            if options.sign is not None:
+                _sign(config, place, options.sign, result)
+            return result
         finally:
             if inputs.stored is not None:
                 inputs.stored.close()
+
+
+def _sign(config: RegistryConfig, place: OutputPlace, keys: Path, result: BuildResult) -> None:
+    """The signing stage (publish/trust.py): TUF metadata over what this build left in the output."""
+    from .trust import sign_build
+
+    sign_build(config, place.base, place.state, keys, {*result.written, *result.removed, *result.retired})
 
 
 def _roots(config: RegistryConfig, paths: Sequence[Path]) -> tuple[Path, ...]:

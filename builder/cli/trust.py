@@ -1,0 +1,62 @@
+"""`skillreg trust ...`: the keys of a signed registry (init, rotate) and the timestamp that must stay fresh."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..core.loader import display_path
+from .context import Context, pass_context
+
+KEYS = click.Path(file_okay=False, path_type=Path)
+
+
+@click.group(short_help="Signing keys and metadata of a registry.")
+def trust() -> None:
+    """Create and rotate the keys of a registry signed with TUF, and keep its timestamp fresh."""
+
+
+@trust.command(short_help="Create the keys and the first root.")
+@click.argument("keys", type=KEYS)
+@pass_context
+def init(obj: Context, keys: Path) -> None:
+    """Create four ed25519 keys in KEYS (mode 0600) and trust/1.root.json beside registry.yaml.
+
+    Keep KEYS/root.pem offline; the other three (targets, snapshot, timestamp) are the online keys a CI secret
+    holds. Commit trust/: it is public, and every signed build publishes it.
+    """
+    from ..publish.trustkeys import init_keys
+
+    written = init_keys(obj.registry("trust init"), keys)
+    for path in written:
+        click.echo(f"Wrote {display_path(path)}")
+    click.echo(f"Keep {display_path(keys / 'root.pem')} offline; commit {display_path(written[-1].parent)}/")
+
+
+@trust.command(short_help="Re-sign only the timestamp of a signed build.")
+@click.option("--sign", "keys", type=KEYS, required=True, help="The KEYS folder (its timestamp.pem is used).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
+              help="The signed build to refresh.")
+@pass_context
+def refresh(obj: Context, keys: Path, out: Path) -> None:
+    """Sign a new timestamp.json for the build in --out, so clients do not see it as frozen; nothing else changes."""
+    from ..publish.trust import refresh_timestamp, trust_settings
+
+    config = obj.registry("trust refresh")
+    path = refresh_timestamp(config, out, keys)
+    click.echo(f"Refreshed {display_path(path)}; it expires in {trust_settings(config).timestamp_days:g} days")
+
+
+@trust.command(short_help="Replace one role's key (root included).")
+@click.argument("role", type=click.Choice(["root", "targets", "snapshot", "timestamp"]))
+@click.option("--keys", type=KEYS, required=True, help="The KEYS folder; root.pem must be in it.")
+@pass_context
+def rotate(obj: Context, role: str, keys: Path) -> None:
+    """Make a new ROLE key and the next root version, signed by the current root key (and the new one, for root),
+    so clients that trust the current root follow. Build with --sign afterwards to publish it."""
+    from ..publish.trustkeys import rotate_key
+
+    written = rotate_key(obj.registry("trust rotate"), keys, role)
+    click.echo(f"Wrote {display_path(written)} and a new {display_path(keys / (role + '.pem'))}; "
+               f"commit the root and rebuild with --sign")

@@ -1,0 +1,237 @@
+"""Verifying a signed registry through python-tuf's client, over our own transport.
+
+When a registry publishes TUF metadata (api/v1/tuf/), every document and bundle the client uses is checked: a
+registry-wide document against the top-level targets, a skill's files against that skill's signed digests.json.
+The first contact trusts the registry's first root and says so, unless the user gives one (``--trust-root``); the
+trusted metadata is kept in the state folder, keyed by the registry's URL, so a registry once seen signed that
+answers unsigned is refused. python-tuf does every check of the metadata; this module only maps its refusals to
+one line a user can act on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from tuf.api import exceptions
+from tuf.api.metadata import TargetFile
+from tuf.ngclient import Updater, UpdaterConfig
+from tuf.ngclient.fetcher import FetcherInterface
+
+from ..core.errors import ClientError, UsageError
+from ..core.fs import state_dir, write_atomic
+from ..core.model import sha256_hex
+from ..core.urls import API_ROOT
+
+
+class Registry(Protocol):
+    """What the verifier needs of client/registry.py's Registry (which imports this module)."""
+
+    url: str
+
+    def raw(self, path: str, max_bytes: int) -> bytes | None: ...
+
+    def warn(self, message: str) -> None: ...
+
+TUF_DIR = f"{API_ROOT}/tuf"
+FIRST_ROOT = f"{TUF_DIR}/1.root.json"
+TRUST_ROOT_ENV = "SKILLREG_TRUST_ROOT"
+UNSIGNED_NAME = "unsigned"
+UNSIGNED_RECHECK = 3600.0  # seconds
+MAX_METADATA_BYTES = 5_000_000  # python-tuf's own bound on a targets file
+_SKILL_FILE = re.compile(r"^(?:api/v1/skills/([a-z0-9-]+)(?:\.json|/.+)|api/v1/bundles/([a-z0-9-]+)/.+|"
+                         r"\.well-known/skills/([a-z0-9-]+)/.+)$")
+
+
+class TrustRefused(ClientError):
+    """The registry's signed metadata or a file it covers did not verify."""
+
+
+class _RegistryFetcher(FetcherInterface):
+    """python-tuf's downloads through the registry's own transport: its deadlines, size caps and redirect rules."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+
+    def _fetch(self, url: str) -> Iterator[bytes]:
+        if not url.startswith(self.registry.url):
+            raise exceptions.DownloadError(f"{url} is outside the registry")
+        data = self.registry.raw(url[len(self.registry.url):], MAX_METADATA_BYTES)
+        if data is None:
+            raise exceptions.DownloadHTTPError(f"{url}: not found", 404)
+        yield data
+
+
+def store_folder(registry_url: str) -> Path:
+    """The user's trust store entry of one registry: python-tuf's trusted metadata, keyed by the URL."""
+    host = re.sub(r"[^A-Za-z0-9.-]+", "_", registry_url.split("://", 1)[-1].split("/", 1)[0])[:40] or "local"
+    return state_dir() / "trust" / f"{host}-{hashlib.sha256(registry_url.encode()).hexdigest()[:16]}"
+
+
+def trusted_root(registry_url: str) -> str | None:
+    """The sha256 of the first root this user trusts for ``registry_url`` (what a lock entry records), if any."""
+    try:
+        record = json.loads((store_folder(registry_url) / "registry.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    root = record.get("first_root") if isinstance(record, dict) else None
+    return root if isinstance(root, str) else None
+
+
+class Verifier:
+    """One refreshed view of a registry's signed metadata; ``check`` refuses any bytes it does not cover."""
+
+    def __init__(self, registry: Registry, updater: Updater) -> None:
+        self.registry = registry
+        self.updater = updater
+        self._digests: dict[str, dict[str, Any]] = {}
+
+    def check(self, path: str, data: bytes) -> None:
+        match = _SKILL_FILE.match(path)
+        name = next((g for g in match.groups() if g), None) if match else None
+        if name is not None and path != f"{API_ROOT}/skills/{name}/digests.json":
+            entry = self._skill_files(name).get(path)
+            if not isinstance(entry, dict) or entry.get("sha256") != sha256_hex(data) \
+                    or entry.get("length") != len(data):
+                raise self._tampered(path, f"its signed digests.json of {name} does not list these bytes")
+            return
+        info = self._target(path)
+        try:
+            info.verify_length_and_hashes(data)
+        except exceptions.LengthOrHashMismatchError:
+            raise self._tampered(path, "it does not match its signed length and sha256") from None
+
+    def _target(self, path: str) -> TargetFile:
+        try:
+            info = self.updater.get_targetinfo(path)
+        except (exceptions.RepositoryError, exceptions.DownloadError) as exc:
+            raise refusal(self.registry, exc) from None
+        if info is None:
+            raise self._tampered(path, "it is not among the registry's signed files")
+        return info
+
+    def _skill_files(self, name: str) -> dict[str, Any]:
+        if name not in self._digests:
+            path = f"{API_ROOT}/skills/{name}/digests.json"
+            info = self._target(path)
+            data = self.registry.raw(path, info.length + 1) or b""
+            try:
+                info.verify_length_and_hashes(data)
+                doc = json.loads(data)
+            except (exceptions.LengthOrHashMismatchError, ValueError):
+                raise self._tampered(path, "it does not match its signed length and sha256") from None
+            files = doc.get("files") if isinstance(doc, dict) and doc.get("name") == name else None
+            self._digests[name] = files if isinstance(files, dict) else {}
+        return self._digests[name]
+
+    def _tampered(self, path: str, why: str) -> TrustRefused:
+        return TrustRefused(f"{self.registry.url}{path} was tampered with: {why}; nothing was installed or "
+                            "changed. Tell the registry's maintainer; a mirror or cache may be serving altered files")
+
+
+def refusal(registry: Registry, exc: Exception) -> TrustRefused:
+    """One line for a refusal of python-tuf's: what was wrong and what to do."""
+    where = f"{registry.url}{TUF_DIR}/"
+    unchanged = "nothing was installed or changed"
+    if isinstance(exc, exceptions.ExpiredMetadataError):
+        when = _expiry_of(registry)
+        return TrustRefused(f"{where}: the registry's signed metadata expired{' on ' + when if when else ''} "
+                            f"({exc}); {unchanged}. The registry may be frozen by whoever serves it; tell its "
+                            "maintainer, who refreshes it with `skillreg trust refresh`")
+    if isinstance(exc, exceptions.BadVersionNumberError):
+        return TrustRefused(f"{where}: the registry serves metadata older than already seen here ({exc}): a "
+                            f"rollback; {unchanged}. Try again later or tell the registry's maintainer")
+    if isinstance(exc, exceptions.UnsignedMetadataError):
+        return TrustRefused(f"{where}: metadata not signed by the keys this client trusts ({exc}): an unknown "
+                            f"key; {unchanged}. If the maintainer really changed keys, get the new root from them "
+                            "and pass --trust-root FILE")
+    if isinstance(exc, exceptions.DownloadHTTPError) and exc.status_code == 404:
+        return TrustRefused(f"{where}: the registry was signed when this client last used it and now publishes "
+                            f"no signed metadata ({exc}): a downgrade; {unchanged}. Tell the registry's maintainer")
+    if isinstance(exc, exceptions.LengthOrHashMismatchError):
+        return TrustRefused(f"{where}: signed metadata was tampered with ({exc}); {unchanged}")
+    return TrustRefused(f"{where}: the signed metadata does not verify ({type(exc).__name__}: {exc}); {unchanged}")
+
+
+def _expiry_of(registry: Registry) -> str:
+    try:
+        doc = json.loads(registry.raw(f"{TUF_DIR}/timestamp.json", 16385) or b"")
+        return str(doc["signed"]["expires"])
+    except Exception:  # noqa: BLE001 - only for the message
+        return ""
+
+
+def _given_root() -> bytes | None:
+    given = os.environ.get(TRUST_ROOT_ENV)
+    if not given:
+        return None
+    try:
+        return Path(given).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{given}: cannot read the root to trust ({exc.strerror})") from None
+
+
+def open_verifier(registry: Registry, expected_root: str | None = None) -> Verifier | None:
+    """The verifier of ``registry``, or None when it publishes no signed metadata and none was seen before.
+
+    ``expected_root``: the sha256 of the first root a lock entry recorded; a registry that answers without one
+    or with another root is refused."""
+    store = store_folder(registry.url)
+    bootstrap: bytes | None = None
+    if not (store / "root.json").is_file():
+        bootstrap = _given_root()
+        if bootstrap is None:
+            if expected_root is None and _recently_unsigned(store):
+                return None
+            bootstrap = registry.raw(FIRST_ROOT, 512_001)
+            if bootstrap is None:
+                if expected_root is not None:
+                    raise refusal(registry, exceptions.DownloadHTTPError(f"{FIRST_ROOT}: not found", 404))
+                _remember_unsigned(store)
+                return None
+            if expected_root is not None and sha256_hex(bootstrap) != expected_root:
+                raise TrustRefused(f"{registry.url}{FIRST_ROOT} is not the root the lock trusts (sha256 "
+                                   f"{expected_root[:12]}…); nothing was installed or changed")
+            if expected_root is None:
+                registry.warn(f"trusting the signing keys of {registry.url} on first use (root sha256 "
+                              f"{sha256_hex(bootstrap)[:12]}…); pass --trust-root FILE to pin them instead")
+    updater = _updater(registry, store, bootstrap)
+    if bootstrap is not None:
+        write_atomic(store / "registry.json", json.dumps({"url": registry.url, "first_root": sha256_hex(bootstrap)},
+                                                         sort_keys=True).encode())
+    return Verifier(registry, updater)
+
+
+def _recently_unsigned(store: Path) -> bool:
+    """Whether the registry published no signed metadata when last probed, less than UNSIGNED_RECHECK ago: an
+    unsigned registry then costs no request per command (one that starts signing is seen within the hour)."""
+    try:
+        return time.time() - (store / UNSIGNED_NAME).stat().st_mtime < UNSIGNED_RECHECK
+    except OSError:
+        return False
+
+
+def _remember_unsigned(store: Path) -> None:
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        write_atomic(store / UNSIGNED_NAME, b"", durable=False)
+    except OSError:
+        pass  # only saves a request
+
+
+def _updater(registry: Registry, store: Path, bootstrap: bytes | None) -> Updater:
+    store.mkdir(parents=True, exist_ok=True)
+    try:
+        updater = Updater(metadata_dir=str(store), metadata_base_url=registry.url + TUF_DIR + "/",
+                          target_base_url=registry.url, fetcher=_RegistryFetcher(registry),
+                          config=UpdaterConfig(prefix_targets_with_hash=False), bootstrap=bootstrap)
+        updater.refresh()
+    except (exceptions.RepositoryError, exceptions.DownloadError, ValueError) as exc:
+        raise refusal(registry, exc) from None
+    return updater

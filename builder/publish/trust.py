@@ -1,0 +1,390 @@
+"""Signing a build with TUF: root, targets, hashed bins, snapshot and timestamp beside the API, under api/v1/tuf/.
+
+Each skill is one signed target, ``api/v1/skills/NAME/digests.json``, which lists the sha256 and length of every
+file the skill publishes (its documents, raw files and every version's bundles), so a skill sits in exactly one
+bin. The registry-wide documents (index.json, state.json, the discovery and search indexes) are targets of the
+top-level targets role. Metadata versions come from git (the first-parent commit count) or the previous signed
+metadata, whichever is higher, never from an empty state; expiries come from the commit time. Only the timestamp
+reads the clock. A bin whose targets did not change keeps its bytes and version.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from tuf.api.metadata import (
+    Delegations,
+    Metadata,
+    MetaFile,
+    Root,
+    Snapshot,
+    SuccinctRoles,
+    TargetFile,
+    Targets,
+    Timestamp,
+)
+
+from ..core.config import RegistryConfig
+from ..core.errors import ConfigError, UsageError
+from ..core.fs import write_atomic
+from ..core.git import git_output
+from ..core.model import sha256_hex
+from ..core.urls import API_ROOT, WELL_KNOWN_V1, WELL_KNOWN_V2
+from .trustkeys import ONLINE_ROLES, SERIALIZER, RootChain, check_online_keys, load_signer, read_chain
+
+TUF_DIR = f"{API_ROOT}/tuf"
+PREVIOUS_ENV = "SKILLREG_TRUST_PREVIOUS"
+DIGESTS_NAME = "digests.json"
+BIN_PREFIX = "bins"
+# 2,048 bins: measured with python-tuf on 60,000 skills of four files, a 9 KB snapshot and 6 KB bins gzipped (4,096
+# bins: 18 KB and 3 KB); the smaller snapshot keeps an update check with a warm cache the cheaper one.
+DEFAULT_BINS = 2048
+DEFAULT_TIMESTAMP_DAYS = 7.0
+DEFAULT_METADATA_DAYS = 365.0
+TOP_LEVEL_EXTRA = ("api/v1/search/index.json", f"{WELL_KNOWN_V1}/index.json", f"{WELL_KNOWN_V2}/index.json",
+                   ".claude-plugin/marketplace.json")
+
+
+@dataclass(frozen=True)
+class TrustSettings:
+    """registry.yaml's ``trust:`` section."""
+
+    bins: int = DEFAULT_BINS
+    timestamp_days: float = DEFAULT_TIMESTAMP_DAYS
+    metadata_days: float = DEFAULT_METADATA_DAYS
+
+    @property
+    def bit_length(self) -> int:
+        return self.bins.bit_length() - 1
+
+
+def trust_settings(config: RegistryConfig) -> TrustSettings:
+    if config.path is None:
+        return TrustSettings()
+    try:
+        raw = (yaml.safe_load(config.path.read_text(encoding="utf-8")) or {}).get("trust")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return TrustSettings()
+    if raw is None:
+        return TrustSettings()
+    if not isinstance(raw, dict) or set(raw) - set(TrustSettings.__dataclass_fields__):
+        raise ConfigError(f"{config.path}: `trust` takes bins, timestamp_days and metadata_days, got {raw!r}")
+    bins = raw.get("bins", DEFAULT_BINS)
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 2 or bins > 2 ** 16 or bins & (bins - 1):
+        raise ConfigError(f"{config.path}: `trust.bins` must be a power of two from 2 to 65,536, got {bins!r}")
+    days = {}
+    for key in ("timestamp_days", "metadata_days"):
+        value = raw.get(key, getattr(TrustSettings, key))
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ConfigError(f"{config.path}: `trust.{key}` must be a positive number of days, got {value!r}")
+        days[key] = float(value)
+    return TrustSettings(bins=bins, **days)
+
+
+def digests_path(name: str) -> str:
+    return f"{API_ROOT}/skills/{name}/{DIGESTS_NAME}"
+
+
+def skill_roots(name: str) -> tuple[str, ...]:
+    """Where a skill's files are published (the build's units of that skill)."""
+    return (f"{API_ROOT}/skills/{name}.json", f"{API_ROOT}/skills/{name}", f"{API_ROOT}/bundles/{name}",
+            f"{WELL_KNOWN_V1}/{name}")
+
+
+def published_skills(out: Path) -> list[str]:
+    names = {p.stem for p in (out / API_ROOT / "skills").glob("*.json")}
+    names |= {p.name for p in (out / API_ROOT / "skills").iterdir() if p.is_dir()} \
+        if (out / API_ROOT / "skills").is_dir() else set()
+    return sorted(names)
+
+
+def _files_under(out: Path, rel: str) -> Iterable[str]:
+    path = out / rel
+    if path.is_file():
+        yield rel
+    elif path.is_dir():
+        for current, dirs, files in os.walk(path):
+            dirs.sort()
+            for file in sorted(files):
+                yield Path(current, file).relative_to(out).as_posix()
+
+
+def digests_document(out: Path, name: str) -> bytes:
+    """The per-skill target: every file of ``name`` with its sha256 and length, sorted by path."""
+    own = digests_path(name)
+    files: dict[str, dict[str, Any]] = {}
+    for root in skill_roots(name):
+        for rel in _files_under(out, root):
+            if rel != own:
+                data = (out / rel).read_bytes()
+                files[rel] = {"length": len(data), "sha256": sha256_hex(data)}
+    return json.dumps({"api_version": 1, "name": name, "files": dict(sorted(files.items()))},
+                      sort_keys=True, indent=1).encode() + b"\n"
+
+
+def _target(out: Path, rel: str) -> TargetFile:
+    return TargetFile.from_data(rel, (out / rel).read_bytes(), ["sha256"])
+
+
+def top_level_documents(out: Path) -> list[str]:
+    found = [p.relative_to(out).as_posix() for p in sorted((out / API_ROOT).glob("*.json")) if p.is_file()]
+    return found + [rel for rel in TOP_LEVEL_EXTRA if (out / rel).is_file()]
+
+
+@dataclass
+class Previous:
+    """The last signed metadata, checked against the current root: each role's parsed metadata and its bytes."""
+
+    snapshot: Metadata[Snapshot] | None = None
+    timestamp: Metadata[Timestamp] | None = None
+    files: dict[str, bytes] | None = None  # "N.role.json" -> bytes, the ones the snapshot names
+
+    def version(self, role: str) -> int:
+        if self.snapshot is None:
+            return 0
+        meta = self.snapshot.signed.meta.get(f"{role}.json")
+        return meta.version if meta is not None else 0
+
+    def bytes_of(self, role: str) -> bytes | None:
+        version = self.version(role)
+        return (self.files or {}).get(f"{version}.{role}.json") if version else None
+
+
+def read_previous(folder: Path, root: Root) -> Previous:
+    """The metadata last published from ``folder``; anything missing or not signed by ``root``'s keys is left
+    out, so it can only make versions go higher, never lower."""
+    try:
+        timestamp = Metadata[Timestamp].from_bytes((folder / "timestamp.json").read_bytes())
+        root.verify_delegate(Timestamp.type, timestamp.signed_bytes, timestamp.signatures)
+        version = timestamp.signed.snapshot_meta.version
+        snapshot = Metadata[Snapshot].from_bytes((folder / f"{version}.snapshot.json").read_bytes())
+        root.verify_delegate(Snapshot.type, snapshot.signed_bytes, snapshot.signatures)
+    except Exception:  # noqa: BLE001 - no usable previous metadata: versions come from git alone
+        return Previous()
+    files = {}
+    for role, meta in snapshot.signed.meta.items():
+        name = f"{meta.version}.{role}"
+        try:
+            files[name] = (folder / name).read_bytes()
+        except OSError:
+            continue
+    return Previous(snapshot, timestamp, files)
+
+
+@dataclass(frozen=True)
+class SigningClock:
+    """What versions and expiries derive from: the commit's generation and time; ``now`` only for the timestamp."""
+
+    generation: int
+    commit_time: dt.datetime
+    now: dt.datetime
+
+
+def git_clock(config: RegistryConfig, now: dt.datetime | None = None) -> SigningClock:
+    count = git_output(["rev-list", "--count", "--first-parent", "HEAD"], config.root)
+    when = git_output(["log", "-1", "--format=%ct", "HEAD"], config.root)
+    now = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0)
+    if not count or not when:
+        return SigningClock(1, now, now)
+    return SigningClock(int(count.strip()), dt.datetime.fromtimestamp(int(when.strip()), dt.UTC), now)
+
+
+def _expires(start: dt.datetime, days: float) -> dt.datetime:
+    return (start + dt.timedelta(days=days)).replace(microsecond=0)
+
+
+class _Signed:
+    """The metadata of one signing run, written as it is made; only new bytes go to disk."""
+
+    def __init__(self, tuf: Path, previous: Previous, clock: SigningClock) -> None:
+        self.tuf = tuf
+        self.previous = previous
+        self.clock = clock
+        self.versions: dict[str, int] = {}
+        self.written: dict[str, bytes] = {}
+
+    def settle(self, role: str, metadata: Metadata[Any], signer: Any) -> None:
+        """Keep the previous bytes when the signed content is the same; else sign a new version."""
+        old_bytes = self.previous.bytes_of(role)
+        if old_bytes is not None:
+            old = Metadata[Any].from_bytes(old_bytes)
+            expires = metadata.signed.expires
+            metadata.signed.version, metadata.signed.expires = old.signed.version, old.signed.expires
+            if old.signed.to_dict() == metadata.signed.to_dict() and _signed_by(old, signer):
+                self.versions[role] = old.signed.version
+                self.written[f"{old.signed.version}.{role}.json"] = old_bytes
+                return
+            metadata.signed.expires = expires
+        metadata.signed.version = max(self.clock.generation, self.previous.version(role) + 1)
+        metadata.sign(signer)
+        self.versions[role] = metadata.signed.version
+        self.written[f"{metadata.signed.version}.{role}.json"] = metadata.to_bytes(SERIALIZER)
+
+
+def _signed_by(metadata: Metadata[Any], signer: Any) -> bool:
+    """Whether ``metadata`` carries a valid signature of ``signer``'s key (previous bytes are reused only then)."""
+    key = signer.public_key
+    signature = metadata.signatures.get(key.keyid)
+    if signature is None:
+        return False
+    try:
+        key.verify_signature(signature, metadata.signed_bytes)
+    except Exception:  # noqa: BLE001 - securesystemslib's UnverifiedSignatureError and kin
+        return False
+    return True
+
+
+def _bins(out: Path, names: Sequence[str], succinct: SuccinctRoles) -> dict[str, dict[str, TargetFile]]:
+    bins: dict[str, dict[str, TargetFile]] = {role: {} for role in succinct.get_roles()}
+    for name in names:
+        path = digests_path(name)
+        bins[succinct.get_role_for_target(path)][path] = _target(out, path)
+    return bins
+
+
+def write_digests(out: Path, names: Iterable[str], changed: set[str] | None) -> None:
+    """Each skill's digests.json, rewritten when the skill changed (all when ``changed`` is None) or is missing."""
+    for name in names:
+        path = out / digests_path(name)
+        if changed is not None and name not in changed and path.is_file():
+            continue
+        data = digests_document(out, name)
+        if not path.is_file() or path.read_bytes() != data:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, data)
+
+
+def sign_output(config: RegistryConfig, out: Path, keys: Path, *, changed: set[str] | None = None,
+                previous_dir: Path | None = None, now: dt.datetime | None = None) -> list[str]:
+    """Sign the built output ``out``; returns the metadata file names written. ``changed``: the skills whose files
+    this build rewrote (None: all). ``previous_dir``: where the last signed metadata was kept (default: out's own)."""
+    settings = trust_settings(config)
+    chain = read_chain(config)
+    root = chain.latest.signed
+    signers = {role: load_signer(keys, role) for role in ONLINE_ROLES}
+    check_online_keys(root, signers, keys)
+    tuf = out / TUF_DIR
+    previous = read_previous(previous_dir or tuf, root)
+    clock = git_clock(config, now)
+    names = published_skills(out)
+    write_digests(out, names, changed)
+    signed = _Signed(tuf, previous, clock)
+    expires = _expires(clock.commit_time, settings.metadata_days)
+    keyid = signers["targets"].public_key.keyid
+    succinct = SuccinctRoles([keyid], 1, settings.bit_length, BIN_PREFIX)
+    for role, targets in sorted(_bins(out, names, succinct).items()):
+        signed.settle(role, Metadata(Targets(expires=expires, targets=targets)), signers["targets"])
+    top = Targets(expires=expires, targets={rel: _target(out, rel) for rel in top_level_documents(out)},
+                  delegations=Delegations(keys={keyid: signers["targets"].public_key}, roles=None,
+                                          succinct_roles=succinct))
+    signed.settle(Targets.type, Metadata(top), signers["targets"])
+    snapshot = Snapshot(expires=expires, meta={f"{role}.json": MetaFile(version)
+                                               for role, version in sorted(signed.versions.items())})
+    signed.settle(Snapshot.type, Metadata(snapshot), signers["snapshot"])
+    timestamp = _timestamp(previous.timestamp, signed.versions[Snapshot.type], clock.now, settings)
+    timestamp.sign(signers["timestamp"])
+    return _publish(tuf, chain, signed.written, timestamp)
+
+
+def _timestamp(old: Metadata[Timestamp] | None, snapshot_version: int, now: dt.datetime,
+               settings: TrustSettings) -> Metadata[Timestamp]:
+    """A timestamp naming ``snapshot_version``: its version is the clock's seconds, or one more than the last."""
+    version = max(int(now.timestamp()), (old.signed.version + 1) if old is not None else 1)
+    return Metadata(Timestamp(version=version, expires=_expires(now, settings.timestamp_days),
+                              snapshot_meta=MetaFile(snapshot_version)))
+
+
+def _publish(tuf: Path, chain: RootChain, written: dict[str, bytes], timestamp: Metadata[Timestamp]) -> list[str]:
+    """Write the new files, the root chain, then timestamp.json last; drop versions no snapshot names any more."""
+    tuf.mkdir(parents=True, exist_ok=True)
+    new: list[str] = []
+    files = dict(written)
+    for number, data in enumerate(chain.versions, 1):
+        files[f"{number}.root.json"] = data
+    for name, data in sorted(files.items()):
+        path = tuf / name
+        if not path.is_file() or path.read_bytes() != data:
+            write_atomic(path, data)
+            new.append(name)
+    write_atomic(tuf / "timestamp.json", timestamp.to_bytes(SERIALIZER))
+    keep = set(files) | {"timestamp.json"}
+    for path in tuf.iterdir():
+        if path.name not in keep:
+            path.unlink()
+    return [*new, "timestamp.json"]
+
+
+def sign_build(config: RegistryConfig, out: Path, state: Path, keys: Path, changed: set[str] | None) -> list[str]:
+    """The build's signing stage: sign ``out`` and keep a copy of the metadata in the output's ``state`` folder, so
+    a rebuild that replaced the whole output still finds the versions it must go past. A cold build in CI names the
+    last published metadata, restored outside the work tree, with ``SKILLREG_TRUST_PREVIOUS`` (it is checked
+    against the root's keys before anything of it is used)."""
+    tuf = out / TUF_DIR
+    kept = state / "tuf"
+    restored = os.environ.get(PREVIOUS_ENV)
+    previous_dir = tuf if (tuf / "timestamp.json").is_file() else Path(restored) if restored else kept
+    written = sign_output(config, out, keys, changed=changed, previous_dir=previous_dir)
+    kept.mkdir(parents=True, exist_ok=True)
+    for path in kept.iterdir():
+        path.unlink()
+    for path in tuf.iterdir():
+        write_atomic(kept / path.name, path.read_bytes(), durable=False)
+    return written
+
+
+def refresh_timestamp(config: RegistryConfig, out: Path, keys: Path, *, now: dt.datetime | None = None) -> Path:
+    """Re-sign timestamp.json alone, with a later version and expiry; nothing else changes."""
+    settings = trust_settings(config)
+    root = read_chain(config).latest.signed
+    signer = load_signer(keys, Timestamp.type)
+    check_online_keys(root, {Timestamp.type: signer}, keys)
+    path = out / TUF_DIR / "timestamp.json"
+    try:
+        old = Metadata[Timestamp].from_bytes(path.read_bytes())
+        root.verify_delegate(Timestamp.type, old.signed_bytes, old.signatures)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no signed build to refresh; build with `skillreg build --sign KEYS` first") from None
+    except Exception as exc:  # noqa: BLE001
+        raise UsageError(f"{path} is not a timestamp signed by this registry's key ({exc})") from None
+    fresh = _timestamp(old, old.signed.snapshot_meta.version, (now or dt.datetime.now(dt.UTC)).replace(microsecond=0),
+                       settings)
+    fresh.sign(signer)
+    write_atomic(path, fresh.to_bytes(SERIALIZER))
+    return path
+
+
+EXPIRY_WARNING_DAYS = 2.0
+
+
+def live_timestamp_warning(site_url: str, *, now: dt.datetime | None = None, timeout: float = 10.0) -> str | None:
+    """A warning when the live registry's signed timestamp expires within two days (None: later, or unsigned)."""
+    import urllib.error
+    import urllib.request
+
+    url = site_url.rstrip("/") + f"/{TUF_DIR}/timestamp.json"
+    request = urllib.request.Request(url, headers={"Cache-Control": "no-cache", "Pragma": "no-cache"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            expires = Metadata[Timestamp].from_bytes(response.read(16385)).signed.expires
+    except urllib.error.HTTPError as exc:
+        return None if exc.code == 404 else f"{url} answered HTTP {exc.code}; cannot tell when it expires"
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, FileNotFoundError):  # a file:// site without signed metadata
+            return None
+        return f"{url} could not be read ({exc.reason})"
+    except Exception as exc:  # noqa: BLE001 - any unreadable answer is one warning
+        return f"{url} could not be read as a signed timestamp ({exc})"
+    left = expires - (now or dt.datetime.now(dt.UTC))
+    if left.total_seconds() >= EXPIRY_WARNING_DAYS * 86400:
+        return None
+    when = expires.strftime("%Y-%m-%d %H:%M UTC")
+    return (f"{url} expires {when} (in {max(left.total_seconds(), 0) / 3600:.0f} h): clients refuse the registry "
+            "after that; run `skillreg trust refresh --sign KEYS` and deploy, and check the scheduled refresh")
+
