@@ -99,6 +99,7 @@ from .history import (
 from .manifest import MANIFEST_VERSION, ROW_KINDS, Row, StoredManifest, read_manifest, write_manifest
 from .provenance import History, Source, read_history
 from .schemas import SCHEMA_DIR, write_schemas
+from .skills_manifest import stage_skills_manifest
 
 BUNDLE_CACHE_ENV = "SKILLREG_BUNDLE_CACHE"
 
@@ -1170,6 +1171,8 @@ def _build_with(config: RegistryConfig, place: _Place, folders: list[Path], gone
             source = history.source
             meta["index_sha256"] = sha256_hex(index_before) if index_before is not None else ""
             global_units = _write_documents(tmp, out, config, source, kept, stored, meta)
+            global_units += stage_skills_manifest(tmp, out, [o.name for o in kept], [o.name for o in built],
+                                                  whole=previous is None)
             state = dumps(state_document(len(kept), {o.name: o.latest for o in [*kept, *retired]}))
             if previous is None or _read_or_none(out / STATE_PATH) != state:
                 _write(tmp, STATE_PATH, state)
