@@ -13,10 +13,10 @@ from build_helpers import SKILLS, all_files, make_registry
 
 from builder.core.config import load_config
 from builder.core.model import sha256_hex
+from builder.core.urls import SKILLS_MANIFEST_PATH
 from builder.publish import skills_manifest
 from builder.publish.build import build
 from builder.publish.schemas import load_schema
-from builder.publish.skills_manifest import SKILLS_MANIFEST_PATH
 
 
 def rows(out: Path) -> list[dict[str, object]]:

@@ -17,10 +17,8 @@ from typing import Any
 
 from ..core.bundle import dumps
 from ..core.model import sha256_hex
-from ..core.urls import API_ROOT, API_VERSION, detail_path
+from ..core.urls import API_VERSION, SKILLS_MANIFEST_PATH, SKILLS_MANIFEST_ROOT, detail_path
 
-SKILLS_MANIFEST_PATH = f"{API_ROOT}/skills-manifest.json"
-SKILLS_MANIFEST_ROOT = f"{API_ROOT}/skills-manifest"
 SHARD_SIZE = 1500  # skills per shard: 60,000 skills in 40 pages (MCP hosts follow at most 50 pages)
 
 
