@@ -465,7 +465,9 @@ def mcp(location: str | None, http: str | None, allowed_hosts: tuple[str, ...], 
     from ..client.mcp_server import serve
 
     if http is None and (allowed_hosts or allowed_origins or allow_install):
-        raise click.UsageError("--allowed-host, --allowed-origin and --allow-install go with --http")
+        from ..core.errors import UsageError
+
+        raise UsageError("--allowed-host, --allowed-origin and --allow-install go with --http")
     serve(location or default_location(), http, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins,
           allow_install=allow_install)
 

@@ -173,7 +173,14 @@ class SkillPages:
         from .install import fetch_skill
 
         def load() -> dict[str, SkillFile]:
-            fetched = fetch_skill(self.registry, row.name)
+            try:
+                fetched = fetch_skill(self.registry, row.name)
+            except NotFound:
+                raise
+            except ClientError as exc:  # what install says, less its word on installing
+                raise ClientError(f"refusing to serve {row.name}: "
+                                  + str(exc).removeprefix(f"{row.name}: ").replace("; nothing was installed", "")
+                                  ) from None
             files = {f.path: f for f in fetched.files}
             if fetched.digest != row.digest or {p: (f.sha256, f.size) for p, f in files.items()} != \
                     {f.path: (f.sha256, f.size) for f in row.files}:
