@@ -70,10 +70,25 @@ async def session(registry: str | None = None, url: str | None = None, *, cwd: P
             read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
         client = await stack.enter_async_context(ClientSession(read, write))
         if modern:
-            await client.discover()
+            await discover(client)
         else:
             await client.initialize()
         yield client
+
+
+async def discover(client: Any, attempts: int = 6) -> None:
+    """``server/discover``, asked again while it times out: the SDK waits 10 s for it, less than a server started
+    on a busy machine may take to import its modules (a late answer to an earlier probe is dropped)."""
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
+    for attempt in range(attempts):
+        try:
+            await client.discover()
+            return
+        except MCPError as exc:
+            if exc.code != types.REQUEST_TIMEOUT or attempt == attempts - 1:
+                raise
 
 
 async def request(client: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
