@@ -213,8 +213,8 @@ def create_server(registry: Registry, project: Path | None = None, *, install: b
         return run(catalog.search, query, limit, category, tag)
 
     @server.tool(description="Get an Agent Skill by id or slug, with every file's content (verified against the "
-                             "published digest). Save the files under .claude/skills/{slug}/ to use it, or call "
-                             "install_skill.")
+                             "published digest). Save the files under .claude/skills/{slug}/ to use it"
+                             + (", or call install_skill." if install else "."))
     def get_skill(id: Annotated[str | None, Field(description="The skill's id")] = None,
                   slug: Annotated[str | None, Field(description="The skill's slug (the same as its id here)")] = None,
                   version: Annotated[str | None, Field(description="A published version (metadata.version) or "
