@@ -474,11 +474,26 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
 
 @click.command(short_help="Serve the registry to an agent over MCP.")
 @registry_option
-def mcp(location: str | None) -> None:
-    """Serve search_skills, get_skill and install_skill to an agent over MCP (stdio)."""
+@click.option("--http", "http", metavar="[HOST:]PORT", default=None,
+              help="Serve over streamable HTTP at /mcp on this port (host 127.0.0.1 unless given) instead of stdio.")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="HOST[:PORT]",
+              help="A Host header HTTP requests may carry besides the loopback names; required for a host that "
+                   "is not loopback. Repeatable.")
+@click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="ORIGIN",
+              help="A browser Origin HTTP requests may carry (e.g. https://app.example). Repeatable.")
+@click.option("--allow-install", is_flag=True, help="Offer install_skill over HTTP too (stdio always offers it).")
+def mcp(location: str | None, http: str | None, allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...],
+        allow_install: bool) -> None:
+    """Serve search_skills, get_skill and install_skill, and every published skill under the MCP Skills extension
+    (skills/list, skills/get, skill:// resources), to an agent over MCP: stdio, or streamable HTTP with --http."""
     from ..client.mcp_server import serve
 
-    serve(location or default_location())
+    if http is None and (allowed_hosts or allowed_origins or allow_install):
+        from ..core.errors import UsageError
+
+        raise UsageError("--allowed-host, --allowed-origin and --allow-install go with --http")
+    serve(location or default_location(), http, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins,
+          allow_install=allow_install)
 
 
 COMMANDS = [search, info, install, update, remove, list_, verify, mcp]

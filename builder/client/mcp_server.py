@@ -1,4 +1,5 @@
-"""``skillreg mcp``: the client library as MCP tools over stdio, with prompts.chat's tool and field names.
+"""``skillreg mcp``: the client library as MCP tools, with prompts.chat's tool and field names, beside the MCP
+Skills extension (mcp_skills), over stdio or streamable HTTP (mcp_http).
 
 Tools: ``search_skills`` (the registry's own ranking), ``get_skill`` (metadata and every file, from the
 verified bundle) and ``install_skill`` (the same verified, atomic, locked install as ``skillreg install``);
@@ -171,14 +172,25 @@ def _one_name(id_: str | None, slug: str | None) -> str:
     return given.pop()
 
 
-def create_server(registry: Registry, project: Path | None = None) -> MCPServer:
+def create_server(registry: Registry, project: Path | None = None, *, install: bool = True) -> MCPServer:
+    """The tools, and every published skill under the MCP Skills extension; ``install``: offer install_skill."""
+    from mcp.server.caching import CacheHint
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
+    from .mcp_skills import TTL_MS, SkillsExtension, serve_skill_resources
+    from .skill_pages import SkillPages
+
     catalog = SkillCatalog(registry, project)
+    pages = SkillPages(registry)
+    hint = CacheHint(ttl_ms=TTL_MS, scope="private")
     server = MCPServer("skillreg", version=__version__,
-                       instructions="Search the skill registry, read a skill's files, and install a skill into "
-                                    "this project after verifying its digest.")
+                       instructions="Search the skill registry, read a skill's files"
+                                    + (", and install a skill into this project after verifying its digest."
+                                       if install else "."),
+                       extensions=[SkillsExtension(pages)], log_level="WARNING",
+                       cache_hints={"resources/list": hint, "resources/read": hint, "tools/list": hint})
+    serve_skill_resources(server, pages)
 
     def run(call: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
         from .targets import Refused
@@ -201,8 +213,8 @@ def create_server(registry: Registry, project: Path | None = None) -> MCPServer:
         return run(catalog.search, query, limit, category, tag)
 
     @server.tool(description="Get an Agent Skill by id or slug, with every file's content (verified against the "
-                             "published digest). Save the files under .claude/skills/{slug}/ to use it, or call "
-                             "install_skill.")
+                             "published digest). Save the files under .claude/skills/{slug}/ to use it"
+                             + (", or call install_skill." if install else "."))
     def get_skill(id: Annotated[str | None, Field(description="The skill's id")] = None,
                   slug: Annotated[str | None, Field(description="The skill's slug (the same as its id here)")] = None,
                   version: Annotated[str | None, Field(description="A published version (metadata.version) or "
@@ -210,6 +222,9 @@ def create_server(registry: Registry, project: Path | None = None) -> MCPServer:
                                                                    "the newest")] = None
                   ) -> dict[str, Any]:
         return run(catalog.get, _one_name(id, slug), version)
+
+    if not install:
+        return server
 
     @server.tool(description="Install an Agent Skill into this project: verifies the bundle's sha256 and the "
                              "skill digest, swaps the folder in atomically and records it in skills-lock.json. "
@@ -227,6 +242,16 @@ def create_server(registry: Registry, project: Path | None = None) -> MCPServer:
     return server
 
 
-def serve(location: str) -> None:
+def serve(location: str, http: str | None = None, *, allowed_hosts: Sequence[str] = (),
+          allowed_origins: Sequence[str] = (), allow_install: bool = False) -> None:
+    """Over stdio (the default), or with ``http`` ([HOST:]PORT) over streamable HTTP, where install_skill is
+    offered only with ``allow_install``: an endpoint anyone on it can call must not write into the project."""
+    from .mcp_http import parse_listen, security, serve_http
+
     registry = Registry(location, warn=lambda message: print(f"Warning: {visible(message)}", file=sys.stderr))
-    create_server(registry).run("stdio")
+    if http is None:
+        create_server(registry).run("stdio")
+        return
+    listen = parse_listen(http)
+    security(listen, allowed_hosts, allowed_origins)  # refuses a bad combination before anything starts
+    serve_http(create_server(registry, install=allow_install), listen, allowed_hosts, allowed_origins)

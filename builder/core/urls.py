@@ -18,6 +18,10 @@ INDEX_PATH = f"{API_ROOT}/index.json"
 STATE_PATH = f"{API_ROOT}/state.json"
 WELL_KNOWN_V1 = ".well-known/skills"
 WELL_KNOWN_V2 = ".well-known/agent-skills"
+# Every skill's frontmatter and file list in shards of a few thousand skills (skills-manifest.schema.json):
+# what a listing with files reads (the MCP Skills extension's skills/list), one shard a page.
+SKILLS_MANIFEST_PATH = f"{API_ROOT}/skills-manifest.json"
+SKILLS_MANIFEST_ROOT = f"{API_ROOT}/skills-manifest"
 
 
 def detail_path(name: str) -> str:

@@ -46,6 +46,7 @@ from .provenance import ProvenanceHistory, read_history
 from .schemas import SCHEMA_DIR, write_schemas
 from .signatures import changed_folders
 from .skill_output import SkillJob, build_task, close_objects, init_worker, skill_key, skill_units
+from .skills_manifest import stage_skills_manifest
 from .transaction import (
     OutputPlace,
     check_output_folder,
@@ -375,6 +376,8 @@ def _stage_registry(b: _Build, plan: _Plan, tmp: Path, checked: _Checked) -> lis
     out = b.place.base
     plan.meta["index_sha256"] = sha256_hex(b.index_before) if b.index_before is not None else ""
     units = stage_documents(tmp, out, b.config, b.history.source, checked.kept, plan.stored, plan.meta)
+    units += stage_skills_manifest(tmp, out, [o.name for o in checked.kept], [o.name for o in checked.built],
+                                   whole=plan.previous is None)
     state = dumps(state_document(len(checked.kept), {o.name: o.latest for o in [*checked.kept, *checked.retired]}))
     if plan.previous is None or read_or_none(out / STATE_PATH) != state:
         stage_file(tmp, STATE_PATH, state)

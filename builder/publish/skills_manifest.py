@@ -1,0 +1,92 @@
+"""The sharded skill manifest (api/v1/skills-manifest.json): every published skill's frontmatter and complete file
+list, in pages of ``SHARD_SIZE`` skills, so a client that lists the whole registry with files (the MCP Skills
+extension's ``skills/list``) reads one small index and one shard per page instead of one detail document per skill.
+
+A shard's rows are cut from the detail documents the build publishes (this build's for the skills it built, the
+output's for the others), so the manifest never says anything a detail document does not. Shards are named by the
+digest of their bytes: an unchanged shard keeps its name and is not written again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.bundle import dumps
+from ..core.model import sha256_hex
+from ..core.urls import API_VERSION, SKILLS_MANIFEST_PATH, SKILLS_MANIFEST_ROOT, detail_path
+
+SHARD_SIZE = 1500  # skills per shard: 60,000 skills in 40 pages (MCP hosts follow at most 50 pages)
+
+
+def manifest_row(detail: dict[str, Any]) -> dict[str, Any]:
+    """One skill's row: what a listing with files needs of its detail document, and nothing else."""
+    return {"name": detail["name"], "digest": detail["digest"], "skill_md": detail["skill_md"],
+            "frontmatter": detail["frontmatter"],
+            "files": [{"path": f["path"], "sha256": f["sha256"], "size": f["size"]} for f in detail["files"]]}
+
+
+def shard_documents(rows: Sequence[dict[str, Any]]) -> dict[str, bytes]:
+    """Every file of the manifest for ``rows`` (sorted by name): the shards and the index naming them."""
+    files: dict[str, bytes] = {}
+    shards = []
+    for start in range(0, len(rows), SHARD_SIZE):
+        part = list(rows[start:start + SHARD_SIZE])
+        data = dumps({"api_version": API_VERSION, "skills": part})
+        digest = sha256_hex(data)
+        path = f"{SKILLS_MANIFEST_ROOT}/{digest[:12]}.json"
+        files[path] = data
+        shards.append({"path": path, "sha256": digest, "size": len(data), "count": len(part),
+                       "first": part[0]["name"], "last": part[-1]["name"]})
+    files[SKILLS_MANIFEST_PATH] = dumps({"api_version": API_VERSION, "count": len(rows), "shard_size": SHARD_SIZE,
+                                         "shards": shards})
+    return files
+
+
+def _previous_rows(out: Path) -> dict[str, dict[str, Any]]:
+    """The rows the output's manifest publishes, by name (empty when it has none or it does not parse)."""
+    try:
+        index = json.loads((out / SKILLS_MANIFEST_PATH).read_bytes())
+        rows: dict[str, dict[str, Any]] = {}
+        for shard in index["shards"]:
+            for row in json.loads((out / shard["path"]).read_bytes())["skills"]:
+                rows[row["name"]] = row
+        return rows
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _rows(tmp: Path, out: Path, names: Sequence[str], built: set[str], whole: bool) -> list[dict[str, Any]]:
+    before = {} if whole else _previous_rows(out)
+    rows = []
+    for name in names:
+        row = None if name in built else before.get(name)
+        if row is None:
+            root = tmp if name in built else out
+            row = manifest_row(json.loads((root / detail_path(name)).read_bytes()))
+        rows.append(row)
+    return rows
+
+
+def stage_skills_manifest(tmp: Path, out: Path, names: Iterable[str], built: Iterable[str], *,
+                          whole: bool) -> list[str]:
+    """Stage the manifest of the published skills ``names`` into ``tmp`` and return the units to commit: the
+    index, the shards the output lacks, and each old shard no longer named (to be removed). ``built``: the skills
+    whose detail documents this build wrote into ``tmp``; ``whole``: a build with no previous output."""
+    files = shard_documents(_rows(tmp, out, sorted(set(names)), set(built), whole))
+    have: set[str] = set()
+    if not whole:
+        for folder, _dirs, found in os.walk(out / SKILLS_MANIFEST_ROOT):
+            rel = Path(folder).relative_to(out).as_posix()
+            have.update(f"{rel}/{name}" for name in found)
+    units = []
+    for rel, data in files.items():
+        if rel == SKILLS_MANIFEST_PATH or rel not in have:
+            path = tmp / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            units.append(rel)
+    return units + sorted(have - set(files))
