@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
@@ -32,10 +31,9 @@ from ..core.diagnostics import RULES, Severity
 from ..core.errors import BuildError, ConfigError
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import write_atomic
-from ..core.git import git_output as _git
-from ..core.git import log_format, read_log
+from ..core.git import git_output, log_format, read_log, start_git
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, _report_collisions, is_junk, path_problems, windows_problem
-from ..core.model import Skill, SkillFile, sha256_hex, skill_digest
+from ..core.model import MAX_NAME, SLUG, Skill, SkillFile, sha256_hex, skill_digest
 from ..core.urls import API_VERSION, state_digest, version_bundle_path
 from ..validate.checks import check_skill
 from .api import url_of
@@ -46,7 +44,6 @@ _EMPTY_OID = "0" * 40
 _SYMLINK, _GITLINK = "120000", "160000"
 _LINK_TARGET_BYTES = 4096  # a symbolic link's target is shown in the reason up to this size (PATH_MAX)
 # A folder name a build can publish (SK1xx's name rule): history under any other name was never published.
-_PUBLISHABLE = re.compile(r"(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*")
 
 Entry = tuple[str, str, str]  # (path inside the skill folder, git mode, blob id)
 
@@ -163,7 +160,7 @@ class _Walk:
                     raise BuildError(f"{where}: unexpected `git log --raw` output in commit {record.commit}")
                 _, new_mode, _, new_oid, change = fields
                 parts = body[i + 1].decode("utf-8", "surrogateescape").split("/")
-                if len(parts) < depth + 2 or not _PUBLISHABLE.fullmatch(parts[depth]):
+                if len(parts) < depth + 2 or not (len(parts[depth]) <= MAX_NAME and SLUG.fullmatch(parts[depth])):
                     continue  # a file directly in skills/, or a folder no build could have published
                 name, rel = parts[depth], "/".join(parts[depth + 1:])
                 files = self.skill(name).files
@@ -190,7 +187,7 @@ WALK_FORMAT = 1
 
 def _log_chain(top: Path, prefix: str, since: str | None) -> bytes:
     revs = [f"{since}..HEAD"] if since else ["HEAD"]
-    log = _git(["log", "--first-parent", "--reverse", "--raw", "-r", "-z", "--no-renames", "--no-abbrev",
+    log = git_output(["log", "--first-parent", "--reverse", "--raw", "-r", "-z", "--no-renames", "--no-abbrev",
                 log_format(), *revs, "--", prefix or "."], top)
     if log is None:
         raise BuildError(f"{top}: `git log` failed; cannot read the skills' history")
@@ -199,7 +196,7 @@ def _log_chain(top: Path, prefix: str, since: str | None) -> bytes:
 
 def _extends(top: Path, old: str) -> bool:
     """Whether HEAD's first-parent chain passes through ``old``: then only the commits after it are new."""
-    chain = _git(["log", "--first-parent", "--format=%P", f"{old}..HEAD"], top)
+    chain = git_output(["log", "--first-parent", "--format=%P", f"{old}..HEAD"], top)
     if not chain:
         return False
     oldest = chain.decode("ascii").strip().splitlines()[-1].split()
@@ -215,11 +212,11 @@ def read_git_history(top: Path | None, prefix: str, state: Path | None = None) -
     """
     if top is None:
         return GitHistory()
-    head_text = _git(["rev-parse", "--verify", "-q", "HEAD"], top)
+    head_text = git_output(["rev-parse", "--verify", "-q", "HEAD"], top)
     if not head_text:
         return GitHistory(top=top)
     head = head_text.decode("ascii").strip()
-    shallow = (_git(["rev-parse", "--is-shallow-repository"], top) or b"").strip() == b"true"
+    shallow = (git_output(["rev-parse", "--is-shallow-repository"], top) or b"").strip() == b"true"
     depth = len(prefix.split("/")) if prefix else 0
     ident = json.dumps({"format": WALK_FORMAT, "top": str(top), "prefix": prefix}, sort_keys=True)
     walk: _Walk | None = None
@@ -306,8 +303,7 @@ class GitObjects:
 
     def _pipe(self) -> tuple[IO[bytes], IO[bytes]]:
         if self._proc is None:
-            self._proc = subprocess.Popen(["git", "cat-file", "--batch-command"], cwd=self.top,
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            self._proc = start_git(["cat-file", "--batch-command"], self.top)
         assert self._proc.stdin is not None and self._proc.stdout is not None
         return self._proc.stdin, self._proc.stdout
 
@@ -628,7 +624,7 @@ def state_document(count: int, latest: Mapping[str, str | None]) -> dict[str, An
 def read_skills_history(skills_path: Path, state: Path | None = None) -> GitHistory:
     """The history of the registry's skills folder, wherever it sits in its repository."""
     skills_path = skills_path.resolve()
-    top_text = _git(["rev-parse", "--show-toplevel"], skills_path if skills_path.is_dir() else skills_path.parent)
+    top_text = git_output(["rev-parse", "--show-toplevel"], skills_path if skills_path.is_dir() else skills_path.parent)
     if not top_text:
         return GitHistory()
     top = Path(os.fsdecode(top_text.strip())).resolve()

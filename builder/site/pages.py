@@ -43,6 +43,7 @@ from .. import __version__
 from ..core.config import RegistryConfig
 from ..core.errors import BuildError
 from ..core.frontmatter import parse_skill_md
+from ..core.model import SLUG
 from ..core.fs import write_atomic
 from ..core.search import SHARDS_INDEX_PATH
 from ..core.urls import API_ROOT, INDEX_PATH, declared_author, detail_path, optional_site_file, versions_path
@@ -68,7 +69,6 @@ META_DESCRIPTION_CHARS = 150  # what search engines show of a description
 TEMPLATES_CACHE = "site-templates"  # in the state folder: the page templates compiled
 SHELLS_STATE = "site-shells.json"  # in the output's state folder: the shells and the hash of what made them
 BODY_FILE = "skill-md.html.gz"  # with publish.page_body: fetched, beside the skill page: its body, gzip-compressed
-_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _HEADING_UNSAFE = re.compile(r"[^\w .,:;'/+-]+")
 _TOKEN = re.compile(r"SR0([A-Z]+)0")
 # Top-level entries the website writes; a full rebuild replaces each (sitemap parts: core.urls.optional_site_file).
@@ -215,7 +215,7 @@ class _Plan:
     @property
     def categories(self) -> dict[str, dict[str, Any]]:
         """Categories whose slug can name a folder (registry.yaml does not check the form of a slug)."""
-        return {c["slug"]: c for c in self.index["categories"] if _SLUG.match(c["slug"])}
+        return {c["slug"]: c for c in self.index["categories"] if SLUG.match(c["slug"])}
 
 
 def _read_api(plan: _Plan, rel: str) -> bytes:
@@ -332,7 +332,7 @@ class _Groups:
 
 
 def _groups(index: dict[str, Any], categories: dict[str, dict[str, Any]]) -> _Groups:
-    skills = [s for s in index["skills"] if _SLUG.match(s["name"])]
+    skills = [s for s in index["skills"] if SLUG.match(s["name"])]
     by_category: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
         slug: (c, []) for slug, c in categories.items()}
     by_tag: dict[str, tuple[str, list[dict[str, Any]]]] = {}
@@ -647,7 +647,7 @@ def _plan(config: RegistryConfig, root: Path, index: dict[str, Any], *, naive: b
     site_url = index["registry"]["url"] or ""
     if site_url and not site_url.endswith("/"):
         site_url += "/"
-    names = tuple(s["name"] for s in index["skills"] if _SLUG.match(s["name"]))
+    names = tuple(s["name"] for s in index["skills"] if SLUG.match(s["name"]))
     return _Plan(tuple(api_roots or (root,)), root, index, names, site_url, config.limits.max_frontmatter_bytes,
                  naive, fetched_body=config.publish.page_body == "fetched")
 
@@ -742,7 +742,7 @@ def _write_changed(plan: _Plan, groups: _Groups, previous: Path, changed: Collec
     root = plan.root
     changed = set(changed)
     named = set(plan.names)
-    units: set[str] = {f"skills/{name}" for name in changed if _SLUG.match(name)}
+    units: set[str] = {f"skills/{name}" for name in changed if SLUG.match(name)}
     _write_skills(plan, sorted(n for n in changed if n in named), jobs, templates_cache)
     before_rows = _previous_rows(previous, changed)
     after_rows = {s["name"]: s for s in groups.skills if s["name"] in changed}

@@ -23,18 +23,17 @@ from ..core.config import PROFILES, RegistryConfig, merge_flags
 from ..core.diagnostics import RULES, Diagnostic, Severity
 from ..core.errors import UsageError
 from ..core.loader import display_path, find_skill_folders, load_skill
-from ..core.model import Frontmatter, Skill
+from ..core.model import MAX_NAME, SLUG, Frontmatter, Skill
 from ..core.suggest import close_match
+from ..core.words import counted
 from ..core.workers import default_jobs, iter_parallel
 from .active_content import active_content, served_type
 from .body import check_body
 
-MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 
 NAME_CHARS = re.compile(r"^[a-z0-9-]+$")
-SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
@@ -114,9 +113,8 @@ class Tally:
         return self.errors > 0 or (strict and self.warnings > 0)
 
     def summary(self) -> str:
-        noun = "skill" if self.skills == 1 else "skills"
-        e, w = self.errors, self.warnings
-        return f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)} in {len(self.flagged)} of {self.skills} {noun}"
+        return (f"{counted(self.errors, 'error')}, {counted(self.warnings, 'warning')} in {len(self.flagged):,} of "
+                f"{counted(self.skills, 'skill')}")
 
 
 @dataclass(frozen=True)
