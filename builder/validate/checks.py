@@ -354,14 +354,29 @@ def with_policy(found: list[Diagnostic], config: RegistryConfig) -> list[Diagnos
 def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str) -> Iterable[Diagnostic]:
     fm = skill.frontmatter
     assert fm is not None
-    data = fm.data
 
     def at(code: str, key: str, message: str = "", **kw: Any) -> Diagnostic:
         return RULES[code].at(file, fm.line_of(key), message, skill=skill.name, **kw)
 
     def shown(key: str) -> str:
-        return _show(data[key], fm.sources.get(key))
+        return _show(fm.data[key], fm.sources.get(key))
 
+    yield from _check_required(skill, fm, at, shown)
+    yield from _check_optional(fm, at, shown)
+    if "metadata" in fm.data:
+        yield from _check_metadata(fm.data["metadata"], fm, config, at)
+    elif config.categories:
+        yield at("SK305", "name", "`metadata.category` is missing")
+    yield from _check_yaml_form(skill, fm, profile, file)
+    yield from _check_profile_fields(fm, profile, at, shown)
+
+
+_At = Callable[..., Diagnostic]  # a finding at a field's line: (code, key, message, **fields)
+
+
+def _check_required(skill: Skill, fm: Frontmatter, at: _At, shown: Callable[[str], str]) -> Iterable[Diagnostic]:
+    """``name`` and ``description``."""
+    data = fm.data
     # name
     if "name" not in data:
         yield at("SK101", "name", "required field `name` is missing")
@@ -388,7 +403,11 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
             if match:
                 yield at("SK202", "description",
                          f"`description` still contains template text: {match.group(0).strip()!r}")
-    # optional fields of the standard
+
+
+def _check_optional(fm: Frontmatter, at: _At, shown: Callable[[str], str]) -> Iterable[Diagnostic]:
+    """The optional fields of the standard."""
+    data = fm.data
     if "compatibility" in data:
         comp = data["compatibility"]
         if not isinstance(comp, str) or not comp.strip():
@@ -412,10 +431,9 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
             yield at("SK116", "allowed-tools", f"`allowed-tools` must be a space-separated string, got "
                                                f"{shown('allowed-tools')}",
                      hint=_value_hint("allowed-tools", tools, fm.sources.get("allowed-tools")))
-    if "metadata" in data:
-        yield from _check_metadata(data["metadata"], fm, config, at)
-    elif config.categories:
-        yield at("SK305", "name", "`metadata.category` is missing")
+
+
+def _check_yaml_form(skill: Skill, fm: Frontmatter, profile: str, file: str) -> Iterable[Diagnostic]:
     # YAML the reference validator cannot read: an error where the open standard is the contract
     strict_severity = Severity.ERROR if profile == "spec" else Severity.WARNING
     for what, line, column in fm.non_strict:
@@ -424,6 +442,10 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
     if fm.bom:
         yield RULES["SK014"].at(file, 1, "SKILL.md starts with a UTF-8 byte-order mark", skill=skill.name,
                                 severity=strict_severity)
+
+
+def _check_profile_fields(fm: Frontmatter, profile: str, at: _At, shown: Callable[[str], str]) -> Iterable[Diagnostic]:
+    data = fm.data
     # fields outside the standard, by profile
     known = set(OPEN_FIELDS) | (set(CLAUDE_FIELDS) if profile != "spec" else set())
     for key in data:
