@@ -54,7 +54,7 @@ def _compare(ctx: BenchContext, n: int) -> list[Row]:
     # The naive configuration's cost per page grows with the number of pages: the targets are set at 1,000.
     speed_target, size_target = (Target(">=", 4), Target(">=", 8)) if n == COMPARED_FULL else (None, None)
     rows = [
-        Row("site", f"{NAIVE}, `write_site(naive=True)`", n, "s", tuple(naive),
+        Row("site", f"{NAIVE}, `write_naive_site`", n, "s", tuple(naive),
             "every skill page in the navigation, mkdocs' search plugin on, HTML inline, one process; "
             "`write_site` alone is timed, in a subprocess, into an existing API output on disk."),
         Row("site", f"{OURS}, `write_site`", n, "s", tuple(ours),

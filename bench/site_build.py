@@ -25,9 +25,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from builder.core.config import load_config
     from builder.site.pages import write_site
 
+    from .naive_site import write_naive_site
+
     config = load_config(args.config)
     started = time.perf_counter()
-    result = write_site(config, args.out, naive=args.naive)
+    result = write_naive_site(config, args.out) if args.naive else write_site(config, args.out)
     seconds = time.perf_counter() - started
     json.dump({"seconds": seconds, "pages": result.pages, "skills": result.skills,
                "warnings": len(result.warnings)}, sys.stdout)

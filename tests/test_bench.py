@@ -280,7 +280,7 @@ EXPECTED_SUBJECTS = {
               "rebuild after one changed skill (incremental)", "rebuild, nothing changed"},
     "sizes": {"api/v1/index.json raw", "api/v1/index.json gzipped", "api/v1/search-index.json raw",
               "api/v1/search-index.json gzipped"},
-    "site": {"naive mkdocs-material, `write_site(naive=True)`", "ours, `write_site`", "speed-up, naive / ours",
+    "site": {"naive mkdocs-material, `write_naive_site`", "ours, `write_site`", "speed-up, naive / ours",
              "size ratio, naive / ours", "ours, website size", "ours, one skill page"},
     "client": {"search, median query (`builder.core.search.rank`, in process)",
                "HTTP requests per install (empty client cache)", "HTTP requests per update check, nothing changed",

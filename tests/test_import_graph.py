@@ -130,7 +130,10 @@ BUILD_PARTS = {
     "builder.publish.documents": {"builder.publish.manifest", "builder.publish.outcome",
                                   "builder.publish.provenance", "builder.publish.search_shards",
                                   "builder.publish.transaction"},
+    "builder.publish.git_objects": {"builder.publish.bundlecache"},  # the cat-file reader of history
 }
+# The website's parts below its page filling (site.pages): each imports nothing else of site/.
+SITE_PARTS = ("builder.site.sitemaps", "builder.site.mkdocs_run")
 
 
 def test_the_build_pipeline_sits_above_its_parts() -> None:
@@ -139,6 +142,12 @@ def test_the_build_pipeline_sits_above_its_parts() -> None:
     parts = [*BUILD_PARTS, "builder.publish.skill_output"]
     assert [p for p in parts if "builder.publish.build" in GRAPH[p]] == []
     assert sorted(n for n, ts in GRAPH.items() if "builder.publish.skill_output" in ts) == ["builder.publish.build"]
+
+
+def test_the_website_sits_above_its_parts_and_holds_no_benchmark_variant() -> None:
+    for part in SITE_PARTS:
+        assert {t for t in GRAPH[part] if stage(t) == "site"} == set(), part
+    assert "naive" not in MODULES["builder.site.pages"].read_text(encoding="utf-8")  # bench/naive_site.py's
 
 
 def test_the_client_and_the_build_swap_and_remove_folders_with_one_pair_of_primitives() -> None:

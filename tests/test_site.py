@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -211,8 +212,13 @@ def test_the_site_is_byte_identical_whether_built_in_one_process_or_in_shards(bu
 
 
 def test_naive_site_puts_every_skill_in_the_navigation_and_indexes_full_text(hostile: Path, tmp_path: Path) -> None:
+    """The benchmark's baseline (bench/, not the package) still builds the straightforward set-up."""
+    if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part of the installed package
+        sys.path.insert(0, str(REPO))
+    from bench.naive_site import write_naive_site
+
     root = _api_only(hostile, tmp_path / "out")
-    result = write_site(load_config(hostile.parent / "registry.yaml"), root, naive=True)
+    result = write_naive_site(load_config(hostile.parent / "registry.yaml"), root)
     assert result.warnings == ()
     assert (root / "search" / "search_index.json").is_file()
     home = read_page(root / "index.html")
@@ -229,11 +235,11 @@ def test_past_the_protocol_limit_sitemap_xml_becomes_an_index_of_sitemaps(bundle
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from builder.core.config import load_config
     from builder.publish.build import build
-    from builder.site import pages
+    from builder.site import sitemaps
 
     single = (bundled / "sitemap.xml").read_text(encoding="utf-8")
     assert "<urlset" in single and not list(bundled.glob("sitemap-*.xml"))
-    monkeypatch.setattr(pages, "SITEMAP_MAX_URLS", 5)  # the protocol's 50,000, scaled to the bundled registry
+    monkeypatch.setattr(sitemaps, "SITEMAP_MAX_URLS", 5)  # the protocol's 50,000, scaled to the bundled registry
     build(load_config(REPO / "registry.yaml"), tmp_path / "out", BuildOptions(keep_going=True))
     out = tmp_path / "out"
     index = (out / "sitemap.xml").read_text(encoding="utf-8")
@@ -251,15 +257,15 @@ def test_a_rebuild_that_needs_fewer_sitemaps_removes_the_old_parts(tmp_path: Pat
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from builder.core.config import load_config
     from builder.publish.build import build
-    from builder.site import pages
+    from builder.site import sitemaps
 
     config = load_config(REPO / "registry.yaml")
     out = tmp_path / "out"
-    limit = pages.SITEMAP_MAX_URLS
-    monkeypatch.setattr(pages, "SITEMAP_MAX_URLS", 5)
+    limit = sitemaps.SITEMAP_MAX_URLS
+    monkeypatch.setattr(sitemaps, "SITEMAP_MAX_URLS", 5)
     build(config, out, BuildOptions(keep_going=True))
     assert list(out.glob("sitemap-*.xml"))
-    monkeypatch.setattr(pages, "SITEMAP_MAX_URLS", limit)  # the registry shrank back below one sitemap's worth
+    monkeypatch.setattr(sitemaps, "SITEMAP_MAX_URLS", limit)  # the registry shrank back below one sitemap's worth
     result = build(config, out, BuildOptions(keep_going=True))
     assert result.reused  # an incremental rebuild, not a fresh output
     assert "<urlset" in (out / "sitemap.xml").read_text(encoding="utf-8")
@@ -267,7 +273,7 @@ def test_a_rebuild_that_needs_fewer_sitemaps_removes_the_old_parts(tmp_path: Pat
 
 
 def test_sitemaps_stay_under_the_byte_limit_and_robots_txt_names_the_index() -> None:
-    from builder.site.pages import robots_txt, sitemap_files
+    from builder.site.sitemaps import robots_txt, sitemap_files
 
     urls = [f"skills/skill-{i:05d}-{'x' * (i % 40)}/" for i in range(400)]
     files = sitemap_files("https://skills.example.org/", urls, max_bytes=4096)

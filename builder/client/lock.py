@@ -26,7 +26,6 @@ from .registry import LOCK_FILE
 
 __all__ = ["ForeignEntry", "Lock", "LockEntry", "locked", "read_lock", "recorded", "write_lock"]
 
-LOCK_NAME = LOCK_FILE
 MAX_LOCK_BYTES = 64 * 1024 * 1024  # a lock lists the project's skills: a few hundred bytes each
 
 
@@ -101,14 +100,14 @@ class Lock:
 def user_lock_path() -> Path:
     import platformdirs
 
-    return platformdirs.user_data_path("skillreg", appauthor=False) / LOCK_NAME
+    return platformdirs.user_data_path("skillreg", appauthor=False) / LOCK_FILE
 
 
 def lock_location(project: Path, global_: bool) -> tuple[Path, Path]:
     """(lock file, base folder) for a project or for the user's global installs."""
     if global_:
         return user_lock_path(), Path.home()
-    return project / LOCK_NAME, project
+    return project / LOCK_FILE, project
 
 
 WAIT_NOTICE = 1.0  # seconds of waiting for another writer before saying so

@@ -30,7 +30,7 @@ from .. import __version__
 from ..core.errors import ClientError, UsageError
 from ..core.fs import write_atomic
 from ..core.loader import path_problems
-from ..core.model import sha256_hex
+from ..core.model import MAX_NAME, SLUG, sha256_hex
 from ..core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, SHARDS_ROOT, SearchIndex
 from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, head_path
 from .documents import MAX_DOCUMENT_BYTES, document_limit, parse_json
@@ -44,7 +44,7 @@ MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 DEFAULT_CACHE_MAX_MB = 512  # the download cache's size bound (SKILLREG_CACHE_MAX_MB)
 CHUNK = 64 * 1024
 LOCK_FILE = "skills-lock.json"  # the lock's name, for messages (lock.py imports this module)
-NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+NAME = SLUG  # a skill name's form
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -79,7 +79,7 @@ def default_timeout() -> float:
 
 
 def check_name(name: str) -> str:
-    if not (isinstance(name, str) and 0 < len(name) <= 64 and NAME.match(name)):
+    if not (isinstance(name, str) and 0 < len(name) <= MAX_NAME and NAME.match(name)):
         raise UsageError(f"{name!r} is not a skill name (lowercase letters, digits and single hyphens)")
     return name
 

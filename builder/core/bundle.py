@@ -61,14 +61,3 @@ def json_bundle(skill: Skill) -> dict[str, object]:
 def dumps(document: object) -> bytes:
     """The one JSON encoding of every published document: sorted keys, compact, UTF-8, newline at the end."""
     return (json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-
-
-def decode_file_entry(entry: dict[str, object]) -> bytes:
-    content = entry["content"]
-    if not isinstance(content, str):
-        raise ValueError("bundle entry content is not a string")
-    if entry.get("encoding") == "base64":
-        return base64.b64decode(content, validate=True)
-    if entry.get("encoding") == "utf-8":
-        return content.encode("utf-8")
-    raise ValueError(f"unknown encoding {entry.get('encoding')!r}")

@@ -213,7 +213,3 @@ def _sourced(rule: Rule) -> Rule:
 
 
 RULES: dict[str, Rule] = {rule.code: _sourced(rule) for rule in _RULES}
-
-
-def with_severity(diagnostic: Diagnostic, severity: Severity) -> Diagnostic:
-    return replace(diagnostic, severity=severity)

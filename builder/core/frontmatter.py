@@ -186,31 +186,10 @@ def _load_yaml(text: str, file: str, skill: str, out: list[Diagnostic]) -> _Load
         if value is None:
             value = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + offset if mark else offset
-        column = mark.column + 1 if mark else 0
-        what = exc.problem or exc.context or "invalid YAML"
-        source_lines = text.split("\n")
-        source = source_lines[mark.line] if mark and mark.line < len(source_lines) else ""
-        tab_indent = "\t" in source[:len(source) - len(source.lstrip(" \t"))]  # libyaml's messages don't say so
-        hint = "Indent with spaces; YAML does not allow tabs." if tab_indent else None
-        block = _text_after_block_indicator(exc, source_lines)
-        if block is not None:
-            what, hint = block
-        quote = _unclosed_quote(exc, source_lines) or _text_after_closing_quote(exc, source_lines)
-        if quote is not None:
-            what, hint, at_line, column = quote
-            line = at_line + offset
-        out.append(RULES["SK007"].at(file, line, f"invalid YAML: {what}", column=column, skill=skill, hint=hint))
+        out.append(_marked_error(exc, text, file, skill, offset))
         return failed
-    except yaml.reader.ReaderError as exc:  # no mark, and libyaml gives a byte offset: find the character itself
-        code = exc.character if isinstance(exc.character, int) else 0
-        index = text.find(chr(code)) if code else -1
-        line = text.count("\n", 0, index) + offset if index >= 0 else offset
-        column = index - text.rfind("\n", 0, index) if index >= 0 else 0
-        out.append(RULES["SK007"].at(file, line, f"invalid YAML: character U+{code:04X} is not allowed",
-                                     column=column, skill=skill,
-                                     hint=f"Delete it, or write it as the escape \\u{code:04x} inside double quotes."))
+    except yaml.reader.ReaderError as exc:
+        out.append(_reader_error(exc, text, file, skill, offset))
         return failed
     except yaml.YAMLError as exc:
         out.append(RULES["SK007"].at(file, offset, f"invalid YAML: {exc}", skill=skill))
@@ -222,6 +201,47 @@ def _load_yaml(text: str, file: str, skill: str, out: list[Diagnostic]) -> _Load
         if loader is not None:
             loader.dispose()
 
+    located = _locate_keys(node, text, file, skill, offset, out)
+    if located is None:
+        return failed
+    return (value, *located)
+
+
+def _marked_error(exc: yaml.MarkedYAMLError, text: str, file: str, skill: str, offset: int) -> Diagnostic:
+    """A YAML error with a place: its line and column, and a hint where the usual mistake is recognised."""
+    mark = exc.problem_mark or exc.context_mark
+    line = mark.line + offset if mark else offset
+    column = mark.column + 1 if mark else 0
+    what = exc.problem or exc.context or "invalid YAML"
+    source_lines = text.split("\n")
+    source = source_lines[mark.line] if mark and mark.line < len(source_lines) else ""
+    tab_indent = "\t" in source[:len(source) - len(source.lstrip(" \t"))]  # libyaml's messages don't say so
+    hint = "Indent with spaces; YAML does not allow tabs." if tab_indent else None
+    block = _text_after_block_indicator(exc, source_lines)
+    if block is not None:
+        what, hint = block
+    quote = _unclosed_quote(exc, source_lines) or _text_after_closing_quote(exc, source_lines)
+    if quote is not None:
+        what, hint, at_line, column = quote
+        line = at_line + offset
+    return RULES["SK007"].at(file, line, f"invalid YAML: {what}", column=column, skill=skill, hint=hint)
+
+
+def _reader_error(exc: yaml.reader.ReaderError, text: str, file: str, skill: str, offset: int) -> Diagnostic:
+    """A character YAML does not allow: no mark, and libyaml gives a byte offset, so find the character itself."""
+    code = exc.character if isinstance(exc.character, int) else 0
+    index = text.find(chr(code)) if code else -1
+    line = text.count("\n", 0, index) + offset if index >= 0 else offset
+    column = index - text.rfind("\n", 0, index) if index >= 0 else 0
+    hint = f"Delete it, or write it as the escape \\u{code:04x} inside double quotes."
+    return RULES["SK007"].at(file, line, f"invalid YAML: character U+{code:04X} is not allowed", column=column,
+                             skill=skill, hint=hint)
+
+
+def _locate_keys(node: yaml.MappingNode, text: str, file: str, skill: str, offset: int,
+                 out: list[Diagnostic]) -> tuple[dict[str, int], dict[str, str], dict[str, str]] | None:
+    """The line of each key, the text as written of each value that is not a string and of each nested key that
+    is not a string; None (with a finding) when a key is not a string field name."""
     lines: dict[str, int] = {}
     sources: dict[str, str] = {}
     key_sources: dict[str, str] = {}
@@ -246,9 +266,7 @@ def _load_yaml(text: str, file: str, skill: str, out: list[Diagnostic]) -> _Load
                     key_sources.setdefault(path, _written(text, sub_key))
                 lines.setdefault(path, sub_key.start_mark.line + offset)
                 _record_source(text, path, sub_value, sources)
-    if bad_keys:
-        return failed
-    return value, lines, sources, key_sources
+    return None if bad_keys else (lines, sources, key_sources)
 
 
 _MAP = "tag:yaml.org,2002:map"

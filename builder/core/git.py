@@ -20,10 +20,41 @@ _COMMIT_ID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # SHA-1, or SHA-256 
 _EPOCH = re.compile(rb"-?[0-9]{1,20}")
 
 
+def git_command(args: Sequence[str]) -> list[str]:
+    """The command line of ``git ARGS``, paths printed as they are (no octal quoting): every git skillreg runs."""
+    return ["git", "-c", "core.quotepath=off", *args]
+
+
 def run_git(args: Sequence[str], cwd: Path, *, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """``git ARGS`` in ``cwd`` with paths printed as they are (no octal quoting); raises OSError without git."""
-    return subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=cwd, input=stdin, capture_output=True,
-                          check=False)
+    """``git ARGS`` in ``cwd``; raises OSError without git."""
+    return subprocess.run(git_command(args), cwd=cwd, input=stdin, capture_output=True, check=False)
+
+
+def start_git(args: Sequence[str], cwd: Path) -> subprocess.Popen[bytes]:
+    """``git ARGS`` in ``cwd`` left running, talked to through its standard input and output (``cat-file
+    --batch-command``); its errors are not shown. Raises OSError without git."""
+    return subprocess.Popen(git_command(args), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+
+
+class GitFailed(Exception):
+    """git could not start (``missing``), or exited non-zero; ``str()`` is one line saying why."""
+
+    def __init__(self, message: str, *, missing: bool = False) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
+def checked_git(args: Sequence[str], cwd: Path, *, stdin: bytes | None = None) -> bytes:
+    """What ``git ARGS`` printed; ``GitFailed`` with git's last line of errors when it fails."""
+    try:
+        done = run_git(args, cwd, stdin=stdin)
+    except OSError as exc:
+        raise GitFailed(str(exc.strerror), missing=True) from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitFailed(f"git {args[0]} failed: {message[-1] if message else f'exit {done.returncode}'}")
+    return done.stdout
 
 
 def git_output(args: Sequence[str], cwd: Path) -> bytes | None:
@@ -33,6 +64,12 @@ def git_output(args: Sequence[str], cwd: Path) -> bytes | None:
     except OSError:
         return None
     return done.stdout if done.returncode == 0 else None
+
+
+def git_text(args: Sequence[str], cwd: Path) -> str | None:
+    """``git_output`` as text (undecodable bytes kept as surrogates)."""
+    out = git_output(args, cwd)
+    return out.decode("utf-8", "surrogateescape") if out is not None else None
 
 
 @dataclass(frozen=True)

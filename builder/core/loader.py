@@ -250,7 +250,7 @@ def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[S
     if count > limits.max_files:
         report("SK518", "", f"the skill holds {count:,} files; the limit is {limits.max_files:,}")
     files.sort(key=lambda f: f.path.encode("utf-8"))
-    _report_collisions([f.path for f in files], report)
+    report_collisions([f.path for f in files], report)
     return files
 
 
@@ -281,7 +281,7 @@ def _read_bounded(path: str, size: int, limit: int) -> bytes:
         os.close(fd)
 
 
-def _report_collisions(paths: list[str], report: _Report) -> None:
+def report_collisions(paths: list[str], report: _Report) -> None:
     """Files and folders that one file system would store as one: equal after Unicode normalisation (macOS)
     or after case folding too (macOS and Windows by default). A colliding folder is reported, not each file in it."""
     if len(paths) < 2:  # one file (most skills: SKILL.md alone) collides with nothing

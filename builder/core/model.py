@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -64,6 +65,11 @@ class Frontmatter:
 
     def line_of(self, key: str) -> int:
         return self.lines.get(key, self.start_line)
+
+
+# The form of a skill name, a category and a tag: lowercase letters and digits in words joined by single hyphens.
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+MAX_NAME = 64  # characters in a skill name
 
 
 def short_digest(digest: str) -> str:

@@ -16,15 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
-import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import cached_property
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ..core.bundle import zip_bytes
 from ..core.config import HistoryPolicy, Limits, RegistryConfig
@@ -32,21 +30,20 @@ from ..core.diagnostics import RULES, Severity
 from ..core.errors import BuildError, ConfigError
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import write_atomic
-from ..core.git import git_output as _git
-from ..core.git import log_format, read_log
-from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, _report_collisions, is_junk, path_problems, windows_problem
-from ..core.model import Skill, SkillFile, sha256_hex, skill_digest
+from ..core.git import git_output, log_format, read_log
+from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, is_junk, path_problems, report_collisions, windows_problem
+from ..core.model import MAX_NAME, SLUG, Skill, SkillFile, sha256_hex, skill_digest
 from ..core.urls import API_VERSION, state_digest, version_bundle_path
 from ..validate.checks import check_skill
 from .api import url_of
-from .bundlecache import BundleCache, bundle_members, git_blob_id
+from .bundlecache import BundleCache, bundle_members
+from .git_objects import CheckedBlobs, GitObjects
 from .provenance import iso_time
 
 _EMPTY_OID = "0" * 40
 _SYMLINK, _GITLINK = "120000", "160000"
 _LINK_TARGET_BYTES = 4096  # a symbolic link's target is shown in the reason up to this size (PATH_MAX)
 # A folder name a build can publish (SK1xx's name rule): history under any other name was never published.
-_PUBLISHABLE = re.compile(r"(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*")
 
 Entry = tuple[str, str, str]  # (path inside the skill folder, git mode, blob id)
 
@@ -163,7 +160,7 @@ class _Walk:
                     raise BuildError(f"{where}: unexpected `git log --raw` output in commit {record.commit}")
                 _, new_mode, _, new_oid, change = fields
                 parts = body[i + 1].decode("utf-8", "surrogateescape").split("/")
-                if len(parts) < depth + 2 or not _PUBLISHABLE.fullmatch(parts[depth]):
+                if len(parts) < depth + 2 or not (len(parts[depth]) <= MAX_NAME and SLUG.fullmatch(parts[depth])):
                     continue  # a file directly in skills/, or a folder no build could have published
                 name, rel = parts[depth], "/".join(parts[depth + 1:])
                 files = self.skill(name).files
@@ -190,7 +187,7 @@ WALK_FORMAT = 1
 
 def _log_chain(top: Path, prefix: str, since: str | None) -> bytes:
     revs = [f"{since}..HEAD"] if since else ["HEAD"]
-    log = _git(["log", "--first-parent", "--reverse", "--raw", "-r", "-z", "--no-renames", "--no-abbrev",
+    log = git_output(["log", "--first-parent", "--reverse", "--raw", "-r", "-z", "--no-renames", "--no-abbrev",
                 log_format(), *revs, "--", prefix or "."], top)
     if log is None:
         raise BuildError(f"{top}: `git log` failed; cannot read the skills' history")
@@ -199,7 +196,7 @@ def _log_chain(top: Path, prefix: str, since: str | None) -> bytes:
 
 def _extends(top: Path, old: str) -> bool:
     """Whether HEAD's first-parent chain passes through ``old``: then only the commits after it are new."""
-    chain = _git(["log", "--first-parent", "--format=%P", f"{old}..HEAD"], top)
+    chain = git_output(["log", "--first-parent", "--format=%P", f"{old}..HEAD"], top)
     if not chain:
         return False
     oldest = chain.decode("ascii").strip().splitlines()[-1].split()
@@ -215,11 +212,11 @@ def read_git_history(top: Path | None, prefix: str, state: Path | None = None) -
     """
     if top is None:
         return GitHistory()
-    head_text = _git(["rev-parse", "--verify", "-q", "HEAD"], top)
+    head_text = git_output(["rev-parse", "--verify", "-q", "HEAD"], top)
     if not head_text:
         return GitHistory(top=top)
     head = head_text.decode("ascii").strip()
-    shallow = (_git(["rev-parse", "--is-shallow-repository"], top) or b"").strip() == b"true"
+    shallow = (git_output(["rev-parse", "--is-shallow-repository"], top) or b"").strip() == b"true"
     depth = len(prefix.split("/")) if prefix else 0
     ident = json.dumps({"format": WALK_FORMAT, "top": str(top), "prefix": prefix}, sort_keys=True)
     walk: _Walk | None = None
@@ -247,140 +244,6 @@ def read_git_history(top: Path | None, prefix: str, state: Path | None = None) -
     return GitHistory("shallow" if shallow else "complete", top, head, dict(lines))
 
 
-class GitObjects:
-    """Blob bytes by id through one ``git cat-file --batch-command`` process, started on first use.
-
-    ``fetch`` asks for many objects per write, so a skill's files cost two round trips, not two per file; what
-    it read is kept (up to ``MEMO_BYTES``), as consecutive versions of a skill share most of their files.
-    """
-
-    MEMO_BYTES = 64 * 1024 * 1024
-    CHUNK = 256  # commands per write: far below a pipe's buffer, so writing never waits for our own reading
-
-    def __init__(self, top: Path) -> None:
-        self.top = top
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._sizes: dict[str, int] = {}
-        self._data: dict[str, bytes] = {}
-        self._held = 0
-
-    def learn_sizes(self, oids: Iterable[str]) -> None:
-        """The size of every object, from its header alone (``info``): no byte of content is read."""
-        wanted = sorted({oid for oid in oids if oid not in self._sizes})
-        for i in range(0, len(wanted), self.CHUNK):
-            chunk = wanted[i:i + self.CHUNK]
-            for oid, size in zip(chunk, self._run("info", chunk), strict=True):
-                self._sizes[oid] = size
-
-    def fetch(self, oids: Iterable[str]) -> None:
-        """Read the bytes of ``oids``, many per write; the caller has checked their sizes against its limits."""
-        wanted = sorted(set(oids))
-        self.learn_sizes(wanted)
-        missing = [oid for oid in wanted if oid not in self._data]
-        if self._held + sum(self._sizes[oid] for oid in missing) > self.MEMO_BYTES:
-            self._data.clear()
-            self._held = 0
-            missing = wanted
-        for i in range(0, len(missing), self.CHUNK):
-            self._run("contents", missing[i:i + self.CHUNK])
-
-    def _run(self, command: str, oids: list[str]) -> list[int]:
-        stdin, stdout = self._pipe()
-        stdin.write("".join(f"{command} {oid}\n" for oid in oids).encode("ascii"))
-        stdin.flush()
-        sizes = []
-        for oid in oids:
-            header = stdout.readline().split()
-            if len(header) != 3 or header[1] != b"blob":
-                raise BuildError(f"{self.top}: git object {oid} is missing or not a file; is the clone complete?")
-            size = int(header[2])
-            sizes.append(size)
-            if command == "contents":
-                data = stdout.read(size + 1)  # the bytes and a newline
-                if len(data) != size + 1:
-                    raise BuildError(f"{self.top}: `git cat-file` stopped while reading object {oid}")
-                self._data[oid] = data[:-1]
-                self._sizes[oid] = size
-                self._held += size
-        return sizes
-
-    def _pipe(self) -> tuple[IO[bytes], IO[bytes]]:
-        if self._proc is None:
-            self._proc = subprocess.Popen(["git", "cat-file", "--batch-command"], cwd=self.top,
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        return self._proc.stdin, self._proc.stdout
-
-    def forget(self) -> None:
-        """Drop the bytes read so far (another skill shares none of them)."""
-        self._data.clear()
-        self._sizes.clear()
-        self._held = 0
-
-    def size(self, oid: str) -> int:
-        if oid not in self._sizes:
-            self._sizes[oid] = self._run("info", [oid])[0]
-        return self._sizes[oid]
-
-    def read(self, oid: str) -> bytes:
-        if oid not in self._data:
-            self._run("contents", [oid])
-        return self._data[oid]
-
-    def close(self) -> None:
-        if self._proc is not None:
-            with suppress(OSError):
-                assert self._proc.stdin is not None
-                self._proc.stdin.close()
-            self._proc.wait()
-            self._proc = None
-
-
-class CheckedBlobs:
-    """Blob bytes by id for ``load_state``: bytes the build already holds (a cached zip's members, the work tree's
-    files) are taken only when git's hash of them is the id they are offered for; the rest come from git. So every
-    byte ``load_state`` sees is git's, wherever it was found."""
-
-    def __init__(self, objects: GitObjects | None, where: str) -> None:
-        self._objects = objects
-        self._where = where
-        self._known: dict[str, bytes] = {}
-
-    def offer(self, oid: str, data: bytes) -> bool:
-        if oid not in self._known:
-            if git_blob_id(data, oid) != oid:
-                return False
-            self._known[oid] = data
-        return True
-
-    def add(self, members: Mapping[str, bytes]) -> None:
-        """Bytes ``bundle_members`` already checked against their ids."""
-        self._known.update(members)
-
-    def _git(self) -> GitObjects:
-        if self._objects is None:
-            raise BuildError(f"cannot read the history of {self._where}: no git repository")
-        return self._objects
-
-    def learn_sizes(self, oids: Iterable[str]) -> None:
-        missing = [oid for oid in oids if oid not in self._known]
-        if missing:
-            self._git().learn_sizes(missing)
-
-    def size(self, oid: str) -> int:
-        data = self._known.get(oid)
-        return len(data) if data is not None else self._git().size(oid)
-
-    def fetch(self, oids: Iterable[str]) -> None:
-        missing = [oid for oid in oids if oid not in self._known]
-        if missing:
-            self._git().fetch(missing)
-
-    def read(self, oid: str) -> bytes:
-        data = self._known.get(oid)
-        return data if data is not None else self._git().read(oid)
-
-
 # -------------------------------------------------------------------------------------- one state, as loaded
 
 @dataclass(frozen=True)
@@ -399,24 +262,10 @@ def version_of(skill: Skill) -> str | None:
     return version if isinstance(version, str) else None
 
 
-def load_state(name: str, entries: Sequence[Entry], objects: GitObjects | CheckedBlobs, config: RegistryConfig,
-               profile: str) -> tuple[StateRecord, tuple[SkillFile, ...]]:
-    """The skill a checkout of this state would load, with the errors today's rules find in it (then it is withdrawn:
-    an unsafe file, SK5xx, or a SKILL.md today's build would refuse to publish).
-
-    Mirrors ``loader._read_files`` over git's file list: a symbolic link (mode 120000) is SK501, a junk file or
-    folder SK510, a file over the size limit SK507 and is not read, an unsafe name SK503-SK505/SK513-SK516.
-    Sizes come from git's object headers before any content: a state whose loadable files together pass
-    ``max_skill_bytes`` (or the file-count limit) is withdrawn without reading one of its blobs.
-    """
-    limits = config.limits
-    folder = config.skills_path / name
-    found: list[tuple[str, str]] = []
-    objects.learn_sizes(oid for _, mode, oid in entries if mode != _GITLINK)
-
-    def report(code: str, rel: str, message: str, line: int = 0, **_kw: object) -> None:
-        found.append((code, message))
-
+def _loadable_files(entries: Sequence[Entry], objects: GitObjects | CheckedBlobs, limits: Limits,
+                    report: Callable[..., None]) -> tuple[list[tuple[str, str, bool]], int, int]:
+    """Walk git's file list as the loader walks a folder: what a checkout would load as (path, blob id,
+    executable), the bytes and the number of the files it would keep; every problem goes to ``report``."""
     # Folders are implicit in git: list every folder and file under its parent, as a directory walk sees them.
     children: dict[str, dict[str, Entry | None]] = {"": {}}
     for path, mode, oid in entries:
@@ -466,6 +315,28 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects | Checke
                 report("SK507", rel, f"`{rel}` is {size:,} bytes; the limit is {limits.max_file_bytes:,}")
                 continue
             wanted.append((rel, entry[2], entry[1] == "100755"))
+    return wanted, total, count
+
+
+def load_state(name: str, entries: Sequence[Entry], objects: GitObjects | CheckedBlobs, config: RegistryConfig,
+               profile: str) -> tuple[StateRecord, tuple[SkillFile, ...]]:
+    """The skill a checkout of this state would load, with the errors today's rules find in it (then it is withdrawn:
+    an unsafe file, SK5xx, or a SKILL.md today's build would refuse to publish).
+
+    Mirrors ``loader._read_files`` over git's file list: a symbolic link (mode 120000) is SK501, a junk file or
+    folder SK510, a file over the size limit SK507 and is not read, an unsafe name SK503-SK505/SK513-SK516.
+    Sizes come from git's object headers before any content: a state whose loadable files together pass
+    ``max_skill_bytes`` (or the file-count limit) is withdrawn without reading one of its blobs.
+    """
+    limits = config.limits
+    folder = config.skills_path / name
+    found: list[tuple[str, str]] = []
+    objects.learn_sizes(oid for _, mode, oid in entries if mode != _GITLINK)
+
+    def report(code: str, rel: str, message: str, line: int = 0, **_kw: object) -> None:
+        found.append((code, message))
+
+    wanted, total, count = _loadable_files(entries, objects, limits, report)
     if total > limits.max_skill_bytes:
         report("SK508", "", f"the skill holds {total:,} bytes; the limit is {limits.max_skill_bytes:,}")
     too_many = count > limits.max_files
@@ -480,7 +351,7 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects | Checke
     objects.fetch(oid for _, oid, _ in wanted)
     files = [SkillFile(path=rel, data=objects.read(oid), executable=executable) for rel, oid, executable in wanted]
     files.sort(key=lambda f: f.path.encode("utf-8"))
-    _report_collisions([f.path for f in files], report)
+    report_collisions([f.path for f in files], report)
 
     by_path = {f.path: f for f in files}
     skill_md = SKILL_MD if SKILL_MD in by_path else SKILL_MD_FALLBACK if SKILL_MD_FALLBACK in by_path else None
@@ -628,7 +499,7 @@ def state_document(count: int, latest: Mapping[str, str | None]) -> dict[str, An
 def read_skills_history(skills_path: Path, state: Path | None = None) -> GitHistory:
     """The history of the registry's skills folder, wherever it sits in its repository."""
     skills_path = skills_path.resolve()
-    top_text = _git(["rev-parse", "--show-toplevel"], skills_path if skills_path.is_dir() else skills_path.parent)
+    top_text = git_output(["rev-parse", "--show-toplevel"], skills_path if skills_path.is_dir() else skills_path.parent)
     if not top_text:
         return GitHistory()
     top = Path(os.fsdecode(top_text.strip())).resolve()

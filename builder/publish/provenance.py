@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.fs import write_atomic
-from ..core.git import git_output, log_format, read_log, run_git
+from ..core.git import git_output, git_text, log_format, read_log, run_git
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,6 @@ def iso_time(epoch: int) -> str:
     except (OverflowError, OSError, ValueError):
         when = _FIRST if epoch < 0 else _LAST
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _git(args: list[str], cwd: Path) -> str | None:
-    out = git_output(args, cwd)
-    return out.decode("utf-8", "surrogateescape") if out is not None else None
 
 
 PROVENANCE_FORMAT = 1
@@ -106,12 +101,12 @@ def _incremental_safe(top: Path, old: str, saved: dict[str, Any]) -> bool:
         return False
     if not ancestor:
         return False
-    lines = (_git(["log", "--full-history", "--format=%H %ct %P", f"{old}..HEAD"], top) or "").split("\n")
+    lines = (git_text(["log", "--full-history", "--format=%H %ct %P", f"{old}..HEAD"], top) or "").split("\n")
     commits = {parts[0]: (int(parts[1]), parts[2:]) for parts in (line.split() for line in lines) if parts}
     if not commits:
         return False
     outside = sorted({p for _, parents in commits.values() for p in parents if p not in commits})
-    times = (_git(["show", "-s", "--format=%H %ct", *outside], top) or "").split() if outside else []
+    times = (git_text(["show", "-s", "--format=%H %ct", *outside], top) or "").split() if outside else []
     parent_time = {**{times[i]: int(times[i + 1]) for i in range(0, len(times) - 1, 2)},
                    **{sha: t for sha, (t, _) in commits.items()}}
     newest_saved = max((e["updated"] for e in saved.values()), default="")
@@ -129,7 +124,7 @@ def read_history(skills_path: Path, state: Path | None = None) -> ProvenanceHist
     """
     skills_path = skills_path.resolve()
     cwd = skills_path if skills_path.is_dir() else skills_path.parent
-    top_text = _git(["rev-parse", "--show-toplevel"], cwd)
+    top_text = git_text(["rev-parse", "--show-toplevel"], cwd)
     if not top_text:
         return ProvenanceHistory()
     top = Path(top_text.strip()).resolve()

@@ -27,9 +27,9 @@ from .api import (
     raw_copies,
 )
 from .bundlecache import BundleCache
+from .git_objects import GitObjects
 from .history import (
     GitHistory,
-    GitObjects,
     Head,
     head_document,
     latest_of,

@@ -43,11 +43,15 @@ from .. import __version__
 from ..core.config import RegistryConfig
 from ..core.errors import BuildError
 from ..core.frontmatter import parse_skill_md
+from ..core.model import SLUG
 from ..core.fs import write_atomic
 from ..core.search import SHARDS_INDEX_PATH
 from ..core.urls import API_ROOT, INDEX_PATH, declared_author, detail_path, optional_site_file, versions_path
 from ..core.workers import default_jobs, run_parallel
+from . import sitemaps
+from .mkdocs_run import move_into, run_mkdocs
 from .render import BodyRenderer
+from .sitemaps import robots_txt, sitemap_files
 
 
 def _templates() -> Path:
@@ -68,7 +72,6 @@ META_DESCRIPTION_CHARS = 150  # what search engines show of a description
 TEMPLATES_CACHE = "site-templates"  # in the state folder: the page templates compiled
 SHELLS_STATE = "site-shells.json"  # in the output's state folder: the shells and the hash of what made them
 BODY_FILE = "skill-md.html.gz"  # with publish.page_body: fetched, beside the skill page: its body, gzip-compressed
-_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _HEADING_UNSAFE = re.compile(r"[^\w .,:;'/+-]+")
 _TOKEN = re.compile(r"SR0([A-Z]+)0")
 # Top-level entries the website writes; a full rebuild replaces each (sitemap parts: core.urls.optional_site_file).
@@ -208,14 +211,13 @@ class _Plan:
     names: tuple[str, ...]  # skills that get a page
     site_url: str
     max_frontmatter_bytes: int
-    naive: bool  # the benchmark's baseline: HTML kept in the Markdown, every page in the nav, full-text search
     shells: dict[str, Shell] = field(default_factory=dict)
     fetched_body: bool = False  # publish.page_body: fetched (the page loads its body from BODY_FILE)
 
     @property
     def categories(self) -> dict[str, dict[str, Any]]:
         """Categories whose slug can name a folder (registry.yaml does not check the form of a slug)."""
-        return {c["slug"]: c for c in self.index["categories"] if _SLUG.match(c["slug"])}
+        return {c["slug"]: c for c in self.index["categories"] if SLUG.match(c["slug"])}
 
 
 def _read_api(plan: _Plan, rel: str) -> bytes:
@@ -280,7 +282,7 @@ def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, na
     prov = detail["provenance"]
     site_url = plan.site_url or "<registry-url>/"
     body = renderer.render(parsed.body, raw_urls, "")
-    fetched = plan.fetched_body and not plan.naive
+    fetched = plan.fetched_body
     article = env.get_template("skill.html").render(
         s=detail, root=root, body=Markup(body), body_src=BODY_FILE if fetched else None,
         category=plan.categories.get(detail["category"] or ""),
@@ -332,7 +334,7 @@ class _Groups:
 
 
 def _groups(index: dict[str, Any], categories: dict[str, dict[str, Any]]) -> _Groups:
-    skills = [s for s in index["skills"] if _SLUG.match(s["name"])]
+    skills = [s for s in index["skills"] if SLUG.match(s["name"])]
     by_category: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
         slug: (c, []) for slug, c in categories.items()}
     by_tag: dict[str, tuple[str, list[dict[str, Any]]]] = {}
@@ -428,8 +430,7 @@ def _write_page(plan: _Plan, page: _Page) -> None:
 # ------------------------------------------------------------------------------------------------------- mkdocs
 
 def mkdocs_config(plan: _Plan, docs: Path, site_dir: Path) -> dict[str, Any]:
-    """site_templates/mkdocs.yml filled in for one build. The naive variant puts every skill page in the
-    navigation and turns mkdocs-material's full-text search on: the set-up the benchmark compares against."""
+    """site_templates/mkdocs.yml filled in for one build."""
     data: dict[str, Any] = yaml.safe_load((TEMPLATES / "mkdocs.yml").read_text(encoding="utf-8"))
     registry = plan.index["registry"]
     # Themes print the site name and description into attributes and titles without escaping them.
@@ -438,45 +439,8 @@ def mkdocs_config(plan: _Plan, docs: Path, site_dir: Path) -> dict[str, Any]:
                 docs_dir=str(docs), site_dir=str(site_dir))
     if plan.site_url:
         data["site_url"] = plan.site_url
-    if plan.naive:
-        data["plugins"] = ["search"]
-        del data["theme"]["custom_dir"]
-        del data["theme"]["static_templates"]  # the logo file is for our header, an override
-        data["nav"] = data["nav"] + [{"Skills": [{name: f"skills/{name}.md"} for name in plan.names]}]
-    else:
-        data["theme"]["custom_dir"] = str(TEMPLATES / "overrides")
+    data["theme"]["custom_dir"] = str(TEMPLATES / "overrides")
     return data
-
-
-class _Collect(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
-
-
-def run_mkdocs(config_file: Path) -> tuple[str, ...]:
-    """``mkdocs build`` through its Python API; returns the warnings it logged, raises BuildError on failure."""
-    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
-    from mkdocs.commands.build import build as mkdocs_build
-    from mkdocs.config import load_config as mkdocs_load_config
-    from mkdocs.exceptions import MkDocsException
-
-    logger = logging.getLogger("mkdocs")
-    handler = _Collect()
-    logger.addHandler(handler)
-    propagate, logger.propagate = logger.propagate, False
-    try:
-        mkdocs_build(mkdocs_load_config(config_file=str(config_file)))
-    except MkDocsException as exc:
-        details = "; ".join(handler.messages)
-        raise BuildError(f"the website could not be built: {exc}" + (f" ({details})" if details else "")) from None
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
-    return tuple(handler.messages)
 
 
 def _mkdocs_site(plan: _Plan, work: Path, sources: dict[str, str]) -> tuple[Path, tuple[str, ...]]:
@@ -502,7 +466,7 @@ def _shells_key(plan: _Plan) -> str:
     config = mkdocs_config(plan, Path("docs"), Path("site"))
     digest.update(json.dumps([__version__, mkdocs.__version__, getattr(material, "__version__", ""), config,
                               _shell_sources(plan.index["registry"]["title"] or ""),
-                              [PAGE_SIZE, SITEMAP_MAX_URLS, SITEMAP_MAX_BYTES]], sort_keys=True).encode())
+                              [PAGE_SIZE, sitemaps.SITEMAP_MAX_URLS, sitemaps.SITEMAP_MAX_BYTES]], sort_keys=True).encode())
     for path in sorted(p for p in TEMPLATES.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         digest.update(path.relative_to(TEMPLATES).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -535,67 +499,8 @@ def _render_shells(plan: _Plan, work: Path) -> tuple[dict[str, Shell], tuple[str
     for path in sorted(site_dir.rglob("*"), reverse=True):  # folders the shells leave empty
         if path.is_dir() and not any(path.iterdir()):
             path.rmdir()
-    _move_into(site_dir, plan.root)
+    move_into(site_dir, plan.root)
     return shells, warnings
-
-
-def _move_into(src: Path, dest: Path) -> None:
-    """Move every entry of ``src`` into ``dest``; the website and the API must never claim the same path."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for entry in sorted(src.iterdir()):
-        target = dest / entry.name
-        if target.exists() or target.is_symlink():
-            raise BuildError(f"the website and the API both write {target}; nothing was published")
-        os.rename(entry, target)
-
-
-SITEMAP_MAX_URLS = 50_000  # the sitemaps protocol's limits on one file
-SITEMAP_MAX_BYTES = 50 * 1024 * 1024
-SITEMAP_INDEX_MAX = 50_000  # sitemaps one index may list
-_SITEMAP_HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n'
-                 '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n')
-_SITEMAP_TAIL = "</urlset>\n"
-_PLAIN_PATH = re.compile(r"[a-z0-9/-]*")
-
-
-def sitemap_files(site_url: str, urls: Iterable[str], *, max_urls: int | None = None,
-                  max_bytes: int | None = None) -> dict[str, bytes]:
-    """``sitemap.xml`` listing every page, or, past the protocol's 50,000 URLs or 50 MB a file, a sitemap index
-    of that name pointing at ``sitemap-1.xml``, ``sitemap-2.xml``, ... beside it. Without dates, so two builds
-    of one commit stay byte-identical; search engines already know the address ``sitemap.xml``."""
-    max_urls = max_urls or SITEMAP_MAX_URLS
-    room = (max_bytes or SITEMAP_MAX_BYTES) - len(_SITEMAP_HEAD) - len(_SITEMAP_TAIL)
-    parts: list[list[str]] = [[]]
-    used = 0
-    base = html.escape(site_url)
-    for u in urls:
-        # The site's own paths are slugs, which neither percent-encoding nor XML escaping changes.
-        loc = base + u if _PLAIN_PATH.fullmatch(u) else html.escape(site_url + quote(u, safe="/"))
-        line = f"  <url><loc>{loc}</loc></url>\n"
-        if parts[-1] and (len(parts[-1]) >= max_urls or used + len(line) > room):
-            parts.append([])
-            used = 0
-        parts[-1].append(line)
-        used += len(line)
-    files = {f"sitemap-{n}.xml": (_SITEMAP_HEAD + "".join(lines) + _SITEMAP_TAIL).encode("utf-8")
-             for n, lines in enumerate(parts, 1)}
-    if len(files) == 1:
-        return {"sitemap.xml": files["sitemap-1.xml"]}
-    if len(files) > SITEMAP_INDEX_MAX:
-        raise BuildError(f"the site has more pages than a sitemap index of {SITEMAP_INDEX_MAX:,} sitemaps can list")
-    index = ['<?xml version="1.0" encoding="UTF-8"?>',
-             '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
-    index += [f"  <sitemap><loc>{html.escape(site_url + name)}</loc></sitemap>" for name in files]
-    index.append("</sitemapindex>\n")
-    return {**files, "sitemap.xml": "\n".join(index).encode("utf-8")}
-
-
-def robots_txt(site_url: str) -> bytes | None:
-    """robots.txt naming the sitemap, for a site served at the root of its host: crawlers read robots.txt only
-    there, so a project site below a path (``user.github.io/repo/``) gets none."""
-    if urlsplit(site_url).path not in ("", "/"):
-        return None
-    return f"User-agent: *\nAllow: /\n\nSitemap: {site_url}sitemap.xml\n".encode("utf-8")
 
 
 def _site_urls(groups: _Groups, names: Sequence[str]) -> list[str]:
@@ -608,7 +513,7 @@ def _site_urls(groups: _Groups, names: Sequence[str]) -> list[str]:
 
 def _top_files(plan: _Plan, groups: _Groups) -> dict[str, bytes | None]:
     """The sitemap files and robots.txt of this build (None: the file must not exist)."""
-    if not plan.site_url or plan.naive:
+    if not plan.site_url:
         return {}
     files: dict[str, bytes | None] = dict(sitemap_files(plan.site_url, _site_urls(groups, plan.names)))
     files["robots.txt"] = robots_txt(plan.site_url)
@@ -640,19 +545,19 @@ def _write_skills(plan: _Plan, names: Sequence[str], jobs: int | None, cache: Pa
 
 # --------------------------------------------------------------------------------------------------- entry point
 
-def _plan(config: RegistryConfig, root: Path, index: dict[str, Any], *, naive: bool,
+def _plan(config: RegistryConfig, root: Path, index: dict[str, Any],
           api_roots: Sequence[Path] | None = None) -> _Plan:
     if not (root / SHARDS_INDEX_PATH).is_file():
         raise BuildError(f"{SHARDS_INDEX_PATH} is missing; the website searches it")
     site_url = index["registry"]["url"] or ""
     if site_url and not site_url.endswith("/"):
         site_url += "/"
-    names = tuple(s["name"] for s in index["skills"] if _SLUG.match(s["name"]))
+    names = tuple(s["name"] for s in index["skills"] if SLUG.match(s["name"]))
     return _Plan(tuple(api_roots or (root,)), root, index, names, site_url, config.limits.max_frontmatter_bytes,
-                 naive, fetched_body=config.publish.page_body == "fetched")
+                 fetched_body=config.publish.page_body == "fetched")
 
 
-def write_site(config: RegistryConfig, root: Path, report: Any = None, *, naive: bool = False,
+def write_site(config: RegistryConfig, root: Path, report: Any = None, *,
                jobs: int | None = None, api_roots: Sequence[Path] | None = None, previous: Path | None = None,
                changed: Collection[str] | None = None, state: Path | None = None) -> SiteResult:
     """Write the website into ``root`` beside the ``api/`` already published there (``report``, the build's
@@ -661,14 +566,10 @@ def write_site(config: RegistryConfig, root: Path, report: Any = None, *, naive:
     With ``previous`` (the output as it stands), ``changed`` (skills written or removed since) and ``state``
     (where the shells are kept), only the pages those skills touch are written and the result's ``units`` name
     them; the output then reads exactly as a build from scratch would. Otherwise every page is written.
-    ``naive`` builds the straightforward mkdocs-material set-up instead (every page through mkdocs, every skill
-    in the navigation, full-text search on), which benchmarks compare against.
     """
     index = json.loads((root / INDEX_PATH).read_bytes())
-    plan = _plan(config, root, index, naive=naive, api_roots=api_roots)
+    plan = _plan(config, root, index, api_roots=api_roots)
     groups = _groups(index, plan.categories)
-    if naive:
-        return _write_naive(plan, groups)
     key = _shells_key(plan)
     if previous is not None and changed is not None and (previous / INDEX_PATH).is_file():
         shells = _load_shells(state, key)
@@ -742,7 +643,7 @@ def _write_changed(plan: _Plan, groups: _Groups, previous: Path, changed: Collec
     root = plan.root
     changed = set(changed)
     named = set(plan.names)
-    units: set[str] = {f"skills/{name}" for name in changed if _SLUG.match(name)}
+    units: set[str] = {f"skills/{name}" for name in changed if SLUG.match(name)}
     _write_skills(plan, sorted(n for n in changed if n in named), jobs, templates_cache)
     before_rows = _previous_rows(previous, changed)
     after_rows = {s["name"]: s for s in groups.skills if s["name"] in changed}
@@ -795,28 +696,3 @@ def _differs(path: Path, data: bytes) -> bool:
         return path.read_bytes() != data
     except OSError:
         return True
-
-
-def _write_naive(plan: _Plan, groups: _Groups) -> SiteResult:
-    """The benchmark's baseline: every page, skill pages included, as Markdown through mkdocs in one process."""
-    env = page_environment()
-    renderer = BodyRenderer()
-    pages = [_skill_page(plan, env, renderer, name) for name in plan.names]
-    nav = _nav_pages(plan, env, groups)
-    for section, table in (("categories", groups.categories), ("tags", groups.tags)):
-        for slug in table:
-            pages += _group_pages(env, groups, section, slug)
-    sources = {}
-    for page in nav:
-        src = NAV_SHELLS[page.kind][0]
-        title = heading_text(page.title) if page.kind == "home" else _NAV_TITLES[page.kind]
-        sources[src] = _nav_markdown(page.kind, title, page.article)
-    for page in pages:
-        sources[page.path.removesuffix("/index.html") + ".md"] = f"# {heading_text(page.heading)}\n\n{page.article}\n"
-    work = Path(tempfile.mkdtemp(prefix=".site-work-", dir=plan.root)).resolve()
-    try:
-        site_dir, warnings = _mkdocs_site(plan, work, sources)
-        _move_into(site_dir, plan.root)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return SiteResult(pages=len(sources), skills=len(plan.names), warnings=warnings, written=len(sources))

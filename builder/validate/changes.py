@@ -25,9 +25,10 @@ from ..core.config import RegistryConfig
 from ..core.diagnostics import RULES, Diagnostic, Severity
 from ..core.errors import UsageError
 from ..core.frontmatter import parse_skill_md
-from ..core.git import run_git
+from ..core.git import GitFailed, checked_git
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, display_path, find_skill_folders, is_junk, load_skill
-from ..core.model import Skill, SkillFile, skill_digest
+from ..core.model import Skill, SkillFile, short_digest, skill_digest
+from ..core.words import counted
 from .checks import NameKey, RegistryNames, ValidationReport, validate_folder
 
 ADDED, MODIFIED, REMOVED, RENAMED = "added", "modified", "removed", "renamed"
@@ -66,14 +67,11 @@ class ChangeReport:
 
 
 def _git(top: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    """``core.git.checked_git``, a failure as the usage error ``--changed-since`` shows."""
     try:
-        done = run_git(args, top, stdin=stdin)
-    except OSError as exc:
-        raise UsageError(f"--changed-since needs git: {exc.strerror}") from None
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise UsageError(f"git {args[0]} failed: {message[-1] if message else f'exit {done.returncode}'}")
-    return done.stdout
+        return checked_git(args, top, stdin=stdin)
+    except GitFailed as failed:
+        raise UsageError(f"--changed-since needs git: {failed}" if failed.missing else str(failed)) from None
 
 
 def _top(folder: Path) -> Path:
@@ -339,9 +337,8 @@ def check_version_bump(skill: Skill, old_files: list[SkillFile] | None, ref: str
 
 # Formatters: plain strings, shown by the CLI before the findings.
 
-def short_digest(digest: str | None) -> str:
-    """``sha256:`` and the 12 hex digits that also name the skill's bundle files."""
-    return digest[:len("sha256:") + 12] if digest else "-"
+def _digest_cell(digest: str | None) -> str:
+    return short_digest(digest) if digest else "-"
 
 
 def _findings_cell(diagnostics: list[Diagnostic]) -> str:
@@ -352,16 +349,16 @@ def _findings_cell(diagnostics: list[Diagnostic]) -> str:
         codes = sorted({d.code for d in diagnostics if d.severity is severity})
         count = sum(d.severity is severity for d in diagnostics)
         if count:
-            parts.append(f"{count} {severity.value}{'s' * (count != 1)}: {', '.join(codes)}")
+            parts.append(f"{counted(count, severity.value)}: {', '.join(codes)}")
     return "; ".join(parts)
 
 
 def _describe(change: SkillChange) -> str:
     if change.status == ADDED:
-        return f"added {short_digest(change.new_digest)}"
+        return f"added {_digest_cell(change.new_digest)}"
     if change.status == REMOVED:
-        return f"removed (was {short_digest(change.old_digest)})"
-    arrow = f"{short_digest(change.old_digest)} -> {short_digest(change.new_digest)}"
+        return f"removed (was {_digest_cell(change.old_digest)})"
+    arrow = f"{_digest_cell(change.old_digest)} -> {_digest_cell(change.new_digest)}"
     if change.status == RENAMED:
         return f"renamed from {change.old_name}, {arrow}"
     return f"modified {arrow}"
@@ -372,7 +369,7 @@ def format_changes_text(result: ChangeReport) -> str:
     if not result.changes:
         lines = [f"No skill changed since {result.ref} (merge base {result.base[:12]})."]
     else:
-        lines = [f"{head}: {len(result.changes)} skill{'s' * (len(result.changes) != 1)}"]
+        lines = [f"{head}: {counted(len(result.changes), 'skill')}"]
         width = max(len(c.name) for c in result.changes)
         for change in result.changes:
             found = result.findings_of(change.name)

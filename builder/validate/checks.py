@@ -23,18 +23,17 @@ from ..core.config import PROFILES, RegistryConfig, merge_flags
 from ..core.diagnostics import RULES, Diagnostic, Severity
 from ..core.errors import UsageError
 from ..core.loader import display_path, find_skill_folders, load_skill
-from ..core.model import Frontmatter, Skill
+from ..core.model import MAX_NAME, SLUG, Frontmatter, Skill
 from ..core.suggest import close_match
+from ..core.words import counted
 from ..core.workers import default_jobs, iter_parallel
 from .active_content import active_content, served_type
 from .body import check_body
 
-MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 
 NAME_CHARS = re.compile(r"^[a-z0-9-]+$")
-SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
@@ -114,9 +113,8 @@ class Tally:
         return self.errors > 0 or (strict and self.warnings > 0)
 
     def summary(self) -> str:
-        noun = "skill" if self.skills == 1 else "skills"
-        e, w = self.errors, self.warnings
-        return f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)} in {len(self.flagged)} of {self.skills} {noun}"
+        return (f"{counted(self.errors, 'error')}, {counted(self.warnings, 'warning')} in {len(self.flagged):,} of "
+                f"{counted(self.skills, 'skill')}")
 
 
 @dataclass(frozen=True)
@@ -356,14 +354,29 @@ def with_policy(found: list[Diagnostic], config: RegistryConfig) -> list[Diagnos
 def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str) -> Iterable[Diagnostic]:
     fm = skill.frontmatter
     assert fm is not None
-    data = fm.data
 
     def at(code: str, key: str, message: str = "", **kw: Any) -> Diagnostic:
         return RULES[code].at(file, fm.line_of(key), message, skill=skill.name, **kw)
 
     def shown(key: str) -> str:
-        return _show(data[key], fm.sources.get(key))
+        return _show(fm.data[key], fm.sources.get(key))
 
+    yield from _check_required(skill, fm, at, shown)
+    yield from _check_optional(fm, at, shown)
+    if "metadata" in fm.data:
+        yield from _check_metadata(fm.data["metadata"], fm, config, at)
+    elif config.categories:
+        yield at("SK305", "name", "`metadata.category` is missing")
+    yield from _check_yaml_form(skill, fm, profile, file)
+    yield from _check_profile_fields(fm, profile, at, shown)
+
+
+_At = Callable[..., Diagnostic]  # a finding at a field's line: (code, key, message, **fields)
+
+
+def _check_required(skill: Skill, fm: Frontmatter, at: _At, shown: Callable[[str], str]) -> Iterable[Diagnostic]:
+    """``name`` and ``description``."""
+    data = fm.data
     # name
     if "name" not in data:
         yield at("SK101", "name", "required field `name` is missing")
@@ -390,7 +403,11 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
             if match:
                 yield at("SK202", "description",
                          f"`description` still contains template text: {match.group(0).strip()!r}")
-    # optional fields of the standard
+
+
+def _check_optional(fm: Frontmatter, at: _At, shown: Callable[[str], str]) -> Iterable[Diagnostic]:
+    """The optional fields of the standard."""
+    data = fm.data
     if "compatibility" in data:
         comp = data["compatibility"]
         if not isinstance(comp, str) or not comp.strip():
@@ -414,10 +431,9 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
             yield at("SK116", "allowed-tools", f"`allowed-tools` must be a space-separated string, got "
                                                f"{shown('allowed-tools')}",
                      hint=_value_hint("allowed-tools", tools, fm.sources.get("allowed-tools")))
-    if "metadata" in data:
-        yield from _check_metadata(data["metadata"], fm, config, at)
-    elif config.categories:
-        yield at("SK305", "name", "`metadata.category` is missing")
+
+
+def _check_yaml_form(skill: Skill, fm: Frontmatter, profile: str, file: str) -> Iterable[Diagnostic]:
     # YAML the reference validator cannot read: an error where the open standard is the contract
     strict_severity = Severity.ERROR if profile == "spec" else Severity.WARNING
     for what, line, column in fm.non_strict:
@@ -426,6 +442,10 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
     if fm.bom:
         yield RULES["SK014"].at(file, 1, "SKILL.md starts with a UTF-8 byte-order mark", skill=skill.name,
                                 severity=strict_severity)
+
+
+def _check_profile_fields(fm: Frontmatter, profile: str, at: _At, shown: Callable[[str], str]) -> Iterable[Diagnostic]:
+    data = fm.data
     # fields outside the standard, by profile
     known = set(OPEN_FIELDS) | (set(CLAUDE_FIELDS) if profile != "spec" else set())
     for key in data:
