@@ -18,7 +18,7 @@ def test_ruff_is_clean() -> None:
 # the moment are listed by name until that work lands; nothing else is exempt.
 MAX_FUNCTION_LINES = 80
 MAX_MODULE_LINES = 700
-BEING_SPLIT = {"builder/core/search.py", "builder/core/markdown.py"}
+BEING_SPLIT = {"builder/core/markdown.py"}
 
 
 def _too_long() -> tuple[list[str], list[str]]:
