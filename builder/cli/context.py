@@ -37,7 +37,8 @@ class Context:
 def no_registry(command: str, *, reads: bool = False) -> str:
     """Why ``skillreg COMMAND`` will not run here, and the three ways to a registry."""
     return (f"no {CONFIG_NAME} in {Path.cwd()} or a parent folder, and `skillreg {command}` "
-            f"{'reads the skills of' if reads else 'writes into'} a registry; run it in a registry's checkout, pass --config FILE, or start a registry by "
+            f"{'reads the skills of' if reads else 'writes into'} a registry; run it in a registry's checkout, "
+            "pass --config FILE, or start a registry by "
             f"copying {CONFIG_NAME} from the skill-registry project ({PROJECT}) into this folder")
 
 
