@@ -84,7 +84,7 @@
     return best;
   }
 
-  /* The sharded index behind ``fetchJson(path) -> Promise of the parsed file``: builder.core.search.ShardedSearch. */
+  /* The sharded index behind ``fetchJson(path) -> Promise of the parsed file``: builder.client.search.ShardedSearch. */
   function Index(manifest, fetchJson) {
     this.manifest = manifest;
     this.count = manifest.count;
