@@ -263,8 +263,8 @@ def facets_path(digest: str) -> str:
 # ------------------------------------------------------------------------------------------- typo tolerance
 
 # A query token that no indexed token equals or starts with is matched instead to the indexed tokens sharing its
-# first TERM_KEY characters that are at most typo_budget() edits away. Such a match earns typo_points(), fewer
-# than a prefix match, so a skill matching as typed always ranks above one matched through a correction.
+# first TERM_KEY characters that are at most typo_budget() edits away, for typo_points() (a prefix match's points
+# or fewer). A token that matches as typed is never corrected, so no correction outranks what was typed.
 TYPO_SHORTEST = 4  # shorter tokens are too short to tell a typo from another word
 TYPO_LONGEST = 32  # longer tokens are not words anyone types: no correction, and no quadratic work
 
