@@ -15,8 +15,8 @@ SKILL = ("---\nname: demo\ndescription: Reads demo files when the user asks what
          "# Demo\n\nRead the file.\n")
 
 
-def no_registry(folder: Path, command: str) -> str:
-    return (f"Error: no registry.yaml in {folder} or a parent folder, and `skillreg {command}` writes into a "
+def no_registry(folder: Path, command: str, does: str = "writes into") -> str:
+    return (f"Error: no registry.yaml in {folder} or a parent folder, and `skillreg {command}` {does} a "
             "registry; run it in a registry's checkout, pass --config FILE, or start a registry by copying "
             "registry.yaml from the skill-registry project (github.com/skill-registry/skill-registry) into this "
             "folder\n")
@@ -41,6 +41,13 @@ def test_commands_that_write_a_registry_refuse_outside_one_and_write_nothing(els
     result = CliRunner().invoke(cli, args, input=SKILL)
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", no_registry(elsewhere, args[0]))
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["prompt"], ["prompt", "foo"]], ids=" ".join)
+def test_prompt_outside_a_registry_says_where_the_skills_would_come_from(elsewhere: Path, args: list[str]) -> None:
+    result = CliRunner().invoke(cli, args)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", no_registry(elsewhere, "prompt", "reads the skills of"))
 
 
 def test_a_named_registry_yaml_is_used_from_anywhere(elsewhere: Path, tmp_path: Path,

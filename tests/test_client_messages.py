@@ -277,6 +277,17 @@ def test_mcp_search_takes_several_words_and_reports_the_total_as_the_cli_does(se
     assert json.loads(few.content[0].text)["total"] > 2
 
 
+def test_a_typo_finds_the_skill_in_the_cli_and_mcp_alike(server: RegistryServer, project: Path) -> None:
+    queries = [("csv profilr", ["csv-profiler"]), ("dockr", ["dockerfile-lint"])]
+    _, answers = anyio.run(mcp_session, server.url, project, [("search_skills", {"query": q}) for q, _ in queries])
+    for (query, expected), answer in zip(queries, answers, strict=True):
+        cli = json.loads(run("search", *query.split(), "--json", "--registry", server.url).stdout)
+        assert [s["name"] for s in cli["skills"]] == expected and cli["total"] == len(expected), query
+        data = json.loads(answer.content[0].text)
+        assert [s["slug"] for s in data["skills"]] == expected and data["total"] == len(expected), query
+    assert run("search", "dockr", "--registry", server.url).stdout.splitlines()[0].startswith("dockerfile-lint  ")
+
+
 def test_remove_with_no_name_is_a_usage_error(project: Path) -> None:
     result = run("remove")
     assert result.exit_code == 2 and "Missing argument 'NAME...'" in result.stderr

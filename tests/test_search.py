@@ -145,20 +145,34 @@ def test_exact_name_outranks_a_longer_name_with_the_same_word() -> None:
 
 def _reference_rank(index: dict, query: str, category: str | None = None, tag: str | None = None,
                     limit: int = 10) -> list[tuple[str, int]]:
-    """The ranking's definition, row by row: what the prepared index must reproduce exactly."""
+    """The ranking's definition, row by row: what the prepared index must reproduce exactly. A query token that no
+    word of any row equals or starts with scores, in each row, its best word sharing its first three characters
+    and one edit away (two from eight characters on, none past 32), at the field's prefix points over the edits."""
     from builder.core.search import EXACT_NAME_BONUS, WEIGHTS, tokens
 
+    def fields_of(row: list) -> dict[str, list[str]]:
+        name, description, cat, tags, heads = row[:5]
+        return {"name": tokens(name), "description": tokens(description), "category": tokens(cat),
+                "tags": [t for g in tags for t in tokens(g)], "headings": tokens(heads)}
+
     query_tokens = tokens(query)
+    corrected = {q for q in query_tokens if 4 <= len(q) <= 32 and not any(
+        w.startswith(q) for row in index["skills"] for words in fields_of(row).values() for w in words)}
     hits = []
-    for name, description, cat, tags, heads in index["skills"]:
+    for row in index["skills"]:
+        name, _, cat, tags, _ = row[:5]
         if (category and cat != category) or (tag and tag not in tags):
             continue
-        fields = {"name": tokens(name), "description": tokens(description), "category": tokens(cat),
-                  "tags": [t for g in tags for t in tokens(g)], "headings": tokens(heads)}
+        fields = fields_of(row)
         total = 0 if query_tokens else 1
         for q in query_tokens:
-            best = max([whole if q in fields[f] else prefix if any(w.startswith(q) for w in fields[f]) else 0
-                        for f, (whole, prefix) in WEIGHTS.items()])
+            if q in corrected:
+                budget = 1 if len(q) <= 7 else 2
+                best = max([max(1, prefix // distance) for f, (_, prefix) in WEIGHTS.items() for w in fields[f]
+                            if w[:3] == q[:3] and 1 <= (distance := _edit_distance(q, w)) <= budget], default=0)
+            else:
+                best = max([whole if q in fields[f] else prefix if any(w.startswith(q) for w in fields[f]) else 0
+                            for f, (whole, prefix) in WEIGHTS.items()])
             if not best:
                 total = 0
                 break
@@ -168,6 +182,62 @@ def _reference_rank(index: dict, query: str, category: str | None = None, tag: s
         if total:
             hits.append((name, total))
     return sorted(hits, key=lambda h: (-h[1], h[0]))[:limit]
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Insertions, deletions, changes and swaps of neighbours from ``a`` to ``b``, the whole table filled in."""
+    table = [[i + j if not i * j else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+    return table[len(a)][len(b)]
+
+
+def test_edits_stops_early_but_agrees_with_the_whole_table() -> None:
+    from builder.core.search import edits
+
+    rng = random.Random(3)
+    for _ in range(3000):
+        a = "".join(rng.choice("abcd") for _ in range(rng.randint(0, 9)))
+        b = "".join(rng.choice("abcd") for _ in range(rng.randint(0, 9)))
+        budget = rng.randint(0, 3)
+        assert edits(a, b, budget) == min(_edit_distance(a, b), budget + 1), (a, b, budget)
+
+
+def test_a_typo_is_corrected_only_when_nothing_matches_as_typed() -> None:
+    rows = [["docker-tips", "Tips.", "", ["docker"], ""], ["dockr-notes", "Notes on dockr.", "", [], ""],
+            ["ducker", "Ducks.", "", [], ""]]
+    index = {"version": 1, "fields": [], "skills": rows}
+    # Typed words that exist are never corrected, so an exact match is never outranked by a correction.
+    assert [h.name for h in rank(index, "dockr")] == ["dockr-notes"]
+    assert [h.name for h in rank(index, "docker")] == ["docker-tips"]
+    # One edit for up to seven characters; the first three characters are never corrected.
+    assert [(h.name, h.score) for h in rank(index, "dokcer")] == []
+    assert [(h.name, h.score) for h in rank(index, "dockre")] == [("docker-tips", 6), ("dockr-notes", 6)]
+    assert [h.name for h in rank(index, "dockeer")] == ["docker-tips"]
+    assert [h.name for h in rank(index, "dockerfle")] == []  # nothing within two edits
+
+
+def test_a_corrected_query_reads_the_files_the_query_typed_right_reads() -> None:
+    """The correction is made from the term file the query reads anyway: no extra request on the site."""
+    rows = _random_rows()
+    files = search_files(rows)
+
+    def reads(query: str) -> set[str]:
+        read: set[str] = set()
+
+        def fetch(path: str, sha256: str | None) -> dict:
+            read.add(path)
+            return json.loads(files[path])
+
+        assert ShardedSearch(json.loads(files[SHARDS_INDEX_PATH]), fetch).rank(query), query
+        return read
+
+    # The typed-right query may read one rows file more: the one that could hold a skill of its exact name.
+    for right, typo in [("release", "relase"), ("schema", "schmea"), ("secret", "secrte"), ("review scan", "revew scan")]:
+        assert reads(typo) <= reads(right), typo
 
 
 def _random_rows(count: int = 1500) -> list[list]:
@@ -190,7 +260,9 @@ def _random_queries(rows: list[list]) -> list[dict]:
     queries = ["", "csv", "cs", "c", "git diff", "doc", "docs", "x", "a1", "ünï", "review-scan", "secret scan json",
                rows[5][0], rows[6][0].replace("-", " "), "nothing-matches", "te", "f", "1", "git", "gi", "dif",
                "zz", "csv csv",
-               "constructor", "__proto__", "toString", "hasOwnProperty", "con"]
+               "constructor", "__proto__", "toString", "hasOwnProperty", "con",
+               "dockr", "dcoker", "schmea", "revew", "secrte scan", "relase", "construtcor", "tostrnig",
+               "csv revieww", "reléase", "fiels", "dokcer", "docsx", "a1a1", "g" * 40]
     return [{"query": q, **o} for q in queries
             for o in ({}, {"category": "data"}, {"tag": "git"}, {"limit": 50}, {"tag": "no-such-tag"})]
 

@@ -714,6 +714,26 @@ def test_the_menu_works_from_the_keyboard(driver, pages_site: str) -> None:
         driver.set_window_size(1280, 900)
 
 
+def test_escape_closes_the_phone_menu_and_gives_the_focus_back_to_its_button(driver, pages_site: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    try:
+        _at_width(driver, 390)
+        for path in ("skills/csv-profiler/", "search/", "categories/data/"):
+            driver.get(pages_site + path)
+            driver.find_element(By.CSS_SELECTOR, ".md-header label[for=__drawer]").click()
+            assert _header(driver)["shown"] == NAVIGATION, f"{path}: the menu did not open"
+            driver.find_element(By.CSS_SELECTOR, ".sr-tabs .md-tabs__link").send_keys(Keys.ESCAPE)
+            assert _header(driver)["shown"] == [], f"{path}: Escape did not close the menu"
+            focused = driver.switch_to.active_element
+            assert (focused.get_attribute("id"), focused.accessible_name) == ("__drawer", "Menu"), path
+            focused.send_keys(Keys.ESCAPE)  # a closed menu stays closed
+            assert _header(driver)["shown"] == [], path
+    finally:
+        driver.set_window_size(1280, 900)
+
+
 def test_navigation_pages_have_no_sidebar_and_use_the_width(driver, pages_site: str) -> None:
     article = "return document.querySelector('article').getBoundingClientRect().width"
     driver.get(pages_site + "skills/csv-profiler/")

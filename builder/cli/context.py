@@ -24,20 +24,21 @@ class Context:
     def config(self) -> RegistryConfig:
         return load_config(self.config_path)
 
-    def registry(self, command: str) -> RegistryConfig:
+    def registry(self, command: str, *, reads: bool = False) -> RegistryConfig:
         """The configuration of a command that writes into a registry (its skills, its output, its marketplace
-        file): refused when no registry.yaml was found or named, so that nothing is written into a folder that
-        merely happens to be the current one."""
+        file), or with ``reads`` one that reads a registry's skills: refused when no registry.yaml was found or
+        named, so that nothing is written into (or read from) a folder that merely happens to be the current one."""
         config = self.config
         if config.path is None:
-            raise UsageError(no_registry(command))
+            raise UsageError(no_registry(command, reads=reads))
         return config
 
 
-def no_registry(command: str) -> str:
+def no_registry(command: str, *, reads: bool = False) -> str:
     """Why ``skillreg COMMAND`` will not run here, and the three ways to a registry."""
     return (f"no {CONFIG_NAME} in {Path.cwd()} or a parent folder, and `skillreg {command}` "
-            f"writes into a registry; run it in a registry's checkout, pass --config FILE, or start a registry by "
+            f"{'reads the skills of' if reads else 'writes into'} a registry; run it in a registry's checkout, "
+            "pass --config FILE, or start a registry by "
             f"copying {CONFIG_NAME} from the skill-registry project ({PROJECT}) into this folder")
 
 

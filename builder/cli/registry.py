@@ -366,10 +366,11 @@ def prompt(obj: Context, names: tuple[str, ...]) -> None:
     from ..core.loader import find_skill_folders, load_skill
     from ..publish.prompt import to_prompt
 
+    config = obj.registry("prompt", reads=True)
     if names:
         skills = [_registry_skill(obj, n) for n in names]
     else:
-        skills = [load_skill(f, obj.config).skill for f in find_skill_folders(obj.config.skills_path)]
+        skills = [load_skill(f, config).skill for f in find_skill_folders(config.skills_path)]
     click.echo(to_prompt(skills))
 
 

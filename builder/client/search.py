@@ -26,12 +26,15 @@ from ..core.search import (
     SearchIndex,
     SearchRow,
     best_points,
+    edits,
     facets_path,
     prefix_path,
     rows_of_gaps,
     rows_path,
     term_path,
     tokens,
+    typo_budget,
+    typo_points,
 )
 
 _KEY = re.compile(r"^[a-z0-9]{1,3}$")
@@ -60,6 +63,16 @@ def _top(totals: dict[int, int], limit: int) -> list[tuple[int, int]]:
                     key=lambda item: (-item[0], item[1]))
     tied = sorted(itertools.compress(totals, map(threshold.__eq__, totals.values())))
     return better + [(threshold, row) for row in tied[:limit - len(better)]]
+
+
+def _typo_levels(q: str, terms: dict[str, Any]) -> list[tuple[int, Any]]:
+    """(points, row gaps) of the tokens of a term file a few edits from ``q``, as ``SearchIndex._typo_levels``."""
+    budget, levels = typo_budget(q), []
+    for token, lists in terms.items():
+        distance = edits(q, token, budget)
+        if distance <= budget:
+            levels += [(typo_points(f, distance), gaps) for f, gaps in enumerate(lists[:len(FIELDS)])]
+    return levels
 
 
 _FETCHERS: Any = None  # the process's ThreadPoolExecutor for search files, made on first use
@@ -234,6 +247,8 @@ class ShardedSearch:
                 if token.startswith(q):
                     weights = WHOLE_POINTS if token == q else PREFIX_POINTS
                     levels += [(weights[f], gaps) for f, gaps in enumerate(lists[:len(FIELDS)])]
+            if not levels and typo_budget(q):
+                levels = _typo_levels(q, found)
         except (TypeError, ValueError, AttributeError):
             raise self._broken(path) from None
         return path, levels

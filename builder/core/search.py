@@ -132,11 +132,26 @@ class SearchIndex:
             for token in vocabulary[first:last]:
                 if token != q:
                     levels.append((prefix, postings[token]))
+        if not levels and typo_budget(q):
+            levels = self._typo_levels(q)
         best: dict[int, int] = {}
         for points, rows in sorted(levels, key=lambda level: -level[0]):
             for row in rows:
                 best.setdefault(row, points)
         return best
+
+    def _typo_levels(self, q: str) -> list[tuple[int, list[int]]]:
+        """(points, rows) of the tokens a few edits from ``q`` that share its first ``TERM_KEY`` characters."""
+        budget, key, levels = typo_budget(q), q[:TERM_KEY], []
+        for field, name in enumerate(FIELDS):
+            postings, vocabulary = self.postings[name], self.vocabulary[name]
+            first = bisect.bisect_left(vocabulary, key)
+            last = bisect.bisect_left(vocabulary, key + "\x7f", first)
+            for token in vocabulary[first:last]:
+                distance = edits(q, token, budget)
+                if distance <= budget:
+                    levels.append((typo_points(field, distance), postings[token]))
+        return levels
 
     def _matching(self, query: str, category: str | None, tag: str | None) -> Iterator[tuple[int, int]]:
         """Every matching (points, row), the filters applied, in no order."""
@@ -243,3 +258,45 @@ def rows_path(digest: str) -> str:
 
 def facets_path(digest: str) -> str:
     return f"{SHARDS_ROOT}/facets/{digest}.json"
+
+
+# ------------------------------------------------------------------------------------------- typo tolerance
+
+# A query token that no indexed token equals or starts with is matched instead to the indexed tokens sharing its
+# first TERM_KEY characters that are at most typo_budget() edits away, for typo_points() (a prefix match's points
+# or fewer). A token that matches as typed is never corrected, so no correction outranks what was typed.
+TYPO_SHORTEST = 4  # shorter tokens are too short to tell a typo from another word
+TYPO_LONGEST = 32  # longer tokens are not words anyone types: no correction, and no quadratic work
+
+
+def typo_budget(q: str) -> int:
+    """How many edits may turn the query token ``q`` into an indexed token: one up to 7 characters, two beyond."""
+    if not TYPO_SHORTEST <= len(q) <= TYPO_LONGEST:
+        return 0
+    return 1 if len(q) <= 7 else 2
+
+
+def edits(a: str, b: str, budget: int) -> int:
+    """The edits (insert, delete or change a character, or swap two neighbours) between ``a`` and ``b``: their
+    optimal string alignment distance, or ``budget + 1`` as soon as it is known to be more than ``budget``."""
+    if abs(len(a) - len(b)) > budget:
+        return budget + 1
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            best = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                best = min(best, before[j - 2] + 1)
+            current[j] = best
+        if min(current) > budget:  # a row's least distance never falls in the rows after it
+            return budget + 1
+        before, previous = previous, current
+    return min(previous[len(b)], budget + 1)
+
+
+def typo_points(field: int, distance: int) -> int:
+    """Points for a token matched ``distance`` edits away in the field ``FIELDS[field]``: the field's prefix
+    points for one edit, half of them (at least 1) for two; they fall field by field as the weights do."""
+    return max(1, PREFIX_POINTS[field] // distance)

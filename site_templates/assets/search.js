@@ -2,6 +2,8 @@
  *
  * A query token scores the best of its whole-word or prefix matches across fields (name, tags, category,
  * description, headings); every token must match somewhere; +20 when the query spells the name; ties by name.
+ * A token of 4 to 32 characters that no indexed token equals or starts with matches instead, for fewer points,
+ * the tokens of its term file (same first three characters) one edit away (two from 8 characters on).
  * The index is fetched a file at a time: the manifest (index.json), then per query token its precomputed points
  * (prefix/, tokens of one or two characters) or the postings of the tokens sharing its first three characters
  * (terms/), then the rows of the hits shown (rows/) and, with a filter, the rows of that category or tag
@@ -16,6 +18,38 @@
   var EXACT_NAME_BONUS = 20;
   var ROOT = "api/v1/search/";
   var TERM_KEY = 3;
+  var TYPO_SHORTEST = 4, TYPO_LONGEST = 32;
+
+  /* How many edits may turn the query token ``q`` into an indexed token: builder.core.search.typo_budget. */
+  function typoBudget(q) {
+    if (q.length < TYPO_SHORTEST || q.length > TYPO_LONGEST) return 0;
+    return q.length <= 7 ? 1 : 2;
+  }
+
+  /* The optimal string alignment distance of ``a`` and ``b``, or budget + 1 once it is more: builder.core.search.edits. */
+  function edits(a, b, budget) {
+    if (Math.abs(a.length - b.length) > budget) return budget + 1;
+    var before = [], previous = [], i, j;
+    for (j = 0; j <= b.length; j++) previous.push(j);
+    for (i = 1; i <= a.length; i++) {
+      var current = [i], least = i;
+      for (j = 1; j <= b.length; j++) {
+        var best = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+        if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, before[j - 2] + 1);
+        current.push(best);
+        if (best < least) least = best;
+      }
+      if (least > budget) return budget + 1;
+      before = previous;
+      previous = current;
+    }
+    return Math.min(previous[b.length], budget + 1);
+  }
+
+  /* Points for a token matched ``distance`` edits away in field number ``field``: builder.core.search.typo_points. */
+  function typoPoints(field, distance) {
+    return Math.max(1, Math.floor(WEIGHTS[field][2] / distance));
+  }
 
   function tokens(text) {
     return String(text).toLowerCase().split(/[^a-z0-9]+/).filter(function (t) { return t.length > 0; });
@@ -50,7 +84,7 @@
     return best;
   }
 
-  /* The sharded index behind ``fetchJson(path) -> Promise of the parsed file``: builder.core.search.ShardedSearch. */
+  /* The sharded index behind ``fetchJson(path) -> Promise of the parsed file``: builder.client.search.ShardedSearch. */
   function Index(manifest, fetchJson) {
     this.manifest = manifest;
     this.count = manifest.count;
@@ -85,13 +119,22 @@
     return self.file(ROOT + "prefix/" + parent + "." + own(prefixes, parent) + ".json").then(function (doc) {
       if (own(doc.terms, key) === undefined) return new Map();
       return self.file(ROOT + "terms/" + key + "." + own(doc.terms, key) + ".json").then(function (shard) {
-        var levels = [];
-        Object.keys(shard.terms).forEach(function (token) {
+        var levels = [], budget = typoBudget(q), terms = Object.keys(shard.terms);
+        terms.forEach(function (token) {
           if (token.slice(0, q.length) !== q) return;
           own(shard.terms, token).forEach(function (gaps, field) {
             if (field < WEIGHTS.length) levels.push([WEIGHTS[field][token === q ? 1 : 2], rowsOf(gaps)]);
           });
         });
+        if (!levels.length && budget) {
+          terms.forEach(function (token) {
+            var distance = edits(q, token, budget);
+            if (distance > budget) return;
+            own(shard.terms, token).forEach(function (gaps, field) {
+              if (field < WEIGHTS.length) levels.push([typoPoints(field, distance), rowsOf(gaps)]);
+            });
+          });
+        }
         return bestOf(levels);
       });
     });
@@ -201,7 +244,7 @@
     });
   }
 
-  var api = { tokens: tokens, open: open, Index: Index, WEIGHTS: WEIGHTS, EXACT_NAME_BONUS: EXACT_NAME_BONUS };
+  var api = { tokens: tokens, edits: edits, typoBudget: typoBudget, open: open, Index: Index, WEIGHTS: WEIGHTS, EXACT_NAME_BONUS: EXACT_NAME_BONUS };
 
   if (typeof module === "object" && module.exports) module.exports = api;
   global.SkillSearch = api;
