@@ -250,7 +250,9 @@ def measure(program: list[str], corpus: Path, work: Path, config: Path | None = 
     skills = max(1, json.loads(index)["count"])
     sitemaps = sorted(out.glob("sitemap*.xml"))
     figures: dict[str, Any] = {
-        "build seconds": cold.seconds, "build peak RSS MB": cold.max_rss / 2**20,
+        "build seconds": cold.seconds, "build CPU seconds, all processes": cold.cpu_seconds,
+        "published skills": skills, "build ms per published skill": cold.seconds * 1000 / skills,
+        "build CPU ms per published skill": cold.cpu_seconds * 1000 / skills, "build peak RSS MB": cold.max_rss / 2**20,
         "build tree RSS MB": cold.tree_rss / 2**20, "one-skill rebuild seconds": again.seconds,
         "output MB": sum(sizes.values()) / 2**20, "files": files,
         **{f"{part} MB": size / 2**20 for part, size in sizes.items()},

@@ -103,3 +103,15 @@ def test_fidelity_compares_structure_and_text_and_sets_aside_only_the_known_gaps
     other = shape(renderer.sanitise("<h1>Title</h1><ul><li>see <em>x</em></li></ul>"))
     assert without_known_gaps(other) != without_known_gaps(ours)
     assert "<script" not in renderer.sanitise("<p>a</p><script>alert(1)</script>")
+
+
+def test_scale_builds_the_first_skills_of_a_real_corpus_and_counts_the_published(tmp_path: Path) -> None:
+    env = {**os.environ, "SKILLREG_BENCH_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-m", "bench", "--scale", "4", "--corpus", str(public_repos(tmp_path / "src"))],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Scale benchmark: 4 skills")
+    rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:] for line in done.stdout.splitlines()
+            if line.startswith("| ")}
+    assert rows["published skills"][0].strip(" |") == "4"
+    assert float(rows["build CPU ms per published skill"][0].strip(" |")) > 0
