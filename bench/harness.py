@@ -22,6 +22,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .corpus import REPO, cached_corpus, measure_shape, shape_summary
+from .real_corpus import first_skills
 
 JSON_VERSION = 3  # 2: rows carry their target; 3: the corpus shape
 TRASH_PREFIX = ".trash-"
@@ -104,12 +105,15 @@ class BenchContext:
     log: Callable[[str], None] = field(default=lambda message: print(message, file=sys.stderr, flush=True))
     api_builds: dict[int, Path] = field(default_factory=dict)
     measured_shapes: dict[int, dict[str, float]] = field(default_factory=dict)
+    real: Path | None = None  # --corpus: the prepared real skills (bench/real_corpus.py) every measurement uses
 
     def corpus(self, n: int) -> Path:
         """A folder of ``n`` generated skills, made once per (n, seed, shape) and reused by every measurement.
 
         A real-shaped corpus has its shape measured and logged the first time this run uses it.
         """
+        if self.real is not None:
+            return first_skills(self.real, n)
         started = time.perf_counter()
         folder = cached_corpus(self.cache_dir, n, self.seed, self.shape)
         elapsed = time.perf_counter() - started
@@ -231,8 +235,8 @@ with open(sys.argv[1], "w", encoding="ascii") as fh:
 
 
 def run_process(command: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
-                timeout: float = 1800) -> Finished:
-    """Run ``command`` and measure it; a non-zero exit is a BenchError.
+                timeout: float = 1800, exits: Sequence[int] = (0,)) -> Finished:
+    """Run ``command`` and measure it; an exit code not in ``exits`` is a BenchError.
 
     Seconds, CPU time and the largest process's peak RSS come from the wrapper above (``ru_maxrss`` is in
     kilobytes on Linux). Worker processes run side by side and share the pages they were forked with, so the
@@ -266,7 +270,7 @@ def run_process(command: Sequence[str], *, cwd: Path | None = None, env: dict[st
         except (OSError, ValueError):
             raise BenchError(f"`{' '.join(command)}` could not be run (wrapper exited {proc.returncode}):\n"
                              f"{output[-3000:]}") from None
-    if code != "0":
+    if int(code) not in exits:
         raise BenchError(f"`{' '.join(command)}` exited {code}:\n{output[-3000:]}")
     return Finished(float(seconds), int(max_rss), sampler.peak, output, float(cpu))
 
@@ -459,7 +463,8 @@ def render_markdown(rows: Sequence[Row], info: dict[str, object], date: str, rep
                     shape: str = "synthetic") -> str:
     lines = [
         f"Benchmark {'(quick) ' if quick else ''}of {date} on {info['cpu']}, {info['cores']} cores, "
-        f"{info['python']} (load average {info['load_average']} at start), {shape}-shaped corpus; median, min "
+        f"{info['python']} (load average {info['load_average']} at start), "
+        f"{'a corpus of real public skills' if shape == 'public' else f'{shape}-shaped corpus'}; median, min "
         "and max over the runs counted in the Runs column.",
         "",
         "| Measurement | Subject | Skills | Runs | Median | Min | Max | Unit | Target |",

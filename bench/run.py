@@ -32,6 +32,7 @@ from .harness import (
     write_json,
     write_text,
 )
+from .real_corpus import describe, prepared_corpus
 from .site import site_bench
 from .sizes import sizes_bench
 from .validate import validate_bench
@@ -76,6 +77,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="instead of the suite: build N real-shaped skills cold with the website and print "
                              "sizes, build time and RSS, rebuild time, search transfer and CLI search times "
                              "(bench/scale.py; --shape defaults to real here)")
+    parser.add_argument("--corpus", type=Path, default=None, metavar="DIR",
+                        help="measure on the real skills found under DIR (folders holding a SKILL.md, as in a "
+                             "public repository) instead of generated ones: copied once into the cache folder, "
+                             "each named for its skill with its frontmatter name set to match, duplicate names "
+                             "renamed <name>-<n> (bench/real_corpus.py); --skills and --scale take the first N")
     parser.add_argument("--baseline", default=None, metavar="SKILLREG",
                         help="with --scale: also measure this older skillreg program on the same corpus (its "
                              "figures are kept in the cache folder and reused, with the time they were measured)")
@@ -92,6 +98,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--baseline needs --scale")
     if args.baseline is not None and shutil.which(args.baseline) is None:
         parser.error(f"{args.baseline}: not an executable")
+    if args.corpus is not None and not args.corpus.is_dir():
+        parser.error(f"--corpus {args.corpus}: not a folder")
+    if args.corpus is not None and args.shape is not None:
+        parser.error("--corpus and --shape are two corpora: give one")
     if args.scale is not None and args.scale < 1:
         parser.error("--scale must be at least 1")
     if args.repeat is not None and args.repeat < 1:
@@ -101,19 +111,32 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def real_corpus(args: argparse.Namespace, cache_dir: Path) -> Path | None:
+    """``--corpus``'s skills prepared in the cache (None without it), what they are said on standard error."""
+    if args.corpus is None:
+        return None
+    made = prepared_corpus(cache_dir, [args.corpus])
+    print(f"corpus: {describe(made, [args.corpus])}: {made.skills}", file=sys.stderr, flush=True)
+    if made.count < 2:
+        raise SystemExit(f"--corpus {args.corpus}: {made.count} skill folders found (a SKILL.md each); need 2")
+    return made.skills
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    cache_dir = args.cache_dir or default_cache_dir()
+    real = real_corpus(args, cache_dir)
     if args.scale is not None:
         from .scale import scale_main
 
-        sys.stdout.write(scale_main(args.scale, args.baseline, args.cache_dir or default_cache_dir(),
-                                    args.shape or "real", args.seed, fresh_baseline=args.fresh_baseline,
-                                    publish=args.publish or "lean"))
+        sys.stdout.write(scale_main(args.scale, args.baseline, cache_dir, args.shape or "real", args.seed,
+                                    fresh_baseline=args.fresh_baseline, publish=args.publish or "lean",
+                                    real=real))
         return 0
-    args.shape = args.shape or "synthetic"
+    args.shape = "public" if real is not None else args.shape or "synthetic"
     repeat = args.repeat or (3 if args.quick else 5)
-    ctx = BenchContext(cache_dir=args.cache_dir or default_cache_dir(), quick=args.quick, repeat=repeat,
-                       seed=args.seed, shape=args.shape, skills=args.skills)
+    ctx = BenchContext(cache_dir=cache_dir, quick=args.quick, repeat=repeat, seed=args.seed, shape=args.shape,
+                       skills=args.skills, real=real)
     # The builder keeps a manifest per output folder in its state folder (23 MB at 10,000 skills): this run gets
     # one of its own, emptied first, so those of earlier runs' outputs pile up neither there nor in the user's.
     remove_tree(ctx.cache_dir / "build-state")

@@ -34,6 +34,7 @@ from .client_sparse import INSTALLED, UpdateChecks, client_env
 from .corpus import cached_corpus
 from .harness import BenchError, run_process, skillreg_command
 from .pages import page_figures, site_rebuild_seconds
+from .real_corpus import first_skills
 from .rebuild import rebuild_figures
 from .server import CountingServer
 
@@ -251,7 +252,9 @@ def measure(program: list[str], corpus: Path, work: Path, config: Path | None = 
     skills = max(1, json.loads(index)["count"])
     sitemaps = sorted(out.glob("sitemap*.xml"))
     figures: dict[str, Any] = {
-        "build seconds": cold.seconds, "build peak RSS MB": cold.max_rss / 2**20,
+        "build seconds": cold.seconds, "build CPU seconds, all processes": cold.cpu_seconds,
+        "published skills": skills, "build ms per published skill": cold.seconds * 1000 / skills,
+        "build CPU ms per published skill": cold.cpu_seconds * 1000 / skills, "build peak RSS MB": cold.max_rss / 2**20,
         "build tree RSS MB": cold.tree_rss / 2**20, "one-skill rebuild seconds": again.seconds,
         "output MB": sum(sizes.values()) / 2**20, "files": files,
         **{f"{part} MB": size / 2**20 for part, size in sizes.items()},
@@ -324,10 +327,11 @@ def write_cached(path: Path, figures: dict[str, Any]) -> None:
 def scale_main(n: int, baseline: str | None, cache_dir: Path, shape: str = "real", seed: int = 0,
                fresh_baseline: bool = False,
                log: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
-               publish: str = "lean") -> str:
+               publish: str = "lean", real: Path | None = None) -> str:
     """Measure this checkout's ``skillreg`` (and ``baseline`` when given) on one corpus of ``n`` skills; the
     table as Markdown. ``publish``: lean builds this checkout with LEAN_PUBLISH, default with the corpus's file."""
-    corpus = cached_corpus(cache_dir, n, seed, shape).parent
+    corpus = (first_skills(real, n) if real is not None else cached_corpus(cache_dir, n, seed, shape)).parent
+    n = sum(1 for p in (corpus / "skills").iterdir() if p.is_dir())
     programs = {"this checkout": skillreg_command()}
     results: dict[str, dict[str, Any]] = {}
     cached: Path | None = None  # where the baseline's figures are kept

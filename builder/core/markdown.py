@@ -5,14 +5,14 @@
 the ``href``/``src`` of raw HTML ``<a>`` and ``<img>`` tags, each with the line and column it starts at.
 A pure-Python full parse costs about 2 ms for a typical SKILL.md, so ``links`` parses only the top-level
 stretches of the body that can hold a link, cut where the parser provably has nothing open; ``links_full``
-parses everything and is the reference the fast path is tested against.
+parses everything and is the reference the fast path is tested against. Where those stretches are is
+``stretches``' concern, and reading raw HTML tags and comments is ``html_tags``'.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import html
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -27,6 +27,9 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
+
+from .html_tags import html_tags
+from .stretches import LINK_HINTS, stretches
 
 
 @dataclass(frozen=True, order=True)
@@ -208,30 +211,7 @@ def parse(body: str) -> list[Token]:
 
 # --- link destinations --------------------------------------------------------------------------------------------
 
-# Text a link destination can come from: an inline link or image (`](`), a reference or footnote definition
-# (`]:`), or an autolink or raw HTML tag (`<` and a letter, digit or what an e-mail address starts with). A stretch
-# without these holds no link. `]` and `<` are searched apart: a pattern that starts with a literal is found by a
-# fast scan for it, where an alternation of the two is tried at every position (four times slower).
-_LINK_HINTS = (re.compile(r"\][(:]"), re.compile(r"<[\w.!#$%&'*+/=?^`{|}~-]"))
 _NEWLINES = re.compile(r"\r\n?")
-# Lines that change what the following lines are, whatever a blank line says: fenced code and the HTML blocks
-# that only an end marker closes (CommonMark types 1-5), or any other HTML block start (types 6 and 7, closed by
-# a blank line); and list items and footnotes, the containers that indentation continues.
-_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$", re.MULTILINE)
-_BLOCK_START = re.compile(r"^ {0,3}(?:`{3,}|~{3,}|<)", re.MULTILINE)
-_CONTAINER = re.compile(r"^[ \t>]*(?:[-+*]|\d{1,9}[.)]|\[\^)(?:[ \t]|$)", re.MULTILINE)
-# The two line patterns above as a line break and a look-ahead (found by a fast scan for "\n"; ``^`` is tried at
-# every position): ``_LineStarts`` adds the first line.
-_BLOCK_START_AFTER_BREAK = re.compile(r"\n(?= {0,3}(?:`{3,}|~{3,}|<))")
-_CONTAINER_AFTER_BREAK = re.compile(r"\n(?=[ \t>]*(?:[-+*]|\d{1,9}[.)]|\[\^)(?:[ \t]|$))", re.MULTILINE)
-_HTML_END = (
-    (re.compile(r"<(?:script|pre|style|textarea)(?:[\s>]|$)", re.IGNORECASE),
-     re.compile(r"</(?:script|pre|style|textarea)>", re.IGNORECASE)),
-    (re.compile(r"<!--"), re.compile(r"-->")),
-    (re.compile(r"<\?"), re.compile(r"\?>")),
-    (re.compile(r"<![A-Za-z]"), re.compile(r">")),
-    (re.compile(r"<!\[CDATA\["), re.compile(r"\]\]>")),
-)
 # A stretch that is one paragraph and nothing else: every line starts with an ASCII letter (no indentation,
 # container, heading, fence, HTML, table delimiter, setext underline or definition can start so), blank lines
 # only at its end. The block parser would make it one inline token of those lines, trailing blanks stripped.
@@ -239,8 +219,6 @@ _PLAIN_PARAGRAPH = re.compile(r"((?:[A-Za-z][^\n]*\n)*[A-Za-z][^\n]*)(?:\n[ \t]*
 # A stretch that is one tight `-` list of one-line items, each `- ` and an ASCII letter: each item is a paragraph
 # of the text after its marker (a line starting so can neither continue the item before nor nest).
 _PLAIN_LIST = re.compile(r"((?:- [A-Za-z][^\n]*\n)*- [A-Za-z][^\n]*)(?:\n[ \t]*)*")
-_BLANK_THEN_TOP = re.compile(r"\n[ \t]*\n(?=[^ \t\n])")
-_BLANK = re.compile(r"\n[ \t]*(?:\n|$)")
 
 
 # Kinds of ``Link`` that are text the website never shows (comments, definitions of links to nothing), not links.
@@ -262,13 +240,13 @@ def links_and_hidden(body: str) -> tuple[list[Link], list[Link]]:
 
 def _links_and_hidden(body: str) -> list[Link]:
     body = _normalise(body)
-    if not any(hint.search(body) for hint in _LINK_HINTS):
+    if not any(hint.search(body) for hint in LINK_HINTS):
         return []
     env: dict[str, Any] = {}
     blocks: list[tuple[int, list[Token]]] = []
     line = 0
     last = 0
-    for start, end in _stretches(body):
+    for start, end in stretches(body):
         line += body.count("\n", last, start)
         last = start
         plain = _PLAIN_PARAGRAPH.fullmatch(body, start, end)
@@ -334,147 +312,6 @@ def _normalise(body: str) -> str:
     return _NEWLINES.sub("\n", body).replace("\0", "\ufffd")
 
 
-def _stretches(body: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of stretches of ``body`` that hold every possible link and parse alone exactly as they do
-    inside the whole text.
-
-    A cut goes before a line that starts in the first column after a blank line: there every paragraph, list,
-    block quote, table, footnote and indented code block has ended. Only fenced code and HTML blocks of types
-    1-5 outlive a blank line, so no cut goes inside one. Where the scan cannot tell at top level whether such a
-    block starts (a fence or HTML line indented under a list item, or inside an HTML block), it stops cutting:
-    the rest of the body is one stretch. The scan visits only block starts and link hints, and every search
-    moves forwards, so it is linear.
-    """
-    n = len(body)
-    hints = _FirstOf([_Forward(hint, body) for hint in _LINK_HINTS])
-    blocks = _LineStarts(_BLOCK_START, _BLOCK_START_AFTER_BREAK, body)
-    cuts = _Forward(_BLANK_THEN_TOP, body)
-    containers = _LineStarts(_CONTAINER, _CONTAINER_AFTER_BREAK, body)
-    start = pos = 0  # ``start``: where the stretch holding ``pos`` begins
-
-    def advance(to: int) -> None:
-        """Move ``pos`` to ``to`` over text holding no block start; ``start`` follows the cuts passed."""
-        nonlocal start, pos
-        for cut in _BLANK_THEN_TOP.finditer(body, pos, min(n, to + 1)):
-            if cut.end() <= to:
-                start = cut.end()
-        pos = max(pos, to)
-
-    def skip(block: int) -> int | None:
-        container = containers.find(start)
-        return _skip_block(body, block, container is not None and container < block)
-
-    while True:
-        hint = hints.find(pos)
-        if hint is None:
-            return
-        block = blocks.find(pos)
-        if block is not None and block <= hint:
-            advance(block)
-            end = skip(block)
-            if end is None:
-                yield start, n
-                return
-            pos = end
-            if hint >= end:
-                continue
-        else:
-            advance(hint)
-        while True:  # to the first cut after the hint, over the blocks that start before it
-            cut, block = cuts.find(pos), blocks.find(pos)
-            if block is not None and (cut is None or block < cut.end()):
-                end = skip(block)
-                if end is None:
-                    yield start, n
-                    return
-                pos = end
-                continue
-            end = n if cut is None else cut.end()
-            yield start, end
-            start = pos = end
-            break
-
-
-class _FirstOf:
-    """Where the first of several patterns matches at or after a position (``_Forward`` for each), as ``start``."""
-
-    def __init__(self, patterns: list[_Forward]) -> None:
-        self._patterns = patterns
-        self._found: int | None = None
-        self._asked = -1  # the position last asked for: no pattern matches between there and ``_found``
-
-    def find(self, pos: int) -> int | None:
-        if 0 <= self._asked <= pos and (self._found is None or self._found >= pos):
-            return self._found
-        found = [match.start() for pattern in self._patterns if (match := pattern.find(pos)) is not None]
-        self._found, self._asked = (min(found) if found else None), pos
-        return self._found
-
-
-class _LineStarts:
-    """Where the first line at or after a position that ``line`` (a ``^`` pattern) matches starts: ``after_break``
-    is the same pattern as a line break and a look-ahead, searched by ``_Forward``; the first line is matched once."""
-
-    def __init__(self, line: re.Pattern[str], after_break: re.Pattern[str], text: str) -> None:
-        self._first = 0 if line.match(text) else None
-        self._breaks = _Forward(after_break, text)
-
-    def find(self, pos: int) -> int | None:
-        if pos <= 0 and self._first is not None:
-            return 0
-        found = self._breaks.find(max(pos - 1, 0))  # a line starting at ``pos`` follows the break before it
-        return None if found is None else found.start() + 1
-
-
-class _Forward:
-    """The first match of a pattern at or after a position, for positions that never move backwards: each part
-    of the text is searched once however often it is asked."""
-
-    def __init__(self, pattern: re.Pattern[str], text: str) -> None:
-        self._pattern, self._text = pattern, text
-        self._match: re.Match[str] | None = None
-        self._searched = -1  # where the last search started: no match starts between there and its match
-
-    def find(self, pos: int) -> re.Match[str] | None:
-        found = self._match
-        if not 0 <= self._searched <= pos or (found is not None and found.start() < pos):
-            found = self._match = self._pattern.search(self._text, pos)
-            self._searched = pos
-        return found
-
-
-def _skip_block(body: str, begin: int, in_container: bool) -> int | None:
-    """Where the fenced code or HTML block whose first line starts at ``begin`` ends (or the line after it when
-    the line opens nothing that outlives a blank line); None when the scan cannot tell. ``in_container``: a list
-    item or footnote started earlier in this stretch, and may hold the line."""
-    line_end = body.find("\n", begin)
-    line_end = len(body) if line_end < 0 else line_end
-    line = body[begin:line_end]
-    if in_container and line.startswith(" "):
-        return None  # a list item or footnote that holds this line ends on its own terms
-    fence = _FENCE.match(line)
-    if fence is not None:
-        marker, info = fence.group(2), fence.group(3)
-        if marker[0] == "`" and "`" in info:
-            return line_end  # not a fence: an inline code span
-        close = re.compile(rf"\n {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$", re.MULTILINE)
-        found = close.search(body, line_end)
-        return len(body) if found is None else found.end()
-    text = line.lstrip(" ")
-    for opens, closes in _HTML_END:
-        if opens.match(text):
-            found = closes.search(body, begin)
-            if found is None:
-                return len(body)
-            after = body.find("\n", found.end())
-            return len(body) if after < 0 else after
-    # An HTML block of type 6 or 7 ends at a blank line, or this `<` line is only text. Either way nothing
-    # outlives the next blank line, but a fence or HTML start before it could belong to either reading.
-    blank = _BLANK.search(body, line_end)
-    end = len(body) if blank is None else blank.start()
-    if _BLOCK_START_AFTER_BREAK.search(body, line_end, end):
-        return None
-    return end
 
 
 def _token_links(tokens: Sequence[Token], offset: int, source: list[str]) -> Iterator[Link]:
@@ -483,7 +320,7 @@ def _token_links(tokens: Sequence[Token], offset: int, source: list[str]) -> Ite
             yield from _inline_links(token, offset + token.map[0], source)
         elif token.type == "html_block" and token.map is not None:
             lines = token.content.split("\n")
-            for line, column, value, kind in _html_tags(token.content):
+            for line, column, value, kind in html_tags(token.content):
                 at = offset + token.map[0] + line
                 href = "" if kind == "comment" else PARSER.normalizeLink(value)
                 yield _link(at, _file_column(source, at, lines[line], column), href, kind, value)
@@ -513,7 +350,7 @@ def _inline_links(block: Token, first: int, source: list[str]) -> Iterator[Link]
             kind = "autolink" if token.markup == "autolink" else token.type.removesuffix("_open")
             yield _link(line, column, href, kind, written)
         elif token.type == "html_inline":
-            for tag_line, tag_column, value, kind in _html_tags(token.content):
+            for tag_line, tag_column, value, kind in html_tags(token.content):
                 at = line + tag_line
                 if tag_line == 0:
                     tag_column += column
@@ -669,84 +506,3 @@ def _definition_position(source: list[str], first: int) -> tuple[int, int]:
         following = source[line + 1] if line + 1 < len(source) else ""
         return line + 1, len(following) - len(following.lstrip())
     return first, 0
-
-
-# Raw HTML read as a browser's tokenizer reads it, as far as finding start tags needs: a comment runs to `-->` or
-# `--!>` (`<!-->` and `<!--->` are empty ones), any other `<!`, `<?` or `</` to the next `>` (an end tag's quoted
-# attributes included), and one with no end runs to the end of the text, where nothing after it is a tag. Every
-# search moves forwards and the scan stops at the first that fails, so it is linear (the standard library's
-# html.parser searches again from every unterminated `<!--`: 40,000 of them took it minutes).
-_HTML_SPACE = "\t\n\f\r "
-_MARKUP = re.compile(r"<(?:!--|[!?/]|[A-Za-z])")
-_COMMENT_END = re.compile(r"--!?>")
-_EMPTY_COMMENT = re.compile(r"-?>")
-_GT = re.compile(">")
-_VALUE = rf"""[{_HTML_SPACE}]*=[{_HTML_SPACE}]*("[^"]*"|'[^']*'|[^{_HTML_SPACE}>]*)"""
-_ATTRIBUTE = rf"(?:=[^{_HTML_SPACE}/>=]*|[^{_HTML_SPACE}/>=]+)(?:{_VALUE})?"
-# A tag to its `>`: every character but `>` is a separator, an attribute name or a value, so only the end of
-# the text stops it; the possessive loop never gives back what it read.
-_TAG = re.compile(rf"</?([A-Za-z][^{_HTML_SPACE}/>]*)(?:[{_HTML_SPACE}/]+|{_ATTRIBUTE})*+>")
-_ATTRIBUTES = re.compile(rf"(=?[^{_HTML_SPACE}/>=]*)(?:{_VALUE})?")
-# Elements whose content is text up to their end tag (RAWTEXT and RCDATA whatever the page's scripting), and
-# <plaintext>, whose content is text to the end.
-_TEXT_ELEMENTS = {tag: re.compile(rf"</{tag}[{_HTML_SPACE}/>]", re.IGNORECASE)
-                  for tag in ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes")}
-_LINK_ATTRIBUTES = {"a": "href", "img": "src"}
-
-
-def _html_tags(source: str) -> list[tuple[int, int, str, str]]:
-    """(line, column) within ``source`` (0-based, of the tag's ``<``), URL and kind of each ``<a href>`` and
-    ``<img src>``, and the text of each comment (kind ``comment``), in linear time."""
-    found: list[tuple[int, int, str, str]] = []
-    pos = 0
-    line, counted = 0, 0  # the line of position ``counted``: lines are counted once, forwards
-    while True:
-        markup = _MARKUP.search(source, pos)
-        if markup is None:
-            return found
-        at, opener = markup.start(), markup.group(0)
-        if opener == "<!--":
-            empty = _EMPTY_COMMENT.match(source, at + 4)
-            end = empty or _COMMENT_END.search(source, at + 4)
-        elif opener in ("<!", "<?") or opener == "</" and not source[at + 2:at + 3].isalpha():
-            end = _GT.search(source, at + 2)
-        else:
-            end = _TAG.match(source, at)
-        if end is None or end.re is not _TAG and opener != "</":  # a comment: text the page never shows
-            line += source.count("\n", counted, at)
-            counted = at
-            text = source[at + len(opener):end.start() if end is not None else len(source)]
-            found.append((line, at - source.rfind("\n", 0, at) - 1, text, "comment"))
-        if end is None:  # runs to the end of the text
-            return found
-        pos = end.end()
-        if opener == "</" or end.re is not _TAG:
-            continue
-        tag = end.group(1).lower()
-        wanted = _LINK_ATTRIBUTES.get(tag)
-        if wanted is not None:
-            value = _attribute(source[at + 1 + len(tag):pos - 1], wanted)
-            if value is not None:
-                line += source.count("\n", counted, at)
-                counted = at
-                found.append((line, at - source.rfind("\n", 0, at) - 1, value.strip(),
-                              "image" if tag == "img" else "link"))
-        elif tag == "plaintext":
-            return found
-        elif tag in _TEXT_ELEMENTS:
-            close = _TEXT_ELEMENTS[tag].search(source, pos)
-            if close is None:
-                return found
-            pos = close.start()
-
-
-def _attribute(attributes: str, wanted: str) -> str | None:
-    """The value of the first attribute called ``wanted`` in a start tag's attribute text, references decoded."""
-    for match in _ATTRIBUTES.finditer(attributes):
-        name, value = match.group(1), match.group(2)
-        if name.lower() == wanted:
-            if value is None:  # `<a href>`: no destination
-                return None
-            return html.unescape(value[1:-1] if value[:1] in "'\"" and len(value) > 1 and value[-1] == value[0]
-                                 else value)
-    return None

@@ -61,6 +61,11 @@ class BodyRenderer:
         _shape(tokens)
         return self._cleaner.clean(PARSER.renderer.render(tokens, PARSER.options, env))
 
+    def sanitise(self, html: str, files: Collection[str] = (), raw_prefix: str = "") -> str:
+        """``render``'s cleaning alone, of HTML rendered elsewhere (the benchmark compares with GitHub's)."""
+        self._files, self._raw_prefix = files, raw_prefix
+        return self._cleaner.clean(html)
+
     def _filter(self, tag: str, attr: str, value: str) -> str | None:
         if attr == "id":
             return ID_PREFIX + value if _SAFE_ID.match(value) else None
