@@ -177,16 +177,17 @@ def test_a_build_killed_part_way_is_rolled_back_by_the_next(tmp_path: Path, rena
 KILLED_WITH_WORKERS = textwrap.dedent("""\
     import os, signal, sys, time
     from pathlib import Path
-    from builder.publish import build
+    from builder.publish import build, skill_output
     from builder.core.config import load_config
-    real = build._build_one
+    real = skill_output._build_one
     def slow(folder):
         time.sleep(0.2)
         return real(folder)
-    build._build_one = slow  # the forked workers run this too
+    skill_output._build_one = slow  # the forked workers run this too
     def killed(done, total):
         os.kill(os.getpid(), signal.SIGKILL)
-    build.build(load_config(Path("registry.yaml")), Path("out"), site=False, jobs=2, on_progress=killed)
+    build.build(load_config(Path("registry.yaml")), Path("out"),
+                build.BuildOptions(site=False, jobs=2, on_progress=killed))
 """)
 
 

@@ -15,7 +15,7 @@ from builder.core.config import load_config
 from builder.core.model import sha256_hex
 from builder.core.urls import SKILLS_MANIFEST_PATH
 from builder.publish import skills_manifest
-from builder.publish.build import build
+from builder.publish.build import BuildOptions, build
 from builder.publish.schemas import load_schema
 
 
@@ -48,14 +48,14 @@ def test_every_row_is_what_the_detail_document_says_through_rebuilds(tmp_path: P
     registry = make_registry(tmp_path / "repo")
     config = load_config(registry / "registry.yaml")
     out = registry / "site"
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     assert rows(out) == [expected(out, name) for name in sorted(SKILLS)]
     shards = {p.name: p.stat().st_ino for p in (out / "api/v1/skills-manifest").iterdir()}
     assert len(shards) == 2
 
     md = registry / "skills/secret-scanner/SKILL.md"  # in the second shard of two
     md.write_text(md.read_text() + "\nAn added line.\n")
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     assert rows(out) == [expected(out, name) for name in sorted(SKILLS)]
     after = {p.name: p.stat().st_ino for p in (out / "api/v1/skills-manifest").iterdir()}
     assert len(after) == 2 and len(set(after) & set(shards)) == 1  # the other shard is the same file
@@ -63,9 +63,9 @@ def test_every_row_is_what_the_detail_document_says_through_rebuilds(tmp_path: P
     assert after[kept] == shards[kept]
 
     shutil.rmtree(registry / "skills/changelog-from-git")
-    build(config, out, site=False)
+    build(config, out, BuildOptions(site=False))
     assert rows(out) == [expected(out, name) for name in sorted(set(SKILLS) - {"changelog-from-git"})]
     assert len(list((out / "api/v1/skills-manifest").iterdir())) == 1
     fresh = registry / "fresh"
-    build(config, fresh, site=False)
+    build(config, fresh, BuildOptions(site=False))
     assert all_files(out) == all_files(fresh)

@@ -179,12 +179,13 @@ class _SiteServer6(_SiteServer):
 
 def serve(config: RegistryConfig, out: Path, *, port: int = 8000, host: str = "127.0.0.1", interval: float = 1.0,
           on_event: Callable[[ServeEvent], None] = lambda event: None,
-          stop: threading.Event | None = None, base_url: str | None = None) -> None:
+          stop: threading.Event | None = None, base_url: str | None = None, site: bool = True) -> None:
     """Build ``out``, serve it on ``host``:``port`` (127.0.0.1 unless asked) and rebuild on change until ``stop``
-    is set (or Ctrl-C). The output names ``base_url`` as its address, else the one served."""
+    is set (or Ctrl-C). The output names ``base_url`` as its address, else the one served; ``site=False`` builds
+    the API alone."""
     stop = stop or threading.Event()
     watched = [config.skills_path] + ([config.path] if config.path else [])
-    options = BuildOptions(on_wait=lambda holder: on_event(ServeEvent("waiting", holder=holder)))
+    options = BuildOptions(site=site, on_wait=lambda holder: on_event(ServeEvent("waiting", holder=holder)))
     served = config
 
     def rebuild(changed: tuple[str, ...] = ()) -> None:
