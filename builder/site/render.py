@@ -55,14 +55,14 @@ class BodyRenderer:
     def render(self, body: str, files: Collection[str], raw_prefix: str) -> str:
         """``raw_prefix`` is the URL (relative to the page) of the skill's raw files folder, ending in ``/``; or
         ``files`` maps each linkable path to its URL (only files published raw can be linked)."""
-        self._files, self._raw_prefix = files, raw_prefix
         env: dict[str, object] = {}
         tokens = PARSER.parse(body, env)
         _shape(tokens)
-        return self._cleaner.clean(PARSER.renderer.render(tokens, PARSER.options, env))
+        return self.sanitise(PARSER.renderer.render(tokens, PARSER.options, env), files, raw_prefix)
 
     def sanitise(self, html: str, files: Collection[str] = (), raw_prefix: str = "") -> str:
-        """``render``'s cleaning alone, of HTML rendered elsewhere (the benchmark compares with GitHub's)."""
+        """The cleaning every rendered body goes through (the benchmark passes GitHub's rendering through it too,
+        so the two are compared as the site would show them)."""
         self._files, self._raw_prefix = files, raw_prefix
         return self._cleaner.clean(html)
 
