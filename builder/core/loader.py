@@ -13,8 +13,9 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple, Protocol
 
-from .config import CONFIG_NAME, RegistryConfig
+from .config import CONFIG_NAME, Limits, RegistryConfig
 from .diagnostics import RULES, Diagnostic
 from .errors import ConfigError
 from .frontmatter import parse_skill_md
@@ -184,22 +185,46 @@ def load_skill(folder: Path, config: RegistryConfig) -> LoadedSkill:
     return LoadedSkill(skill, tuple(diagnostics))
 
 
-def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[SkillFile]:
-    """Every regular file below ``folder`` as bytes, sorted by path; problems are reported, not raised."""
-    limits = config.limits
-    files: list[SkillFile] = []
-    total = count = 0  # bytes and regular files, read or left out as too large
-    root = _resolved(config.root)
-    stack = [(folder, "")]
+class TreeNode(NamedTuple):
+    """One entry of a folder as a checkout holds it, links not followed: from a directory listing or git's file list."""
+
+    name: str
+    kind: str  # "file", "folder", "submodule" (checks out as an empty folder), "link", "special" or "unreadable"
+    folder: bool  # what the listing says before any ``stat``: the Windows-name rule needs it for junk folders
+    size: int = 0  # a file's bytes: ``stat``'s, or a git object header's (no content read)
+    executable: bool = False
+    where: str = ""  # how its tree finds it again: a path on disk, a blob id, a folder's key
+    error: str = ""  # why an "unreadable" entry could not be looked at
+
+
+class FileTree(Protocol):
+    """What ``read_tree`` walks: the working tree's folders or a git tree's file list, one folder at a time."""
+
+    def children(self, where: str) -> list[TreeNode]:
+        """The entries of the folder ``where`` names, sorted by name; OSError when it cannot be listed."""
+
+    def link_target(self, node: TreeNode) -> str:
+        """How the SK501 message shows what a link points to."""
+
+    def keep(self, rel: str, node: TreeNode) -> int:
+        """Take a file within the size limit (read it now, or note it for later); its bytes. OSError: unreadable."""
+
+
+def read_tree(tree: FileTree, top: str, limits: Limits, report: _Report) -> int:
+    """Walk ``tree`` from ``top`` with the loader's file rules, handing each loadable file to ``tree.keep``, and
+    report every problem; returns the number of files counted against ``max_files`` (those too large included).
+    The one walk both the working tree and a git tree go through, so the rules are written once."""
+    total = count = 0  # bytes and regular files, kept or left out as too large
+    stack = [(top, "")]
     while stack:
-        current, prefix = stack.pop()
+        where, prefix = stack.pop()
         try:
-            entries = sorted(os.scandir(current), key=lambda e: e.name)
+            nodes = tree.children(where)
         except OSError as exc:
             report("SK512", prefix.rstrip("/"), f"cannot list folder: {exc.strerror}")
             continue
-        for entry in entries:
-            rel = prefix + entry.name
+        for node in nodes:
+            rel = prefix + node.name
             try:
                 rel.encode("utf-8")
             except UnicodeEncodeError:
@@ -207,51 +232,89 @@ def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[S
                 continue
             for code, message in path_problems(rel):
                 report(code, repr(rel)[1:-1] if code == "SK504" else rel, message)
-            windows = windows_problem(entry.name)
-            if windows and not is_junk(entry.name, entry.is_dir(follow_symlinks=False)):  # junk: SK510 says enough
+            windows = windows_problem(node.name)
+            if windows and not is_junk(node.name, node.folder):  # junk: SK510 says enough
                 report("SK516", rel, windows)
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                report("SK512", rel, f"cannot read: {exc.strerror}")
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                target = os.readlink(entry.path)
-                outside = not _is_within(Path(entry.path).parent.resolve() / target, root)  # root is resolved too
-                where = " outside the repository" if outside else ""
-                report("SK501", rel, f"`{rel}` is a symbolic link to {target!r}{where}")
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                if is_junk(entry.name, True):
+            kind = node.kind
+            if kind == "unreadable":
+                report("SK512", rel, f"cannot read: {node.error}")
+            elif kind == "link":
+                report("SK501", rel, f"`{rel}` is a symbolic link to {tree.link_target(node)}")
+            elif kind == "folder" or kind == "submodule":
+                if is_junk(node.name, True):
                     report("SK510", rel, f"`{rel}/` is a generated folder that must not be committed")
-                    continue
-                stack.append((Path(entry.path), rel + "/"))
-                continue
-            if not stat.S_ISREG(st.st_mode):
+                elif kind == "folder":
+                    stack.append((node.where, rel + "/"))
+            elif kind != "file":
                 report("SK502", rel, f"`{rel}` is not a regular file")
-                continue
-            if is_junk(entry.name, False):
+            elif is_junk(node.name, False):
                 report("SK510", rel, f"`{rel}` is a generated or editor file that must not be committed")
-                continue
-            count += 1
-            if st.st_size > limits.max_file_bytes:
-                report("SK507", rel, f"`{rel}` is {st.st_size:,} bytes; the limit is {limits.max_file_bytes:,}")
-                total += st.st_size
-                continue
-            try:
-                data = _read_bounded(entry.path, st.st_size, limits.max_file_bytes)
-            except OSError as exc:
-                report("SK512", rel, f"cannot read `{rel}`: {exc.strerror}")
-                continue
-            total += len(data)
-            files.append(SkillFile(path=rel, data=data, executable=bool(st.st_mode & 0o111)))
+            else:
+                count += 1
+                if node.size > limits.max_file_bytes:
+                    report("SK507", rel, f"`{rel}` is {node.size:,} bytes; the limit is {limits.max_file_bytes:,}")
+                    total += node.size
+                    continue
+                try:
+                    total += tree.keep(rel, node)
+                except OSError as exc:
+                    report("SK512", rel, f"cannot read `{rel}`: {exc.strerror}")
     if total > limits.max_skill_bytes:
         report("SK508", "", f"the skill holds {total:,} bytes; the limit is {limits.max_skill_bytes:,}")
     if count > limits.max_files:
         report("SK518", "", f"the skill holds {count:,} files; the limit is {limits.max_files:,}")
+    return count
+
+
+def sorted_and_checked(files: list[SkillFile], report: _Report) -> list[SkillFile]:
+    """The files in bundle order (by UTF-8 path), their colliding names reported."""
     files.sort(key=lambda f: f.path.encode("utf-8"))
     report_collisions([f.path for f in files], report)
     return files
+
+
+class _WorkingTree:
+    """A skill folder on disk as ``read_tree`` sees it: reads each file it keeps at once, bounded by the limit."""
+
+    def __init__(self, root: Path, max_file_bytes: int) -> None:
+        self.root = root
+        self.max_file_bytes = max_file_bytes
+        self.files: list[SkillFile] = []
+
+    def children(self, where: str) -> list[TreeNode]:
+        return [self._node(entry) for entry in sorted(os.scandir(where), key=lambda e: e.name)]
+
+    @staticmethod
+    def _node(entry: os.DirEntry[str]) -> TreeNode:
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError as exc:
+            try:
+                folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                folder = False
+            return TreeNode(entry.name, "unreadable", folder, error=str(exc.strerror))
+        mode = st.st_mode
+        kind = "file" if stat.S_ISREG(mode) else "folder" if stat.S_ISDIR(mode) else \
+            "link" if stat.S_ISLNK(mode) else "special"
+        return TreeNode(entry.name, kind, kind == "folder", st.st_size, bool(mode & 0o111), entry.path)
+
+    def link_target(self, node: TreeNode) -> str:
+        target = os.readlink(node.where)
+        outside = not _is_within(Path(node.where).parent.resolve() / target, self.root)  # root is resolved too
+        return f"{target!r}{' outside the repository' if outside else ''}"
+
+    def keep(self, rel: str, node: TreeNode) -> int:
+        data = _read_bounded(node.where, node.size, self.max_file_bytes)
+        self.files.append(SkillFile(path=rel, data=data, executable=node.executable))
+        return len(data)
+
+
+def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[SkillFile]:
+    """Every regular file below ``folder`` as bytes, sorted by path; problems are reported, not raised."""
+    tree = _WorkingTree(_resolved(config.root), config.limits.max_file_bytes)
+    read_tree(tree, str(folder), config.limits, report)
+    return sorted_and_checked(tree.files, report)
 
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)

@@ -5,13 +5,14 @@ serves the bytes a bundle cache holds, each checked against its git blob id, and
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import IO
 
 from ..core.errors import BuildError
 from ..core.git import start_git
+from ..core.loader import TreeNode
 from .bundlecache import git_blob_id
 
 
@@ -146,3 +147,52 @@ class CheckedBlobs:
     def read(self, oid: str) -> bytes:
         data = self._known.get(oid)
         return data if data is not None else self._git().read(oid)
+
+
+Entry = tuple[str, str, str]  # (path inside the skill folder, git mode, blob id)
+SYMLINK, GITLINK = "120000", "160000"
+_LINK_TARGET_BYTES = 4096  # a symbolic link's target is shown in the reason up to this size (PATH_MAX)
+
+
+class GitTree:
+    """A skill folder's git file list as ``loader.read_tree`` walks a folder on disk. Sizes come from object
+    headers (``learn_sizes``, before the walk), and ``keep`` only notes a file: no blob is read but a link's
+    target, so the caller can refuse a state too large to load before reading any of its files."""
+
+    def __init__(self, entries: Sequence[Entry], objects: GitObjects | CheckedBlobs) -> None:
+        self.objects = objects
+        self.wanted: list[tuple[str, str, bool]] = []  # (path, blob id, executable): what a checkout would load
+        self.wanted_bytes = 0
+        objects.learn_sizes(oid for _, mode, oid in entries if mode != GITLINK)
+        # Folders are implicit in git: list every folder and file under its parent, as a directory listing shows.
+        listed: dict[str, dict[str, Entry | None]] = {"": {}}
+        for entry in entries:
+            parts = entry[0].split("/")
+            for i in range(1, len(parts)):
+                listed.setdefault("/".join(parts[:i - 1]), {}).setdefault(parts[i - 1], None)
+                listed.setdefault("/".join(parts[:i]), {})
+            listed.setdefault("/".join(parts[:-1]), {})[parts[-1]] = entry
+        self._listed = listed
+
+    def children(self, where: str) -> list[TreeNode]:
+        return [self._node(where, name, entry) for name, entry in sorted(self._listed.get(where, {}).items())]
+
+    def _node(self, where: str, name: str, entry: Entry | None) -> TreeNode:
+        if entry is None:
+            return TreeNode(name, "folder", True, where=f"{where}/{name}" if where else name)
+        mode, oid = entry[1], entry[2]
+        if mode == GITLINK:
+            return TreeNode(name, "submodule", True)
+        return TreeNode(name, "link" if mode == SYMLINK else "file", False, self.objects.size(oid), mode == "100755",
+                        oid)
+
+    def link_target(self, node: TreeNode) -> str:
+        size = self.objects.size(node.where)
+        if size > _LINK_TARGET_BYTES:
+            return f"a target of {size:,} bytes"
+        return repr(self.objects.read(node.where).decode("utf-8", "replace"))
+
+    def keep(self, rel: str, node: TreeNode) -> int:
+        self.wanted.append((rel, node.where, node.executable))
+        self.wanted_bytes += node.size
+        return node.size

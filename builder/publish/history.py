@@ -31,21 +31,17 @@ from ..core.errors import BuildError, ConfigError
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import write_atomic
 from ..core.git import git_output, log_format, read_log
-from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, is_junk, path_problems, report_collisions, windows_problem
+from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, read_tree, sorted_and_checked
 from ..core.model import MAX_NAME, SLUG, Skill, SkillFile, sha256_hex, skill_digest
 from ..core.urls import API_VERSION, state_digest, version_bundle_path
 from ..validate.checks import check_skill
 from .api import url_of
 from .bundlecache import BundleCache, bundle_members
-from .git_objects import CheckedBlobs, GitObjects
+from .git_objects import CheckedBlobs, Entry, GitObjects, GitTree
 from .provenance import iso_time
 
 _EMPTY_OID = "0" * 40
-_SYMLINK, _GITLINK = "120000", "160000"
-_LINK_TARGET_BYTES = 4096  # a symbolic link's target is shown in the reason up to this size (PATH_MAX)
 # A folder name a build can publish (SK1xx's name rule): history under any other name was never published.
-
-Entry = tuple[str, str, str]  # (path inside the skill folder, git mode, blob id)
 
 
 @dataclass(frozen=True)
@@ -262,96 +258,35 @@ def version_of(skill: Skill) -> str | None:
     return version if isinstance(version, str) else None
 
 
-def _loadable_files(entries: Sequence[Entry], objects: GitObjects | CheckedBlobs, limits: Limits,
-                    report: Callable[..., None]) -> tuple[list[tuple[str, str, bool]], int, int]:
-    """Walk git's file list as the loader walks a folder: what a checkout would load as (path, blob id,
-    executable), the bytes and the number of the files it would keep; every problem goes to ``report``."""
-    # Folders are implicit in git: list every folder and file under its parent, as a directory walk sees them.
-    children: dict[str, dict[str, Entry | None]] = {"": {}}
-    for path, mode, oid in entries:
-        parts = path.split("/")
-        for i in range(1, len(parts)):
-            parent, here = "/".join(parts[:i - 1]), "/".join(parts[:i])
-            children.setdefault(parent, {}).setdefault(parts[i - 1], None)
-            children.setdefault(here, {})
-        children.setdefault("/".join(parts[:-1]), {})[parts[-1]] = (path, mode, oid)
-    wanted: list[tuple[str, str, bool]] = []  # (path, blob id, executable): what a checkout would load
-    total = count = 0
-    stack = [""]
-    while stack:
-        prefix = stack.pop()
-        for entry_name, entry in sorted(children.get(prefix, {}).items()):
-            rel = f"{prefix}/{entry_name}" if prefix else entry_name
-            try:
-                rel.encode("utf-8")
-            except UnicodeEncodeError:
-                report("SK513", "", "file name is not valid UTF-8")
-                continue
-            for code, message in path_problems(rel):
-                report(code, rel, message)
-            is_dir = entry is None or entry[1] == _GITLINK  # a submodule checks out as an empty folder
-            if windows_problem(entry_name) and not is_junk(entry_name, is_dir):
-                report("SK516", rel, windows_problem(entry_name) or "")
-            if entry is not None and entry[1] == _SYMLINK:
-                size = objects.size(entry[2])
-                target = repr(objects.read(entry[2]).decode("utf-8", "replace")) if size <= _LINK_TARGET_BYTES \
-                    else f"a target of {size:,} bytes"
-                report("SK501", rel, f"`{rel}` is a symbolic link to {target}")
-                continue
-            if is_dir:
-                if is_junk(entry_name, True):
-                    report("SK510", rel, f"`{rel}/` is a generated folder that must not be committed")
-                elif entry is None:
-                    stack.append(rel)
-                continue
-            assert entry is not None
-            if is_junk(entry_name, False):
-                report("SK510", rel, f"`{rel}` is a generated or editor file that must not be committed")
-                continue
-            count += 1  # as the loader counts: every file it would keep, those over the size limit included
-            size = objects.size(entry[2])
-            total += size
-            if size > limits.max_file_bytes:
-                report("SK507", rel, f"`{rel}` is {size:,} bytes; the limit is {limits.max_file_bytes:,}")
-                continue
-            wanted.append((rel, entry[2], entry[1] == "100755"))
-    return wanted, total, count
-
-
 def load_state(name: str, entries: Sequence[Entry], objects: GitObjects | CheckedBlobs, config: RegistryConfig,
                profile: str) -> tuple[StateRecord, tuple[SkillFile, ...]]:
     """The skill a checkout of this state would load, with the errors today's rules find in it (then it is withdrawn:
     an unsafe file, SK5xx, or a SKILL.md today's build would refuse to publish).
 
-    Mirrors ``loader._read_files`` over git's file list: a symbolic link (mode 120000) is SK501, a junk file or
-    folder SK510, a file over the size limit SK507 and is not read, an unsafe name SK503-SK505/SK513-SK516.
+    Git's file list goes through the loader's own walk (``read_tree`` over a ``GitTree``): a symbolic link (mode
+    120000) is SK501, a junk file or folder SK510, a file over the size limit SK507 and is not read, an unsafe name
+    SK503-SK505/SK513-SK516.
     Sizes come from git's object headers before any content: a state whose loadable files together pass
     ``max_skill_bytes`` (or the file-count limit) is withdrawn without reading one of its blobs.
     """
     limits = config.limits
     folder = config.skills_path / name
     found: list[tuple[str, str]] = []
-    objects.learn_sizes(oid for _, mode, oid in entries if mode != _GITLINK)
 
     def report(code: str, rel: str, message: str, line: int = 0, **_kw: object) -> None:
         found.append((code, message))
 
-    wanted, total, count = _loadable_files(entries, objects, limits, report)
-    if total > limits.max_skill_bytes:
-        report("SK508", "", f"the skill holds {total:,} bytes; the limit is {limits.max_skill_bytes:,}")
-    too_many = count > limits.max_files
-    if too_many:
-        report("SK518", "", f"the skill holds {count:,} files; the limit is {limits.max_files:,}")
+    tree = GitTree(entries, objects)
+    count = read_tree(tree, "", limits, report)
     listed = {p for p, _, _ in entries}
-    if too_many or sum(objects.size(oid) for _, oid, _ in wanted) > limits.max_skill_bytes:
+    if count > limits.max_files or tree.wanted_bytes > limits.max_skill_bytes:
         # Reading what a checkout would load would itself pass the limits: withdrawn on its sizes alone.
         if not listed & {SKILL_MD, SKILL_MD_FALLBACK}:
             return StateRecord(None), ()  # never a skill
         return _checked(unread_digest(entries), None, found), ()
-    objects.fetch(oid for _, oid, _ in wanted)
-    files = [SkillFile(path=rel, data=objects.read(oid), executable=executable) for rel, oid, executable in wanted]
-    files.sort(key=lambda f: f.path.encode("utf-8"))
-    report_collisions([f.path for f in files], report)
+    objects.fetch(oid for _, oid, _ in tree.wanted)
+    files = sorted_and_checked([SkillFile(path=rel, data=objects.read(oid), executable=executable)
+                                for rel, oid, executable in tree.wanted], report)
 
     by_path = {f.path: f for f in files}
     skill_md = SKILL_MD if SKILL_MD in by_path else SKILL_MD_FALLBACK if SKILL_MD_FALLBACK in by_path else None
