@@ -28,9 +28,9 @@ from .install import (
     write_skill,
 )
 from .lock import Lock, LockEntry, recorded, write_lock
-from .registry import NotFound, Registry, check_name
+from .registry import NotFound, Registry, require_skill_name
 from .targets import Refused, destinations, writable_folder
-from .versions import History, choose, is_digest, read_history, unavailable, yanked_warning
+from .versions import PublishedVersions, choose, is_digest, read_history, unavailable, yanked_warning
 
 RegistryFor = Callable[[str], Registry]
 
@@ -129,7 +129,7 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
     allowed = destinations(lock, typed)
     changes = []
     for name, spec in wanted:
-        check_name(name)
+        require_skill_name(name)
         if name in lock.foreign and not force:
             other = lock.foreign[name]
             held = f"{name} is in {lock.path.name} from another tool ({other.source_type} source)"
@@ -232,7 +232,7 @@ def _plan_restore(lock: Lock, entry: LockEntry, registry: Registry) -> tuple[_Re
     return _Restore(entry, registry, todo, lambda: fetch_skill(registry, name, detail=detail)), None
 
 
-def _next_step(history: History) -> str:
+def _next_step(history: PublishedVersions) -> str:
     """What to run when the locked version cannot come back: take the one the registry publishes now."""
     if history.latest is None:
         return f"; `skillreg info {history.name} --versions` lists the versions it keeps"
@@ -382,7 +382,8 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, typed
     return lock, changes
 
 
-def _locked_files(lock: Lock, entry: LockEntry, registry: Registry, history: History | None) -> Mapping[str, bytes]:
+def _locked_files(lock: Lock, entry: LockEntry, registry: Registry,
+                  history: PublishedVersions | None) -> Mapping[str, bytes]:
     """The locked version's bytes, the old side of an update's diff: read from an installed folder that still
     matches the lock, else fetched from the registry's history (one more request: the zip), else none (every file
     then shows as added). Local edits are never shown as part of the update."""
@@ -420,7 +421,7 @@ class _Published:
         return None if listed is None else str(listed.get("digest"))
 
 
-def _newest(registry: Registry, name: str, history: History | None) -> FetchedSkill:
+def _newest(registry: Registry, name: str, history: PublishedVersions | None) -> FetchedSkill:
     """The version ``update`` moves to: the history's ``latest`` (never a yanked one), else the detail's digest."""
     if history is None:
         return fetch_skill(registry, name)

@@ -78,7 +78,8 @@ def default_timeout() -> float:
     return value if value > 0 else DEFAULT_TIMEOUT
 
 
-def check_name(name: str) -> str:
+def require_skill_name(name: str) -> str:
+    """``name`` when it is one a registry can publish; a UsageError naming it otherwise (a name from the user)."""
     if not (isinstance(name, str) and 0 < len(name) <= MAX_NAME and NAME.match(name)):
         raise UsageError(f"{name!r} is not a skill name (lowercase letters, digits and single hyphens)")
     return name
@@ -398,7 +399,7 @@ class Registry:
         """NAME's head.json, or None when the registry publishes none for it. ``state`` is the digest of the
         state.json just read: a cached head.json fetched under the same state is current without a request
         (state.json covers every skill's latest), any other is revalidated with If-None-Match."""
-        check_name(name)
+        require_skill_name(name)
         path = head_path(name)
         cached = self._cache.get(path) if self._cache is not None and state is not None else None
         try:
@@ -477,7 +478,7 @@ class Registry:
     def detail(self, name: str) -> dict[str, Any]:
         from .schemas import check_document
 
-        check_name(name)
+        require_skill_name(name)
         try:
             doc = self.document(detail_path(name))
         except NotFound:

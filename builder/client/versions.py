@@ -16,7 +16,7 @@ from typing import Any
 from ..core.errors import ClientError
 from ..core.model import short_digest
 from ..core.urls import API_ROOT, versions_path
-from .registry import DIGEST, SHA256, NotFound, Registry, check_name, check_site_path
+from .registry import DIGEST, SHA256, NotFound, Registry, check_site_path, require_skill_name
 
 STATUSES = ("available", "yanked", "withdrawn", "taken-down", "pruned")
 WITH_BYTES = ("available", "yanked")
@@ -54,7 +54,9 @@ class PublishedVersion:
 
 
 @dataclass(frozen=True)
-class History:
+class PublishedVersions:
+    """A skill's versions.json as a registry published it: every version, newest first, and the one to install."""
+
     name: str
     where: str  # the document's URL, for messages
     latest: str | None  # the digest ``install NAME`` takes; None once the skill left the registry
@@ -83,9 +85,9 @@ def is_digest(spec: str) -> bool:
     return spec.startswith("sha256:") or bool(HEX_PREFIX.match(spec.lower()))
 
 
-def read_history(registry: Registry, name: str) -> History | None:
+def read_history(registry: Registry, name: str) -> PublishedVersions | None:
     """The skill's ``versions.json``; None when the registry publishes none (it predates version history)."""
-    check_name(name)
+    require_skill_name(name)
     try:
         doc = registry.document(versions_path(name))
     except NotFound:
@@ -96,7 +98,7 @@ def read_history(registry: Registry, name: str) -> History | None:
     return parse_history(doc, name, f"{registry.url}{versions_path(name)}")
 
 
-def parse_history(doc: Mapping[str, Any], name: str, where: str) -> History:
+def parse_history(doc: Mapping[str, Any], name: str, where: str) -> PublishedVersions:
     def bad(why: str) -> ClientError:
         return ClientError(f"{where}: {why}; refusing it")
 
@@ -117,7 +119,7 @@ def parse_history(doc: Mapping[str, Any], name: str, where: str) -> History:
         versions.append(version)
     if latest is not None and not any(v.digest == latest and v.zip is not None for v in versions):
         raise bad(f"`latest` {short_digest(latest)}… is not a published version with files")
-    return History(name, where, latest, tuple(versions), doc)
+    return PublishedVersions(name, where, latest, tuple(versions), doc)
 
 
 def _version(row: object, name: str, bad: Any) -> PublishedVersion:
@@ -174,7 +176,7 @@ def yanked_warning(name: str, version: PublishedVersion) -> str:
     return f"{name} {version.label} was yanked by the registry{reason}"
 
 
-def choose(history: History, name: str, spec: str | None) -> tuple[PublishedVersion, list[str]]:
+def choose(history: PublishedVersions, name: str, spec: str | None) -> tuple[PublishedVersion, list[str]]:
     """The version ``NAME``, ``NAME@DIGEST`` or ``NAME@VERSION`` means, and warnings to show.
 
     ``NAME`` is the registry's ``latest``; ``NAME@VERSION`` the newest version with files and that
@@ -199,7 +201,7 @@ def choose(history: History, name: str, spec: str | None) -> tuple[PublishedVers
     return _by_version(history, name, spec)
 
 
-def _by_version(history: History, name: str, spec: str) -> tuple[PublishedVersion, list[str]]:
+def _by_version(history: PublishedVersions, name: str, spec: str) -> tuple[PublishedVersion, list[str]]:
     matching = [v for v in history.versions if v.version == spec]
     usable = [v for v in matching if v.status == "available"]
     if usable:
