@@ -4,7 +4,6 @@ search index, made again only where a changed row lies (``update_search_files``)
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from .manifest import StoredManifest
 from .outcome import DOCUMENTS, SkillOutcome, document_frames, join_rows, joined_rows, stale_documents
 from .provenance import Source
 from .search_shards import search_files, update_search_files
-from .transaction import stage_file
+from .transaction import stage_content_named, stage_file
 
 
 def stage_documents(tmp: Path, out: Path, config: RegistryConfig, source: Source, kept: Sequence[SkillOutcome],
@@ -70,7 +69,7 @@ def _stage_shards(tmp: Path, out: Path, kept: Sequence[SkillOutcome], rows: Sequ
     if updated is None:
         files = search_files([SearchRow(*json.loads(row)) for row in rows])
         meta["shards_sha256"] = sha256_hex(files[SHARDS_INDEX_PATH])
-        return _write_shards(tmp, out, files, whole=stored is None)
+        return stage_content_named(tmp, out, files, SHARDS_ROOT, SHARDS_INDEX_PATH, whole=stored is None)
     made, gone = updated
     meta["shards_sha256"] = sha256_hex(made[SHARDS_INDEX_PATH])
     for rel, data in made.items():
@@ -78,21 +77,6 @@ def _stage_shards(tmp: Path, out: Path, kept: Sequence[SkillOutcome], rows: Sequ
     return [*made, *gone]
 
 
-def _write_shards(tmp: Path, out: Path, files: dict[str, bytes], *, whole: bool) -> list[str]:
-    """Stage the sharded search index: every file for a whole build, else only the files the output lacks (a
-    shard's name is its content's digest) and the shards' manifest, with a unit removing each file no longer
-    named. Returns the units."""
-    have: set[str] = set()
-    if not whole:
-        for folder, _dirs, names in os.walk(out / SHARDS_ROOT):
-            rel = Path(folder).relative_to(out).as_posix()
-            have.update(f"{rel}/{name}" for name in names)
-    units = []
-    for rel, data in files.items():
-        if rel == SHARDS_INDEX_PATH or rel not in have:
-            stage_file(tmp, rel, data)
-            units.append(rel)
-    return units + sorted(have - set(files))
 
 
 

@@ -10,7 +10,6 @@ digest of their bytes: an unchanged shard keeps its name and is not written agai
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from ..core.bundle import dumps
 from ..core.model import sha256_hex
 from ..core.urls import API_VERSION, SKILLS_MANIFEST_PATH, SKILLS_MANIFEST_ROOT, detail_path
+from .transaction import stage_content_named
 
 SHARD_SIZE = 1500  # skills per shard: 60,000 skills in 40 pages (MCP hosts follow at most 50 pages)
 
@@ -77,16 +77,4 @@ def stage_skills_manifest(tmp: Path, out: Path, names: Iterable[str], built: Ite
     index, the shards the output lacks, and each old shard no longer named (to be removed). ``built``: the skills
     whose detail documents this build wrote into ``tmp``; ``whole``: a build with no previous output."""
     files = shard_documents(_rows(tmp, out, sorted(set(names)), set(built), whole))
-    have: set[str] = set()
-    if not whole:
-        for folder, _dirs, found in os.walk(out / SKILLS_MANIFEST_ROOT):
-            rel = Path(folder).relative_to(out).as_posix()
-            have.update(f"{rel}/{name}" for name in found)
-    units = []
-    for rel, data in files.items():
-        if rel == SKILLS_MANIFEST_PATH or rel not in have:
-            path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-            units.append(rel)
-    return units + sorted(have - set(files))
+    return stage_content_named(tmp, out, files, SKILLS_MANIFEST_ROOT, SKILLS_MANIFEST_PATH, whole=whole)

@@ -380,3 +380,21 @@ def stage_file(root: Path, rel: str, data: bytes) -> Path:
     with open(path, "xb") as fh:
         fh.write(data)
     return path
+
+
+def stage_content_named(tmp: Path, out: Path, files: dict[str, bytes], root: str, index: str, *,
+                        whole: bool) -> list[str]:
+    """Stage a document split into files named by their content's digest under ``root``, listed by ``index``:
+    every file for a whole build, else only the index and the files the output lacks, with a unit removing each
+    file under ``root`` no longer named. Returns the units."""
+    have: set[str] = set()
+    if not whole:
+        for folder, _dirs, names in os.walk(out / root):
+            rel = Path(folder).relative_to(out).as_posix()
+            have.update(f"{rel}/{name}" for name in names)
+    units = []
+    for rel, data in files.items():
+        if rel == index or rel not in have:
+            stage_file(tmp, rel, data)
+            units.append(rel)
+    return units + sorted(have - set(files))
