@@ -128,13 +128,14 @@ def test_a_hostile_skill_md_at_the_size_cap_validates_in_linear_time(tmp_path: P
     write_tree(tmp_path, {"registry.yaml": "title: Hostile\n", "skills/hostile/SKILL.md": head + body})
     assert len((tmp_path / "skills/hostile/SKILL.md").read_bytes()) > CAP - len(unit)
     config = load_config(tmp_path / "registry.yaml")
-    # CPU time of this process, not wall time: what the check costs, however busy the machine is.
+    # CPU time of this process, not wall time: what the check costs, however busy the machine is. Linear reads
+    # take about 2 s for the slowest unit (`a:\\`, with the other core busy); the quadratic ones took minutes.
     started = time.process_time()
     report = validate_paths([tmp_path / "skills/hostile"], config, jobs=1)
     elapsed = time.process_time() - started
     assert [s.name for s in report.skills] == ["hostile"]
     assert not any(d.code == "SK507" for d in report.diagnostics)  # really read, not left out as too large
-    assert elapsed < 2.0, f"{unit!r} x {len(body) // len(unit)} took {elapsed:.2f} s"
+    assert elapsed < 4.0, f"{unit!r} x {len(body) // len(unit)} took {elapsed:.2f} s"
 
 
 def test_the_most_html_tags_a_body_may_hold_build(registry: Path) -> None:
