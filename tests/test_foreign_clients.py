@@ -32,13 +32,18 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return bundled_site(tmp_path_factory.getbasetemp())
 
 
-@pytest.fixture(scope="module")
-def skills_cli() -> list[str]:
-    if not (NODE.exists() and SKILLS_CLI.exists()):
+def foreign_command(script: Path) -> list[str]:
+    """``script`` of tests/foreign run by its pinned node; skips (fails under CI) when that is not installed."""
+    if not (NODE.exists() and script.exists()):
         if os.environ.get("CI") == "true":
             pytest.fail("tests/foreign is not installed (npm ci --prefix tests/foreign), and CI must run it")
         pytest.skip("tests/foreign is not installed: npm ci --prefix tests/foreign")
-    return [str(NODE), str(SKILLS_CLI)]
+    return [str(NODE), str(script)]
+
+
+@pytest.fixture(scope="module")
+def skills_cli() -> list[str]:
+    return foreign_command(SKILLS_CLI)
 
 
 def skills_add(cli: list[str], source: str, project: Path, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 from mcp_helpers import http_server
+from test_foreign_clients import FOREIGN, foreign_command
 
 from builder.core.urls import detail_path
 
-FOREIGN = Path(__file__).resolve().parent / "foreign"
-NODE = FOREIGN / "node_modules" / ".bin" / "node"
 CONFORMANCE = FOREIGN / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 SCENARIOS = ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory",
              "server-initialize", "ping", "dns-rebinding-protection"]
@@ -26,11 +25,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def conformance() -> list[str]:
-    if not (NODE.exists() and CONFORMANCE.exists()):
-        if os.environ.get("CI") == "true":
-            pytest.fail("tests/foreign is not installed (npm ci --prefix tests/foreign), and CI must run it")
-        pytest.skip("tests/foreign is not installed: npm ci --prefix tests/foreign")
-    return [str(NODE), str(CONFORMANCE)]
+    return foreign_command(CONFORMANCE)
 
 
 def run_scenario(command: list[str], url: str, scenario: str, out: Path) -> tuple[list[dict[str, object]], str]:
