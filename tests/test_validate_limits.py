@@ -120,22 +120,33 @@ def test_too_deep_content_stops_the_build_and_keep_going_leaves_it_out(
 CAP = Limits().max_file_bytes
 
 
-@pytest.mark.parametrize("unit", ["![a](", "[a](", "[a](<b", "[a](b 'c", "[" * 50 + "a](", "<", "](", "a:\\"])
-def test_a_hostile_skill_md_at_the_size_cap_validates_in_linear_time(tmp_path: Path, unit: str) -> None:
-    """Each of these took quadratic time in a regular expression (`![a](` x 12,000 took 44 s)."""
-    head = skill_md("hostile", "# Hostile\n\n")
-    body = unit * ((CAP - len(head)) // len(unit))
-    write_tree(tmp_path, {"registry.yaml": "title: Hostile\n", "skills/hostile/SKILL.md": head + body})
-    assert len((tmp_path / "skills/hostile/SKILL.md").read_bytes()) > CAP - len(unit)
-    config = load_config(tmp_path / "registry.yaml")
-    # CPU time of this process, not wall time: what the check costs, however busy the machine is. Linear reads
-    # take about 2 s for the slowest unit (`a:\\`, with the other core busy); the quadratic ones took minutes.
+def _validation_cpu_seconds(folder: Path, text: str) -> float:
+    """CPU time of this process validating one skill whose SKILL.md is ``text``: what the check costs, however
+    busy the machine is."""
+    write_tree(folder, {"registry.yaml": "title: Hostile\n", "skills/hostile/SKILL.md": text})
+    config = load_config(folder / "registry.yaml")
     started = time.process_time()
-    report = validate_paths([tmp_path / "skills/hostile"], config, jobs=1)
+    report = validate_paths([folder / "skills/hostile"], config, jobs=1)
     elapsed = time.process_time() - started
     assert [s.name for s in report.skills] == ["hostile"]
     assert not any(d.code == "SK507" for d in report.diagnostics)  # really read, not left out as too large
-    assert elapsed < 4.0, f"{unit!r} x {len(body) // len(unit)} took {elapsed:.2f} s"
+    return elapsed
+
+
+@pytest.mark.parametrize("unit", ["![a](", "[a](", "[a](<b", "[a](b 'c", "[" * 50 + "a](", "<", "](", "a:\\"])
+def test_a_hostile_skill_md_at_the_size_cap_validates_in_linear_time(tmp_path: Path, unit: str) -> None:
+    """Each of these took quadratic time in a regular expression (`![a](` x 12,000 took 44 s). Doubling the input
+    doubles a linear read's time and quadruples a quadratic one's, so the test compares the CPU time of a body
+    at the size cap with that of a body half as long; an absolute bound would depend on the machine and on what
+    else runs beside the test."""
+    head = skill_md("hostile", "# Hostile\n\n")
+    count = (CAP - len(head)) // len(unit)
+    full = head + unit * count
+    assert len(full.encode()) > CAP - len(unit)
+    half = _validation_cpu_seconds(tmp_path / "half", head + unit * (count // 2))
+    whole = _validation_cpu_seconds(tmp_path / "full", full)
+    # Linear: about 2 (a little less, as the fixed costs do not double); quadratic: about 4.
+    assert whole < 3.0 * max(half, 0.05), f"{unit!r}: x {count // 2} took {half:.2f} s, x {count} {whole:.2f} s"
 
 
 def test_the_most_html_tags_a_body_may_hold_build(registry: Path) -> None:
