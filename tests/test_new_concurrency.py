@@ -6,8 +6,8 @@ temporary folder is left in ``skills/`` (issue 12: the registry's skills folder 
 
 from __future__ import annotations
 
-import contextlib
 import os
+import selectors
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +79,15 @@ def _umask() -> int:
     return mask
 
 
+def _first_line(process: subprocess.Popen[bytes], timeout: float) -> str:
+    """The first line the process writes to its standard error, waiting at most ``timeout`` seconds for it."""
+    assert process.stderr is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stderr, selectors.EVENT_READ)
+        assert selector.select(timeout), f"nothing on standard error after {timeout} s"
+    return process.stderr.readline().decode().rstrip("\n")
+
+
 def test_a_writer_waits_for_the_lock_and_then_finds_the_folder(registry: Path) -> None:
     """Holding the lock as another writer would: the import waits (saying so), then refuses the existing name."""
     skills = registry / "skills"
@@ -86,12 +95,12 @@ def test_a_writer_waits_for_the_lock_and_then_finds_the_folder(registry: Path) -
     with skills_lock(skills):
         process = start(registry, ["import", str(source)])
         write_tree(skills, {"late/SKILL.md": "made while the import waited\n"})
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=2)
-        assert process.returncode is None  # still waiting for the lock
+        # The lock is let go only once the import has said it waits: however slowly a busy machine starts it.
+        waiting = _first_line(process, timeout=60)
+        assert process.poll() is None  # still waiting for the lock
     code, out, err = finish(process, None)
     assert (code, out) == (2, "")
-    assert err.splitlines() == [f"Waiting for another `skillreg new` or `import` into {skills}/ to finish...",
+    assert [waiting, *err.splitlines()] == [f"Waiting for another `skillreg new` or `import` into {skills}/ to finish...",
                                 f"Error: {skills / 'late'}: already exists; refusing to overwrite it"]
     assert (skills / "late/SKILL.md").read_text() == "made while the import waited\n"
 
