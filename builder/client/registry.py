@@ -36,6 +36,7 @@ from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, head_path
 from .documents import MAX_DOCUMENT_BYTES, document_limit, parse_json
 from .search import ShardedSearch
 from .transport import Deadline, DeadlineRequest, TooSlow, Transport, host_kind
+from .transport import Unreachable as Unreachable  # defined beside the transport, so client/trust.py can catch it
 
 DEFAULT_TIMEOUT = 30.0  # seconds for one whole request: connecting, the headers and the body
 ATTEMPTS = 3  # one request and two retries, on 5xx, 429, timeouts and connection errors
@@ -54,10 +55,6 @@ _UNOPENED = object()  # the registry's verifier before its first use
 
 class NotFound(ClientError):
     """The registry answered that a document does not exist (HTTP 404, or no such file)."""
-
-
-class Unreachable(ClientError):
-    """The registry did not answer usefully after every retry."""
 
 
 def cache_root() -> Path:
