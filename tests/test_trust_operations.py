@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
-from client_helpers import RegistryServer, run
-from test_trust import _copy, _signed_build, signed_builds
+from client_helpers import RegistryServer, run, tree
+from test_trust import SKILL, _copy, _signed_build, signed_builds
 
 from builder.publish.trust import TUF_DIR
 
@@ -136,3 +137,134 @@ def test_fetch_previous_refuses_a_folder_that_holds_files(signed: dict[str, Path
     assert code != 0
     assert output == f"Error: {folder}: must be an empty folder or not exist yet (the fetched metadata goes there)\n"
     assert (folder / "mine.txt").read_text() == "keep me"
+
+
+# --- offline ------------------------------------------------------------------------------------------------
+
+def _use(url: str, project: Path, *args: str) -> tuple[int, str]:
+    project.mkdir(exist_ok=True)
+    return _in(project, *args, "--registry", url)
+
+
+def _online_then_stopped(site: Path, project: Path) -> str:
+    """Install SKILL, show it and search once while the registry answers; returns its URL, which then refuses connections."""
+    with RegistryServer(site) as server:
+        for args in (("install", SKILL), ("info", SKILL), ("search", "csv")):
+            code, output = _use(server.url, project, *args)
+            assert code == 0, output
+        return server.url
+
+
+def test_offline_a_signed_registry_works_from_verified_caches_with_one_warning(signed: dict[str, Path],
+                                                                               tmp_path: Path) -> None:
+    url = _online_then_stopped(signed["v2"], tmp_path / "p")
+    expires = json.loads((signed["v2"] / TUF_DIR / "timestamp.json").read_text())["signed"]["expires"]
+    for project, args, expected in ((tmp_path / "p", ("info", SKILL), SKILL),
+                                    (tmp_path / "p", ("search", "csv"), "csv-profiler"),
+                                    (tmp_path / "q", ("install", SKILL), "Installed")):
+        code, output = _use(url, project, *args)
+        assert code == 0, output
+        assert expected in output
+        offline = [line for line in output.splitlines() if "working offline with the signed metadata" in line]
+        assert len(offline) == 1, output
+        assert offline[0].startswith(f"Warning: cannot fetch {url}{TUF_DIR}/")
+        assert "connection refused" in offline[0] and f"(valid until {expires})" in offline[0]
+        assert "Traceback" not in output
+    assert (tmp_path / "q/.claude/skills" / SKILL / "SKILL.md").read_bytes() == \
+        (tmp_path / "p/.claude/skills" / SKILL / "SKILL.md").read_bytes()
+
+
+def test_offline_expired_trusted_metadata_is_refused_and_nothing_changes(signed: dict[str, Path],
+                                                                         tmp_path: Path) -> None:
+    import datetime as dt
+
+    from builder.client.trust import store_folder
+    from builder.core.config import load_config
+    from builder.publish.trust import refresh_timestamp
+
+    url = _online_then_stopped(signed["v2"], tmp_path / "p")
+    later = _copy(signed["v2"], tmp_path / "later")  # the registry's next timestamp, valid once and expired now
+    refresh_timestamp(load_config(signed["registry"] / "registry.yaml"), later, signed["keys"],
+                      now=dt.datetime.now(dt.UTC) - dt.timedelta(days=30))
+    store = store_folder(url)
+    shutil.copy(later / TUF_DIR / "timestamp.json", store / "timestamp.json")
+    expires = json.loads((store / "timestamp.json").read_text())["signed"]["expires"]
+    before = (tree(tmp_path / "p"), tree(store))
+    for args in (("info", SKILL), ("install", SKILL, "--force")):
+        code, output = _use(url, tmp_path / "p", *args)
+        assert code != 0, output
+        errors = [line for line in output.splitlines() if line.startswith("Error:")]
+        assert len(errors) == 1, output
+        assert f"the signed metadata of {url} kept here expired on {expires}" in errors[0]
+        assert "cannot be used offline" in errors[0] and "connection refused" in errors[0]
+        assert (tree(tmp_path / "p"), tree(store)) == before
+
+
+def test_offline_a_skill_never_fetched_is_refused_with_one_line(signed: dict[str, Path], tmp_path: Path) -> None:
+    url = _online_then_stopped(signed["v2"], tmp_path / "p")
+    before = tree(tmp_path / "p")
+    code, output = _use(url, tmp_path / "p", "install", "csv-profiler")
+    assert code != 0
+    errors = [line for line in output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, output
+    assert "csv-profiler" in errors[0] and "connection refused" in errors[0], output
+    assert "Traceback" not in output
+    assert tree(tmp_path / "p") == before
+
+
+# --- a pinned root other than the first -----------------------------------------------------------------------
+
+def test_a_pinned_later_root_is_recorded_so_a_teammate_verifies_against_the_same_keys(
+        signed: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+
+    from client_helpers import commit
+
+    from builder.client.trust import TRUST_ROOT_ENV
+
+    registry = _copy(signed["registry"], tmp_path / "registry")
+    keys = _copy(signed["keys"], tmp_path / "keys")
+    for _ in range(2):  # root v3: the first root's key is long retired
+        code, output = _in(registry, "trust", "rotate", "root", "--keys", str(keys))
+        assert code == 0, output
+        commit(registry, "trust: rotate the root key")
+    site = _signed_build(registry, tmp_path / "site", keys)
+    pinned = registry / "trust/3.root.json"
+    assert (site / TUF_DIR / "3.root.json").read_bytes() == pinned.read_bytes()
+    project = tmp_path / "p"
+    with RegistryServer(site) as server:
+        monkeypatch.setenv(TRUST_ROOT_ENV, str(pinned))  # what `skillreg --trust-root FILE` sets
+        code, output = _use(server.url, project, "install", SKILL)
+        assert code == 0, output
+        assert "trusting the signing keys" not in output
+        monkeypatch.delenv(TRUST_ROOT_ENV)
+        entry = json.loads((project / "skills-lock.json").read_text())["skills"][SKILL]
+        assert entry["trust_root"] == hashlib.sha256(pinned.read_bytes()).hexdigest()
+        assert entry["trust_root_version"] == 3
+        shutil.rmtree(project / ".claude")
+        monkeypatch.setenv("SKILLREG_STATE_DIR", str(tmp_path / "teammate-state"))  # a fresh clone elsewhere
+        code, output = _use(server.url, project, "install")
+        assert code == 0, output
+        assert "trusting the signing keys" not in output
+        assert (project / ".claude/skills" / SKILL / "SKILL.md").is_file()
+        served = site / TUF_DIR / "3.root.json"
+        served.write_bytes(served.read_bytes() + b"\n")  # another file under that name
+        shutil.rmtree(project / ".claude")
+        monkeypatch.setenv("SKILLREG_STATE_DIR", str(tmp_path / "another-state"))
+        before = tree(project)
+        code, output = _use(server.url, project, "install")
+    assert code != 0
+    errors = [line for line in output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, output
+    assert f"{TUF_DIR}/3.root.json is not the root the lock trusts" in errors[0]
+    assert tree(project) == before
+
+
+def test_the_lock_writes_the_root_version_only_when_it_is_not_the_first() -> None:
+    from builder.client.lock_format import LockEntry
+
+    entry = LockEntry(SKILL, "https://example.org/", "1.0.0", "sha256:" + "0" * 64, (f".claude/skills/{SKILL}",),
+                      trust_root="a" * 64, trust_root_version=3)
+    assert entry.to_json()["trust_root_version"] == 3
+    assert "trust_root_version" not in LockEntry(SKILL, "https://example.org/", "1.0.0", "sha256:" + "0" * 64,
+                                                 (f".claude/skills/{SKILL}",), trust_root="a" * 64).to_json()
