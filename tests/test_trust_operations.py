@@ -268,3 +268,43 @@ def test_the_lock_writes_the_root_version_only_when_it_is_not_the_first() -> Non
     assert entry.to_json()["trust_root_version"] == 3
     assert "trust_root_version" not in LockEntry(SKILL, "https://example.org/", "1.0.0", "sha256:" + "0" * 64,
                                                  (f".claude/skills/{SKILL}",), trust_root="a" * 64).to_json()
+
+
+# --- the clock moved --------------------------------------------------------------------------------------------
+
+def _faketime() -> str:
+    found = shutil.which("faketime")
+    if found is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("faketime is missing; .ci/run installs Debian's faketime package")
+        pytest.skip("faketime (Debian's libfaketime) is not installed")
+    return found
+
+
+def test_with_the_clock_moved_past_expiry_the_client_refuses_the_registry(signed: dict[str, Path],
+                                                                          tmp_path: Path) -> None:
+    """The real client under libfaketime: a day later it still installs; a month later (the timestamp lasts seven
+    days) the same registry, served unchanged, is refused as expired, and nothing on disk changes."""
+    import subprocess
+
+    from client_helpers import SKILLREG
+
+    faketime = _faketime()
+    project = tmp_path / "p"
+    project.mkdir()
+    expires = json.loads((signed["v2"] / TUF_DIR / "timestamp.json").read_text())["signed"]["expires"]
+    with RegistryServer(signed["v2"]) as server:
+        def skillreg(offset: str, *args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([faketime, "-f", offset, str(SKILLREG), *args, "--registry", server.url],
+                                  cwd=project, capture_output=True, text=True, timeout=300)
+
+        tomorrow = skillreg("+1d", "install", SKILL)
+        assert tomorrow.returncode == 0, tomorrow.stderr
+        before = tree(project)
+        later = skillreg("+30d", "install", SKILL, "--force")
+    assert later.returncode != 0
+    errors = [line for line in later.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, later.stderr
+    assert f"expired on {expires}" in errors[0] and "skillreg trust refresh" in errors[0]
+    assert "Traceback" not in later.stderr
+    assert tree(project) == before
