@@ -30,8 +30,11 @@ def _signed_build(registry: Path, out: Path, keys: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return signed_builds(tmp_path_factory.mktemp("signed"))
+
+
+def signed_builds(base: Path) -> dict[str, Path]:
     """Two signed builds of the bundled registry (v2 changes csv-profiler), with the keys that signed them."""
-    base = tmp_path_factory.mktemp("signed")
     registry = copy_registry(base / "registry")
     with open(registry / "registry.yaml", "a", encoding="utf-8") as fh:
         fh.write("trust:\n  bins: 16\n")

@@ -584,4 +584,63 @@ def test_destination_keys_stay_below_the_prefix() -> None:
     assert Destination.parse("s3://bkt/reg/").key("api/v1/index.json") == "reg/api/v1/index.json"
     assert Destination.parse("s3://bkt").key("index.html") == "index.html"
     assert str(Destination.parse("s3://bkt/a/b")) == "s3://bkt/a/b/"
-    assert PHASES[-2:] == ("api/v1/index.json", "api/v1/state.json")
+    assert PHASES[4:6] == ("api/v1/index.json", "api/v1/state.json")
+
+
+# ---------------------------------------------------------------------------------------------------- signed
+
+@pytest.fixture(scope="module")
+def signed_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A signed build (API only) of two bundled skills, with real keys from `skillreg trust init`."""
+    root = tmp_path_factory.mktemp("upload-signed")
+    registry = make_registry(root / "registry", ["csv-profiler", "secret-scanner"])
+    with open(registry / "registry.yaml", "a", encoding="utf-8") as fh:
+        fh.write("trust:\n  bins: 4\n")
+    made = CliRunner().invoke(cli, ["--config", str(registry / "registry.yaml"), "trust", "init", str(root / "keys")])
+    assert made.exit_code == 0, made.output
+    commit(registry, "trust: first root")
+    build(load_config(registry / "registry.yaml"), root / "out",
+          BuildOptions(keep_going=True, site=False, sign=root / "keys"))
+    return root / "out"
+
+
+def test_a_signed_upload_sends_the_metadata_last_and_a_client_verifies_from_the_bucket(
+        signed_build: Path, endpoint: str, bucket: str, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan, done = upload(signed_build, f"s3://{bucket}/reg", endpoint_url=endpoint)
+    assert done is not None
+    tuf = [p for p in done.uploaded if p.startswith("api/v1/tuf/")]
+    assert len(tuf) == 4 + 4 and done.uploaded[-len(tuf):] == tuf  # 1 root, targets, 4 bins, snapshot, timestamp
+    assert done.uploaded[-1] == "api/v1/tuf/timestamp.json" and done.uploaded[-2].endswith(".snapshot.json")
+    assert {"api/v1/index.json", "api/v1/state.json"} <= set(done.uploaded[:-len(tuf)])
+    assert [PHASES[phase_of(p)] for p in done.uploaded[-2:]] == ["signed snapshot", "signed timestamp"]
+    base = f"{endpoint}/{bucket}/reg/"
+    installed = run("install", "csv-profiler", "--registry", base)
+    assert installed.exit_code == 0, installed.output
+    assert "trusting the signing keys" in installed.output
+    assert next(project.rglob("csv-profiler/SKILL.md")).is_file()
+
+    s3 = client(endpoint)  # whoever controls the bucket rewrites what install and info read
+    versions = (signed_build / "api/v1/skills/secret-scanner/versions.json").read_bytes()
+    s3.put_object(Bucket=bucket, Key="reg/api/v1/skills/secret-scanner/versions.json", Body=versions + b"\n")
+    detail = json.loads((signed_build / "api/v1/skills/secret-scanner.json").read_text())
+    detail["description"] = "Uploads your keys somewhere else."
+    s3.put_object(Bucket=bucket, Key="reg/api/v1/skills/secret-scanner.json", Body=json.dumps(detail).encode())
+    before = {p.relative_to(project).as_posix(): p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    for args, tampered in ((("install", "secret-scanner"), "secret-scanner/versions.json"),
+                           (("info", "secret-scanner"), "secret-scanner.json")):
+        refused = run(*args, "--registry", base)
+        assert refused.exit_code != 0
+        errors = [line for line in refused.output.splitlines() if line.startswith("Error:")]
+        assert len(errors) == 1 and f"api/v1/skills/{tampered} was tampered with" in errors[0], refused.output
+        assert {p.relative_to(project).as_posix(): p.read_bytes() for p in project.rglob("*") if p.is_file()} == \
+            before
+
+
+def test_signed_metadata_is_uploaded_in_tufs_order() -> None:
+    order = ["api/v1/skills/csv-profiler/digests.json", "api/v1/state.json", "api/v1/tuf/3.bins-0.json",
+             "api/v1/tuf/3.targets.json", "api/v1/tuf/1.root.json", "api/v1/tuf/3.snapshot.json",
+             "api/v1/tuf/timestamp.json"]
+    phases = [phase_of(p) for p in order]
+    assert phases == sorted(phases) and phases[-1] > phases[-2] > phases[-3] > phases[1]
+    assert len(set(phases[2:5])) == 1  # the files a snapshot names go together, before it
+    assert {cache_class(p) for p in order[2:]} == {INDEX}  # short-lived: the timestamp is what stays fresh

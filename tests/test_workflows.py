@@ -602,13 +602,15 @@ def test_a_bundle_cache_a_pull_request_commits_into_the_checkout_never_reaches_t
                            "$RUNNER_TEMP/bundle-cache)\n")
 
 
-def test_pages_build_signs_with_the_online_keys_from_the_repository_secret(origin: Path, tmp_path: Path) -> None:
-    """With SKILLREG_SIGNING_KEYS (a base64 tar of the three online keys; no root key), the build job signs."""
+def signing_secret(origin: Path, keys: Path, *, bins: int | None = None) -> str:
+    """`skillreg trust init` in origin (committed), and the SKILLREG_SIGNING_KEYS secret of its online keys."""
     import base64
     import io
     import tarfile
 
-    keys = tmp_path / "keys"
+    if bins is not None:
+        with open(origin / "registry.yaml", "a", encoding="utf-8") as fh:
+            fh.write(f"trust:\n  bins: {bins}\n")
     result = CliRunner().invoke(cli, ["--config", str(origin / "registry.yaml"), "trust", "init", str(keys)])
     assert result.exit_code == 0, result.output
     git(origin, "add", "-A")
@@ -617,16 +619,25 @@ def test_pages_build_signs_with_the_online_keys_from_the_repository_secret(origi
     with tarfile.open(fileobj=packed, mode="w") as tar:
         for role in ("targets", "snapshot", "timestamp"):
             tar.add(keys / f"{role}.pem", arcname=f"{role}.pem")
+    return base64.b64encode(packed.getvalue()).decode()
+
+
+def test_pages_build_signs_with_the_online_keys_from_the_repository_secret(origin: Path, tmp_path: Path) -> None:
+    """With SKILLREG_SIGNING_KEYS (a base64 tar of the three online keys; no root key), the build job signs; a live
+    site that cannot be reached for its last signed metadata is a warning, and everything is signed afresh."""
+    secret = signing_secret(origin, tmp_path / "keys")
     runner = tmp_path / "runner"
     git(tmp_path, "clone", "-q", str(origin), str(runner))
     context = {"github.sha": git(runner, "rev-parse", "HEAD").strip(),
                "steps.pages.outputs.base_url": "http://127.0.0.1:9/registry", "runner.temp": str(tmp_path / "temp"),
-               "secrets.SKILLREG_SIGNING_KEYS": base64.b64encode(packed.getvalue()).decode()}
+               "secrets.SKILLREG_SIGNING_KEYS": secret}
     (tmp_path / "temp").mkdir()
     runs = run_job("pages.yml", "build", runner, context, tmp_path / "summary.md",
                    {"actions/checkout": no_op, "actions/setup-python": no_op, "actions/configure-pages": no_op,
                     "actions/cache": no_op, "actions/upload-pages-artifact": no_op})
     assert all(r.returncode == 0 for r in runs), [(r.name, r.stdout, r.stderr) for r in runs]
+    build_step = next(r for r in runs if r.name == "Build the site with the Pages base URL")
+    assert "Warning: http://127.0.0.1:9/registry/api/v1/tuf/: cannot read the last signed metadata" in build_step.stderr
     tuf = runner / "site/api/v1/tuf"
     assert (tuf / "timestamp.json").is_file() and (tuf / "1.root.json").is_file()
     assert not (tmp_path / "temp/skillreg-keys/root.pem").exists()
@@ -635,3 +646,47 @@ def test_pages_build_signs_with_the_online_keys_from_the_repository_secret(origi
     root = Metadata[Root].from_bytes((tuf / "1.root.json").read_bytes()).signed
     stamp = Metadata[Timestamp].from_bytes((tuf / "timestamp.json").read_bytes())
     root.verify_delegate("timestamp", stamp.signed_bytes, stamp.signatures)
+
+
+def _signed_files(tuf: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in tuf.iterdir()}
+
+
+def test_pages_build_restores_the_live_signed_metadata_so_unchanged_bins_keep_their_bytes(
+        origin: Path, tmp_path: Path, serve) -> None:
+    """The first deploy finds no signed metadata (a warning, everything signed); the next push's cold build fetches
+    the live api/v1/tuf/ and re-signs only the changed skill's bin, with versions that went up."""
+    secret = signing_secret(origin, tmp_path / "keys", bins=16)
+    www = tmp_path / "www"
+    www.mkdir()
+    server = serve([www])
+    builds: list[tuple[list[StepRun], Path]] = []
+    for push in ("first", "second"):
+        runner = tmp_path / f"runner-{push}"
+        git(tmp_path, "clone", "-q", str(origin), str(runner))
+        (tmp_path / f"temp-{push}").mkdir()
+        context = {"github.sha": git(runner, "rev-parse", "HEAD").strip(), "secrets.SKILLREG_SIGNING_KEYS": secret,
+                   "steps.pages.outputs.base_url": server.url + "/registry", "runner.temp": str(tmp_path / f"temp-{push}")}
+        runs = run_job("pages.yml", "build", runner, context, tmp_path / "summary.md",
+                       {"actions/checkout": no_op, "actions/setup-python": no_op, "actions/configure-pages": no_op,
+                        "actions/cache": no_op, "actions/upload-pages-artifact": no_op})
+        assert all(r.returncode == 0 for r in runs), [(r.name, r.stdout, r.stderr) for r in runs]
+        builds.append((runs, runner / "site"))
+        if push == "first":
+            shutil.copytree(runner / "site", www / "registry")  # the deploy
+            edited = origin / "skills/csv-profiler/SKILL.md"
+            edited.write_text(edited.read_text() + "\nCheck the delimiter first.\n")
+            git(origin, "commit", "-qam", "edit csv-profiler")
+    first_step, second_step = (next(r for r in runs if r.name == "Build the site with the Pages base URL")
+                               for runs, _ in builds)
+    assert first_step.stderr.count("Warning:") == 1
+    assert "timestamp.json: not published (a first deploy" in first_step.stderr
+    assert "Warning" not in second_step.stderr
+    assert re.search(r"Kept 19 signed metadata files in .*skillreg-previous-tuf", second_step.stdout)
+    live, cold = _signed_files(www / "registry/api/v1/tuf"), _signed_files(builds[1][1] / "api/v1/tuf")
+    bins = {name for name in cold if ".bins-" in name}
+    assert len(bins) == 16 and len(bins & set(live)) == 15
+    assert all(cold[name] == live[name] for name in bins & set(live))
+    versions = [json.loads(files["timestamp.json"])["signed"]["meta"]["snapshot.json"]["version"]
+                for files in (live, cold)]
+    assert versions[1] > versions[0]

@@ -60,3 +60,23 @@ def rotate(obj: Context, role: str, keys: Path) -> None:
     written = rotate_key(obj.registry("trust rotate"), keys, role)
     click.echo(f"Wrote {display_path(written)} and a new {display_path(keys / (role + '.pem'))}; "
                f"commit the root and rebuild with --sign")
+
+
+@trust.command("fetch-previous", short_help="Fetch a live registry's signed metadata for the next build.")
+@click.argument("url")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@pass_context
+def fetch_previous(obj: Context, url: str, folder: Path) -> None:
+    """Download the api/v1/tuf/ metadata the registry at URL publishes into FOLDER (empty or new), keeping only
+    files signed by the keys of this registry's root; then build with SKILLREG_TRUST_PREVIOUS=FOLDER so unchanged
+    bins keep their bytes. A site without signed metadata (a first deploy), an unreachable or a tampered one is a
+    warning, never a failure: the build then signs everything afresh."""
+    from ..client.trust_previous import fetch_previous as fetch
+    from ..publish.trustkeys import read_chain
+
+    root = read_chain(obj.registry("trust fetch-previous")).latest.signed
+    fetched = fetch(url, folder, root)
+    if fetched.warning is not None:
+        click.echo(f"Warning: {fetched.warning}", err=True)
+    if fetched.kept:
+        click.echo(f"Kept {len(fetched.kept)} signed metadata files in {display_path(folder)}")

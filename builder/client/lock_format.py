@@ -41,12 +41,13 @@ class LockEntry:
     files: Mapping[str, str] = field(default_factory=dict)  # path -> sha256 hex, to tell local edits
     computed_hash: str | None = None  # vercel's folder hash of the files (see folder_hash)
     archive_sha256: str | None = None  # the zip's sha256: what the registry's discovery index calls its digest
-    trust_root: str | None = None  # a signed registry's first root (sha256 hex) it was installed under
+    trust_root: str | None = None  # the signed registry's root (sha256 hex) its client first trusted
+    trust_root_version: int = 1  # that root's version: 1, unless the user pinned a later one (--trust-root FILE)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "registry": self.registry, "version": self.version, "digest": self.digest,
                 "targets": sorted(self.targets), "files": dict(sorted(self.files.items())),
-                **trust_field(self.trust_root)}
+                **trust_field(self.trust_root, self.trust_root_version)}
 
     def source_url(self) -> str:
         """What vercel's CLI restores and updates the skill from: the registry's one-skill discovery folder, the
@@ -63,7 +64,7 @@ class LockEntry:
             entry["computedHash"] = self.computed_hash
         if self.archive_sha256 is not None:
             entry["wellKnownDigest"] = f"sha256:{self.archive_sha256}"
-        entry.update(trust_field(self.trust_root))
+        entry.update(trust_field(self.trust_root, self.trust_root_version))
         return dict(sorted(entry.items()))
 
 
@@ -145,14 +146,21 @@ def _entry(path: Path, name: str, raw: object, global_: bool, *, old: bool) -> L
         raise bad("`wellKnownDigest` must be a sha256: digest")
     trust_root = ours.get("trust_root")
     if trust_root is not None and not (isinstance(trust_root, str) and SHA256.match(trust_root)):
-        raise bad("`trust_root` must be the sha256 of the registry's first root")
+        raise bad("`trust_root` must be the sha256 of the registry's root first trusted")
+    root_version = ours.get("trust_root_version", 1)
+    if isinstance(root_version, bool) or not isinstance(root_version, int) or root_version < 1 or \
+            (root_version != 1 and trust_root is None):
+        raise bad("`trust_root_version` must be a root version (1 or more) beside `trust_root`")
     return LockEntry(name, ours["registry"], version, ours["digest"], tuple(sorted(targets)), files, computed,
-                     archive.removeprefix("sha256:") if archive else None, trust_root)
+                     archive.removeprefix("sha256:") if archive else None, trust_root, root_version)
 
 
-def trust_field(trust_root: str | None) -> dict[str, str]:
-    """The entry's record of the signed registry's root it trusts (none for an unsigned registry)."""
-    return {"trust_root": trust_root} if trust_root is not None else {}
+def trust_field(trust_root: str | None, version: int = 1) -> dict[str, Any]:
+    """The entry's record of the signed registry's root it trusts (none for an unsigned registry): the root file's
+    sha256 and, when it is not the registry's first root, its version (the file a fresh clone fetches and checks)."""
+    if trust_root is None:
+        return {}
+    return {"trust_root": trust_root, **({"trust_root_version": version} if version != 1 else {})}
 
 
 def _check_target(target: str, name: str, global_: bool, bad: Any) -> None:

@@ -59,19 +59,21 @@ class Verified:
     state: LocalState
 
 
-def expect_root(registry: Registry, trust_root: str | None) -> Registry:
-    """``registry``, told the root a lock entry trusts: with no trust store of its own, it verifies against it."""
-    if trust_root is not None and registry.expected_root is None:
-        registry.expected_root = trust_root
+def expect_root(registry: Registry, entry: LockEntry) -> Registry:
+    """``registry``, told the root a lock entry trusts (sha256 and version): with no trust store of its own, it
+    verifies against it."""
+    if entry.trust_root is not None and registry.expected_root is None:
+        registry.expected_root = (entry.trust_root, entry.trust_root_version)
     return registry
 
 
 def _entry(skill: FetchedSkill, targets: Sequence[str]) -> LockEntry:
     from .trust import trusted_root
 
+    root, root_version = trusted_root(skill.registry) or (None, 1)
     return LockEntry(skill.name, skill.registry, skill.version, skill.digest, tuple(sorted(set(targets))),
                      skill.hashes, computed_hash({f.path: f.data for f in skill.files}), skill.archive_sha256,
-                     trusted_root(skill.registry))
+                     root, root_version)
 
 
 def _modified(folder: Path, recorded: Mapping[str, str], new: Mapping[str, str]) -> LocalState | None:
@@ -257,7 +259,7 @@ def restore(lock: Lock, registry_for: RegistryFor, *, typed: Sequence[Path] = ()
                 writable_folder(lock, target, entry.name, allowed, recorded=True)
     plans, problems = [], []
     for entry in sorted(lock.entries.values(), key=lambda e: e.name):
-        plan, problem = _plan_restore(lock, entry, expect_root(registry_for(entry.registry), entry.trust_root))
+        plan, problem = _plan_restore(lock, entry, expect_root(registry_for(entry.registry), entry))
         plans.append(plan)
         if problem:
             problems.append(problem)
@@ -347,7 +349,7 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, typed
     published = _Published()
     changes = []
     for entry in entries:
-        registry = expect_root(registry_for(entry.registry), entry.trust_root)
+        registry = expect_root(registry_for(entry.registry), entry)
         latest = published.latest(registry, entry.name)
         if latest is None:
             changes.append(Change(entry.name, "not published", entry.version, entry.digest, None, entry.targets))

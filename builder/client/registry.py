@@ -36,6 +36,7 @@ from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, head_path
 from .documents import MAX_DOCUMENT_BYTES, document_limit, parse_json
 from .search import ShardedSearch
 from .transport import Deadline, DeadlineRequest, TooSlow, Transport, host_kind
+from .transport import Unreachable as Unreachable  # defined beside the transport, so client/trust.py can catch it
 
 DEFAULT_TIMEOUT = 30.0  # seconds for one whole request: connecting, the headers and the body
 ATTEMPTS = 3  # one request and two retries, on 5xx, 429, timeouts and connection errors
@@ -54,10 +55,6 @@ _UNOPENED = object()  # the registry's verifier before its first use
 
 class NotFound(ClientError):
     """The registry answered that a document does not exist (HTTP 404, or no such file)."""
-
-
-class Unreachable(ClientError):
-    """The registry did not answer usefully after every retry."""
 
 
 def cache_root() -> Path:
@@ -326,7 +323,7 @@ class Registry:
         if host_kind(host) == "loopback":
             handlers.append(urllib.request.ProxyHandler({}))
         self._opener = urllib.request.build_opener(*handlers)
-        self.expected_root: str | None = None  # the first root a lock entry trusts (sha256), if any
+        self.expected_root: tuple[str, int] | None = None  # the root a lock entry trusts (sha256, version), if any
         self._verifier: Any = _UNOPENED
 
     def _verified(self, path: str, data: bytes) -> bytes:
@@ -353,6 +350,20 @@ class Registry:
             return self._get(self._url(path), None, max_bytes + 1).body
         except NotFound:
             return None
+
+    def kept(self, path: str, max_bytes: int) -> bytes | None:
+        """The bytes at ``path`` through the document cache (revalidated by ETag; the cached copy when the registry
+        cannot be reached), unchecked: for the verifier, which checks them against the signed metadata itself."""
+        check_site_path(path, "document")
+        try:
+            return self._document_bytes(path, limit=max_bytes)
+        except NotFound:
+            return None
+
+    @property
+    def offline(self) -> bool:
+        """Whether the registry's signed metadata could only be verified from the trust store (it did not answer)."""
+        return self.signed and self._verifier.offline is not None
 
     def __repr__(self) -> str:
         return f"Registry({self.url!r})"
@@ -555,12 +566,14 @@ class Registry:
             raise ClientError(f"{target} is larger than the client accepts ({limit - 1:,} bytes)")
         return data
 
-    def _document_bytes(self, path: str, *, state: str | None = None) -> bytes:
-        limit = document_limit(path) + 1
+    def _document_bytes(self, path: str, *, state: str | None = None, limit: int | None = None) -> bytes:
+        limit = (limit if limit is not None else document_limit(path)) + 1
         if self.folder is not None:
             return self._read_local(path, limit)
         assert self._cache is not None
         cached = self._cache.get(path)
+        if cached is not None and self.offline:  # said once, by the verifier; every cached copy is verified
+            return cached.body
         url = self._url(path)
         try:
             response = self._get(url, cached.etag if cached else None, limit)

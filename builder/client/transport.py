@@ -413,6 +413,10 @@ class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
         return new
 
 
+class Unreachable(ClientError):
+    """The registry did not answer usefully after every retry (refused, timed out, unknown host, 5xx)."""
+
+
 class TooSlow(Exception):
     def __init__(self, received: int) -> None:
         self.received = received

@@ -6,6 +6,11 @@ The first contact trusts the registry's first root and says so, unless the user 
 trusted metadata is kept in the state folder, keyed by the registry's URL, so a registry once seen signed that
 answers unsigned is refused. python-tuf does every check of the metadata; this module only maps its refusals to
 one line a user can act on.
+
+When the registry cannot be reached (refused, timed out, unknown host; never a bad signature, a 404 or stale
+metadata, which are refusals), the client works offline like an unsigned one does, where that is safe: python-tuf
+checks the metadata kept in the trust store as if it had been served again, so it is used only while it has not
+expired, and only cached files it covers are accepted.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from ..core.errors import ClientError, UsageError
 from ..core.fs import state_dir, write_atomic
 from ..core.model import sha256_hex
 from ..core.urls import API_ROOT
+from .transport import Unreachable
 
 
 class Registry(Protocol):
@@ -37,12 +43,15 @@ class Registry(Protocol):
 
     def raw(self, path: str, max_bytes: int) -> bytes | None: ...
 
+    def kept(self, path: str, max_bytes: int) -> bytes | None: ...
+
     def warn(self, message: str) -> None: ...
 
 TUF_DIR = f"{API_ROOT}/tuf"
 FIRST_ROOT = f"{TUF_DIR}/1.root.json"
 TRUST_ROOT_ENV = "SKILLREG_TRUST_ROOT"
 UNSIGNED_NAME = "unsigned"
+VERIFIED_NAME = "verified"  # touched whenever the registry's metadata was refreshed online: the offline "as of"
 UNSIGNED_RECHECK = 3600.0  # seconds
 MAX_METADATA_BYTES = 5_000_000  # python-tuf's own bound on a targets file
 _SKILL_FILE = re.compile(r"^(?:api/v1/skills/([a-z0-9-]+)(?:\.json|/.+)|api/v1/bundles/([a-z0-9-]+)/.+|"
@@ -58,14 +67,38 @@ class _RegistryFetcher(FetcherInterface):
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
+        self.unreachable: Unreachable | None = None  # set when the registry did not answer: offline, not refused
 
     def _fetch(self, url: str) -> Iterator[bytes]:
         if not url.startswith(self.registry.url):
             raise exceptions.DownloadError(f"{url} is outside the registry")
-        data = self.registry.raw(url[len(self.registry.url):], MAX_METADATA_BYTES)
+        try:
+            data = self.registry.raw(url[len(self.registry.url):], MAX_METADATA_BYTES)
+        except Unreachable as exc:  # raised while python-tuf iterates, where it wraps nothing: wrap it here
+            self.unreachable = exc
+            raise exceptions.DownloadError(str(exc)) from exc
         if data is None:
             raise exceptions.DownloadHTTPError(f"{url}: not found", 404)
         yield data
+
+
+class _StoreFetcher(FetcherInterface):
+    """Offline: the trust store's own copies, served as if by the registry, so python-tuf checks them all again
+    (signatures, versions, expiry). No newer root exists; a file the store lacks cannot be had."""
+
+    def __init__(self, store: Path, base_url: str) -> None:
+        self.store = store
+        self.base_url = base_url
+
+    def _fetch(self, url: str) -> Iterator[bytes]:
+        name = url[len(self.base_url):] if url.startswith(self.base_url) else ""
+        if name.endswith(".root.json"):
+            raise exceptions.DownloadHTTPError(f"{url}: offline, no newer root", 404)
+        role = name if name == "timestamp.json" else name.partition(".")[2]
+        try:
+            yield (self.store / role).read_bytes() if role and "/" not in role else b""
+        except OSError:
+            raise exceptions.DownloadError(f"{url}: not among the signed metadata kept here") from None
 
 
 def store_folder(registry_url: str) -> Path:
@@ -74,22 +107,27 @@ def store_folder(registry_url: str) -> Path:
     return state_dir() / "trust" / f"{host}-{hashlib.sha256(registry_url.encode()).hexdigest()[:16]}"
 
 
-def trusted_root(registry_url: str) -> str | None:
-    """The sha256 of the first root this user trusts for ``registry_url`` (what a lock entry records), if any."""
+def trusted_root(registry_url: str) -> tuple[str, int] | None:
+    """The sha256 and version of the root this user first trusted for ``registry_url`` (what a lock entry
+    records), if any: the registry's first root, or the one given with --trust-root."""
     try:
         record = json.loads((store_folder(registry_url) / "registry.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     root = record.get("first_root") if isinstance(record, dict) else None
-    return root if isinstance(root, str) else None
+    version = record.get("root_version", 1) if isinstance(record, dict) else 1
+    if not isinstance(root, str) or isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        return None
+    return root, version
 
 
 class Verifier:
     """One refreshed view of a registry's signed metadata; ``check`` refuses any bytes it does not cover."""
 
-    def __init__(self, registry: Registry, updater: Updater) -> None:
+    def __init__(self, registry: Registry, updater: Updater, offline: str | None = None) -> None:
         self.registry = registry
         self.updater = updater
+        self.offline = offline  # why the registry could not be reached, when working from the trust store
         self._digests: dict[str, dict[str, Any]] = {}
 
     def check(self, path: str, data: bytes) -> None:
@@ -111,6 +149,8 @@ class Verifier:
         try:
             info = self.updater.get_targetinfo(path)
         except (exceptions.RepositoryError, exceptions.DownloadError) as exc:
+            if self.offline is not None:
+                raise self._not_offline(path, "the signed metadata kept here does not cover it") from None
             raise refusal(self.registry, exc) from None
         if info is None:
             raise self._tampered(path, "it is not among the registry's signed files")
@@ -120,7 +160,7 @@ class Verifier:
         if name not in self._digests:
             path = f"{API_ROOT}/skills/{name}/digests.json"
             info = self._target(path)
-            data = self.registry.raw(path, info.length + 1) or b""
+            data = self.registry.kept(path, info.length + 1) or b""
             try:
                 info.verify_length_and_hashes(data)
                 doc = json.loads(data)
@@ -131,8 +171,15 @@ class Verifier:
         return self._digests[name]
 
     def _tampered(self, path: str, why: str) -> TrustRefused:
+        if self.offline is not None:
+            return self._not_offline(path, f"the copy cached here does not verify ({why})")
         return TrustRefused(f"{self.registry.url}{path} was tampered with: {why}; nothing was installed or "
                             "changed. Tell the registry's maintainer; a mirror or cache may be serving altered files")
+
+
+    def _not_offline(self, path: str, why: str) -> TrustRefused:
+        return TrustRefused(f"{self.registry.url}{path}: cannot be verified offline ({self.offline}), as {why}; "
+                            "nothing was installed or changed. Try again when the registry can be reached")
 
 
 def refusal(registry: Registry, exc: Exception) -> TrustRefused:
@@ -177,11 +224,11 @@ def _given_root() -> bytes | None:
         raise UsageError(f"{given}: cannot read the root to trust ({exc.strerror})") from None
 
 
-def open_verifier(registry: Registry, expected_root: str | None = None) -> Verifier | None:
+def open_verifier(registry: Registry, expected_root: tuple[str, int] | None = None) -> Verifier | None:
     """The verifier of ``registry``, or None when it publishes no signed metadata and none was seen before.
 
-    ``expected_root``: the sha256 of the first root a lock entry recorded; a registry that answers without one
-    or with another root is refused."""
+    ``expected_root``: the sha256 and version of the root a lock entry recorded; a registry that answers without
+    that root file, or with other bytes, is refused."""
     store = store_folder(registry.url)
     bootstrap: bytes | None = None
     if not (store / "root.json").is_file():
@@ -189,23 +236,42 @@ def open_verifier(registry: Registry, expected_root: str | None = None) -> Verif
         if bootstrap is None:
             if expected_root is None and _recently_unsigned(store):
                 return None
-            bootstrap = registry.raw(FIRST_ROOT, 512_001)
+            bootstrap = _served_root(registry, store, expected_root)
             if bootstrap is None:
-                if expected_root is not None:
-                    raise refusal(registry, exceptions.DownloadHTTPError(f"{FIRST_ROOT}: not found", 404))
-                _remember_unsigned(store)
                 return None
-            if expected_root is not None and sha256_hex(bootstrap) != expected_root:
-                raise TrustRefused(f"{registry.url}{FIRST_ROOT} is not the root the lock trusts (sha256 "
-                                   f"{expected_root[:12]}…); nothing was installed or changed")
-            if expected_root is None:
-                registry.warn(f"trusting the signing keys of {registry.url} on first use (root sha256 "
-                              f"{sha256_hex(bootstrap)[:12]}…); pass --trust-root FILE to pin them instead")
-    updater = _updater(registry, store, bootstrap)
+    verifier = _verifier_of(registry, store, bootstrap)
     if bootstrap is not None:
-        write_atomic(store / "registry.json", json.dumps({"url": registry.url, "first_root": sha256_hex(bootstrap)},
-                                                         sort_keys=True).encode())
-    return Verifier(registry, updater)
+        record = {"url": registry.url, "first_root": sha256_hex(bootstrap), "root_version": _root_version(bootstrap)}
+        write_atomic(store / "registry.json", json.dumps(record, sort_keys=True).encode())
+    return verifier
+
+
+def _served_root(registry: Registry, store: Path, expected_root: tuple[str, int] | None) -> bytes | None:
+    """The root to start from, as the registry serves it: the version and bytes a lock entry recorded, else the
+    first root, trusted on first use and said so (None: the registry publishes no signed metadata)."""
+    path = f"{TUF_DIR}/{expected_root[1]}.root.json" if expected_root is not None else FIRST_ROOT
+    bootstrap = registry.raw(path, 512_001)
+    if bootstrap is None:
+        if expected_root is not None:
+            raise refusal(registry, exceptions.DownloadHTTPError(f"{path}: not found", 404))
+        _remember_unsigned(store)
+        return None
+    if expected_root is not None and sha256_hex(bootstrap) != expected_root[0]:
+        raise TrustRefused(f"{registry.url}{path} is not the root the lock trusts (sha256 "
+                           f"{expected_root[0][:12]}…); nothing was installed or changed")
+    if expected_root is None:
+        registry.warn(f"trusting the signing keys of {registry.url} on first use (root sha256 "
+                      f"{sha256_hex(bootstrap)[:12]}…); pass --trust-root FILE to pin them instead")
+    return bootstrap
+
+
+def _root_version(data: bytes) -> int:
+    """The version a root file says it is (python-tuf has checked it by now); 1 when it cannot be read."""
+    try:
+        version = json.loads(data)["signed"]["version"]
+    except (ValueError, KeyError, TypeError):
+        return 1
+    return version if isinstance(version, int) and not isinstance(version, bool) and version >= 1 else 1
 
 
 def _recently_unsigned(store: Path) -> bool:
@@ -220,18 +286,73 @@ def _recently_unsigned(store: Path) -> bool:
 def _remember_unsigned(store: Path) -> None:
     try:
         store.mkdir(parents=True, exist_ok=True)
-        write_atomic(store / UNSIGNED_NAME, b"", durable=False)
     except OSError:
-        pass  # only saves a request
+        return
+    _mark(store, UNSIGNED_NAME)  # only saves a request
 
 
-def _updater(registry: Registry, store: Path, bootstrap: bytes | None) -> Updater:
+def _verifier_of(registry: Registry, store: Path, bootstrap: bytes | None) -> Verifier:
+    """The verifier over freshly refreshed metadata; offline, over the trust store's, if that still verifies."""
     store.mkdir(parents=True, exist_ok=True)
+    fetcher = _RegistryFetcher(registry)
     try:
-        updater = Updater(metadata_dir=str(store), metadata_base_url=registry.url + TUF_DIR + "/",
-                          target_base_url=registry.url, fetcher=_RegistryFetcher(registry),
-                          config=UpdaterConfig(prefix_targets_with_hash=False), bootstrap=bootstrap)
-        updater.refresh()
+        updater = _refreshed(registry, store, bootstrap, fetcher)
     except (exceptions.RepositoryError, exceptions.DownloadError, ValueError) as exc:
-        raise refusal(registry, exc) from None
+        if fetcher.unreachable is None:
+            raise refusal(registry, exc) from None
+        if bootstrap is not None:  # nothing kept here to work offline with
+            raise fetcher.unreachable from None
+        return _offline(registry, store, fetcher.unreachable)
+    _mark(store, VERIFIED_NAME)
+    return Verifier(registry, updater)
+
+
+def _refreshed(registry: Registry, store: Path, bootstrap: bytes | None, fetcher: FetcherInterface) -> Updater:
+    updater = Updater(metadata_dir=str(store), metadata_base_url=registry.url + TUF_DIR + "/",
+                      target_base_url=registry.url, fetcher=fetcher,
+                      config=UpdaterConfig(prefix_targets_with_hash=False), bootstrap=bootstrap)
+    updater.refresh()
     return updater
+
+
+def _offline(registry: Registry, store: Path, unreachable: Unreachable) -> Verifier:
+    """Work from the metadata kept in ``store``: python-tuf checks it again, expiry included; one warning says so."""
+    reason = str(unreachable)
+    expires = _kept_expiry(store)
+    try:
+        updater = _refreshed(registry, store, None, _StoreFetcher(store, registry.url + TUF_DIR + "/"))
+    except exceptions.ExpiredMetadataError:
+        raise TrustRefused(f"{reason}; the signed metadata of {registry.url} kept here expired"
+                           f"{' on ' + expires if expires else ''}, so it cannot be used offline; nothing was "
+                           "installed or changed. Try again when the registry can be reached") from None
+    except (exceptions.RepositoryError, exceptions.DownloadError, ValueError) as exc:
+        raise TrustRefused(f"{reason}; the signed metadata of {registry.url} kept here does not verify on its own "
+                           f"({type(exc).__name__}: {exc}), so it cannot be used offline; nothing was installed or "
+                           "changed. Try again when the registry can be reached") from None
+    registry.warn(f"{reason}; working offline with the signed metadata of {registry.url} as verified "
+                  f"{_verified_at(store)} (valid until {expires})")
+    return Verifier(registry, updater, offline=reason)
+
+
+def _kept_expiry(store: Path) -> str:
+    try:
+        return str(json.loads((store / "timestamp.json").read_bytes())["signed"]["expires"])
+    except Exception:  # noqa: BLE001 - only for the message
+        return ""
+
+
+def _verified_at(store: Path) -> str:
+    for name in (VERIFIED_NAME, "timestamp.json"):
+        try:
+            when = (store / name).stat().st_mtime
+        except OSError:
+            continue
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(when))
+    return "at an unknown time"
+
+
+def _mark(store: Path, name: str) -> None:
+    try:
+        write_atomic(store / name, b"", durable=False)
+    except OSError:
+        pass  # only for a message

@@ -6,8 +6,10 @@ carries a digest of what they hold (version bundles, search shards, the theme's 
 year as immutable; every other name keeps its place while its content changes and is cached briefly. Only what
 changed is sent (the listing's ETag is the MD5 of a single-part upload, and a manifest stored beside the output
 records the headers each object was given), in an order that keeps every reader consistent: immutable files
-first, then the other files, the indexes last, ``state.json`` at the very end. Objects the output no longer holds
-are deleted only after that, only below the destination's prefix, and only once they have been out of the output
+first, then the other files, the indexes, ``state.json``; a signed build's TUF metadata after every file it
+covers (the bins, top-level targets and roots, then the snapshot naming them, ``timestamp.json`` at the very
+end), so a client never sees a timestamp naming files not yet uploaded. Objects the output no longer holds are
+deleted only after that, only below the destination's prefix, and only once they have been out of the output
 for ``delete_after`` seconds (an hour by default; the record notes when each went): a reader, or a CDN, holding
 an index from before the upload may still fetch what it names. A failure stops before the next group, so the
 indexes readers use still point at files that exist.
@@ -71,7 +73,9 @@ DELETE_AFTER = 3600
 
 # The upload groups, in order; each finishes before the next starts. Readers fetch an index first and then what
 # it names, so what an index names is always in place before the index itself.
-PHASES = ("immutable files", "other files", "per-skill indexes", "registry indexes", INDEX_PATH, STATE_PATH)
+PHASES = ("immutable files", "other files", "per-skill indexes", "registry indexes", INDEX_PATH, STATE_PATH,
+          "signed targets metadata", "signed snapshot", "signed timestamp")
+TUF_ROOT = f"{API_ROOT}/tuf"  # a signed build's metadata (publish/trust.py writes it)
 
 _HEX = f"[0-9a-f]{{{HASH_CHARS}}}"
 _BUNDLE = re.compile(rf"{re.escape(API_ROOT)}/bundles/(?P<name>[^/]+)/(?P=name)-(?P<digest>[0-9a-f]{{12}})"
@@ -124,6 +128,9 @@ def _is_immutable(path: str) -> bool:
 
 def phase_of(path: str) -> int:
     """The upload group of ``path``: an index into PHASES."""
+    if path.startswith(f"{TUF_ROOT}/"):
+        name = path.removeprefix(f"{TUF_ROOT}/")
+        return 8 if name == "timestamp.json" else 7 if name.endswith(".snapshot.json") else 6
     if path == STATE_PATH:
         return 5
     if path == INDEX_PATH:
