@@ -23,13 +23,17 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import io
 import json
+import zipfile
 import zlib
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
+from ..core.frontmatter import parse_skill_md
 from ..core.fs import write_atomic
 from ..core.model import SLUG
 from ..core.urls import raw_path
@@ -118,3 +122,29 @@ def prune(folder: Path, used: Collection[str], names: Collection[str], changed: 
 
 def file_name(name: str, key: str) -> str:
     return _file(Path(), name, key).name
+
+
+def page_body(folder: Path | None, renderer: BodyRenderer, detail: dict[str, Any], raw: list[str],
+              read: Callable[[str], bytes], max_frontmatter_bytes: int, fetched: bool) -> tuple[str, bytes | None, str]:
+    """(HTML, its gzip when the page fetches its body, the file of ``folder`` it was read from) of a skill's body:
+    the rendering its build worker stored, or, where there is none (no state folder, a rendering lost), SKILL.md
+    as published (``read`` gives a published file's bytes), parsed and rendered here."""
+    name = detail["name"]
+    entry = next((f for f in detail["files"] if f["path"] == detail["skill_md"]), None)
+    if folder is not None and entry is not None:
+        key = body_key(name, entry["sha256"], raw, max_frontmatter_bytes)
+        stored = load(folder, name, key)
+        if stored is not None:
+            return stored[0], stored[1], file_name(name, key)
+    parsed = parse_skill_md(_skill_md(detail, entry, read), detail["skill_md"],
+                            max_frontmatter_bytes=max_frontmatter_bytes, skill=name)
+    html = renderer.render(parsed.body, raw_urls(name, raw), "")
+    return html, pack(html) if fetched else None, ""
+
+
+def _skill_md(detail: dict[str, Any], entry: dict[str, Any] | None, read: Callable[[str], bytes]) -> bytes:
+    """SKILL.md as published: its raw copy, or (where only some files are published raw) out of the zip."""
+    if entry is not None and entry.get("raw"):
+        return read(entry["raw"])
+    with zipfile.ZipFile(io.BytesIO(read(detail["bundles"]["zip"]["path"]))) as archive:
+        return archive.read(detail["skill_md"])

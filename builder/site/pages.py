@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import html
-import io
 import json
 import logging
 import math
@@ -27,7 +26,6 @@ import posixpath
 import re
 import shutil
 import tempfile
-import zipfile
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,7 +40,6 @@ from markupsafe import Markup
 from .. import __version__
 from ..core.config import RegistryConfig
 from ..core.errors import BuildError
-from ..core.frontmatter import parse_skill_md
 from ..core.model import SLUG
 from ..core.fs import write_atomic
 from ..core.search import SHARDS_INDEX_PATH
@@ -266,33 +263,6 @@ def _http_url(url: Any) -> str | None:
     return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
 
 
-def _skill_md(plan: _Plan, detail: dict[str, Any]) -> bytes:
-    """SKILL.md as published: its raw copy, or (where only some files are published raw) out of the zip."""
-    entry = next((f for f in detail["files"] if f["path"] == detail["skill_md"]), None)
-    if entry is not None and entry.get("raw"):
-        return _read_api(plan, entry["raw"])
-    with zipfile.ZipFile(io.BytesIO(_read_api(plan, detail["bundles"]["zip"]["path"]))) as archive:
-        return archive.read(detail["skill_md"])
-
-
-def _rendered_body(plan: _Plan, renderer: BodyRenderer, detail: dict[str, Any], raw: list[str]
-                   ) -> tuple[str, bytes | None, str]:
-    """(HTML, its gzip when the body is fetched, the state file it was read from) of a skill's body: the
-    rendering its build worker stored (``bodies``), or, where there is none (no state folder, a rendering lost),
-    SKILL.md as published, parsed and rendered here."""
-    name = detail["name"]
-    entry = next((f for f in detail["files"] if f["path"] == detail["skill_md"]), None)
-    if plan.bodies is not None and entry is not None:
-        key = bodies.body_key(name, entry["sha256"], raw, plan.max_frontmatter_bytes)
-        stored = bodies.load(plan.bodies, name, key)
-        if stored is not None:
-            return stored[0], stored[1], bodies.file_name(name, key)
-    parsed = parse_skill_md(_skill_md(plan, detail), detail["skill_md"],
-                            max_frontmatter_bytes=plan.max_frontmatter_bytes, skill=name)
-    html = renderer.render(parsed.body, bodies.raw_urls(name, raw), "")
-    return html, bodies.pack(html) if plan.fetched_body else None, ""
-
-
 def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, name: str) -> _Page:
     detail = json.loads(_read_api(plan, detail_path(name)))
     root = bodies.PAGE_ROOT
@@ -300,7 +270,8 @@ def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, na
     raw_urls = bodies.raw_urls(name, raw)
     prov = detail["provenance"]
     site_url = plan.site_url or "<registry-url>/"
-    body, packed, rendering = _rendered_body(plan, renderer, detail, raw)
+    body, packed, rendering = bodies.page_body(plan.bodies, renderer, detail, raw, functools.partial(_read_api, plan),
+                                               plan.max_frontmatter_bytes, plan.fetched_body)
     fetched = plan.fetched_body
     article = env.get_template("skill.html").render(
         s=detail, root=root, body=Markup(body), body_src=BODY_FILE if fetched else None,
