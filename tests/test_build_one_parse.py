@@ -125,17 +125,24 @@ def test_a_rebuild_renders_only_the_body_that_changed_and_keeps_one_rendering_a_
     assert all_files(tmp_path / "out") == all_files(tmp_path / "cold")
 
 
-def test_pages_from_stored_renderings_equal_pages_rendered_from_skill_md(tmp_path: Path, publish: str) -> None:
-    """The page workers render SKILL.md themselves only where the state holds no rendering (``write_site``
-    without a state folder); both ways give the same bytes."""
+@pytest.mark.parametrize("state", ["none", "damaged"])
+def test_pages_from_stored_renderings_equal_pages_rendered_from_skill_md(tmp_path: Path, publish: str, state: str,
+                                                                         isolated_user_dirs: Path) -> None:
+    """The page workers render SKILL.md themselves only where the state holds no rendering they can read (no
+    state folder, or a file cut short); both ways give the same bytes."""
     root = registry(tmp_path / "registry", publish)
     config = load_config(root / "registry.yaml")
     build(config, tmp_path / "out", BuildOptions(jobs=1))
+    folder = next((isolated_user_dirs / ".local/state/skillreg/builds").glob(f"*/{BODIES_STATE}"))
+    for rendering in folder.iterdir():
+        rendering.write_bytes(rendering.read_bytes()[:-9])  # the gzip trailer (CRC, length) and a byte more
     again = tmp_path / "again"
     os.mkdir(again)
     for rel in ("api", ".well-known"):
         if (tmp_path / "out" / rel).exists():
             os.symlink(tmp_path / "out" / rel, again / rel)
-    write_site(config, again, jobs=1)
+    write_site(config, again, jobs=1, state=folder.parent if state == "damaged" else None)
     pages = {rel: data for rel, data in all_files(tmp_path / "out").items() if rel.startswith("skills/")}
     assert pages and pages == {rel: data for rel, data in all_files(again).items() if rel.startswith("skills/")}
+    if state == "damaged":
+        assert not list(folder.iterdir())  # no page read them: removed

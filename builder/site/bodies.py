@@ -20,6 +20,7 @@ removes every rendering it did not read; a rebuild removes those of the skills i
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
 import hashlib
@@ -93,7 +94,8 @@ def render_once(folder: Path, name: str, key: str, body: str, raw: Collection[st
     if not SLUG.match(name) or load(folder, name, key) is not None:
         return
     html = renderer().render(body, raw_urls(name, raw), "")
-    write_atomic(_file(folder, name, key), pack(html), durable=False)  # checked when read
+    with contextlib.suppress(OSError):  # a state folder that takes no file: the page worker renders the body
+        write_atomic(_file(folder, name, key), pack(html), durable=False)  # checked when read
 
 
 def load(folder: Path, name: str, key: str) -> tuple[str, bytes] | None:
