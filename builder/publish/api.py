@@ -13,7 +13,6 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from ..core.config import Publish, RegistryConfig
-from ..core.markdown import links
 from ..core.model import Skill, SkillFile
 from ..core.urls import (
     API_ROOT,
@@ -26,6 +25,7 @@ from ..core.urls import (
     versions_path,
 )
 from ..site.render import resolve_link
+from ..validate.body import found_links
 from .permissions import permissions
 from .provenance import Provenance, Source
 
@@ -38,10 +38,11 @@ def bundle_stem(skill: Skill) -> str:
 
 def linked_files(skill: Skill) -> frozenset[str]:
     """The skill's files that its SKILL.md body links to or embeds, resolved as the website resolves them (the
-    validator's CommonMark link finder, then the page renderer's own rule), so every body link has its file."""
+    validator's CommonMark link finder, then the page renderer's own rule), so every body link has its file. The
+    links are those the validator found when it has just checked this body (``found_links``): no second parse."""
     paths = {f.path for f in skill.files}
     found: set[str] = set()
-    for link in links(skill.body):
+    for link in found_links(skill.body):
         target = resolve_link(link.href, paths, "\0")  # a prefix no URL it keeps (http, mailto, #id) starts with
         if target is not None and target.startswith("\0"):
             found.add(unquote(target[1:]))

@@ -36,6 +36,7 @@ from ..core.model import Skill, sha256_hex
 from ..core.search import SHARDS_INDEX_PATH
 from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, versions_path
 from ..core.workers import PausedCollector, paused_collector, run_parallel
+from ..site.bodies import BODIES_STATE
 from ..validate.checks import ValidationReport, check_registry
 from .bundlecache import check_cache_place
 from .documents import read_or_none, stage_documents
@@ -124,7 +125,8 @@ class _Build:
     stored: StoredManifest | None  # the last build's record, when it was written for these settings
 
     def job(self, tmp: Path) -> SkillJob:
-        return SkillJob(self.config, self.history, tmp, self.git, self.bundle_cache)
+        bodies = self.place.state / BODIES_STATE if self.options.site else None
+        return SkillJob(self.config, self.history, tmp, self.git, self.bundle_cache, bodies)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,9 @@
 """One skill's own output files, written into the staging folder by a worker process: its detail document,
-bundles, raw and discovery copies, and every version its git history published (``versions.json``)."""
+bundles, raw and discovery copies, and every version its git history published (``versions.json``).
+
+The worker reads each skill's SKILL.md once: the links the validator found choose the files published raw
+(``raw_files: linked``), and with the website the worker renders the body for the skill's page into the output's
+state (``site.bodies``), where the page workers read it; the parent never holds a body or its rendering."""
 
 from __future__ import annotations
 
@@ -11,10 +15,11 @@ from pathlib import Path
 from ..core.bundle import dumps, json_bundle, zip_bytes
 from ..core.config import RegistryConfig
 from ..core.diagnostics import Severity
-from ..core.model import sha256_hex
+from ..core.model import Skill, sha256_hex
 from ..core.search import search_entry
 from ..core.urls import API_ROOT, WELL_KNOWN_V1, detail_path, head_path, raw_path, scoped_discovery_path, versions_path
 from ..core.workers import collect_as_usual
+from ..site.bodies import body_key, render_once
 from ..validate.checks import validate_folder
 from .api import (
     Artifact,
@@ -57,6 +62,7 @@ class SkillJob:
     tmp: Path  # the staging folder
     git: GitHistory
     cache: Path | None  # the bundle cache folder
+    bodies: Path | None = None  # where the website's rendered bodies go (``site.bodies``); None: no website
 
 
 _JOB: SkillJob | None = None
@@ -124,6 +130,13 @@ def skill_key(config: RegistryConfig, history: ProvenanceHistory, name: str, dig
 
 
 
+def _render_body(job: SkillJob, folder: Path, skill: Skill, raw: frozenset[str]) -> None:
+    """The body as the skill's page shows it, rendered here once (the page workers read it back)."""
+    skill_md = next(f for f in skill.files if f.path == skill.skill_md)
+    key = body_key(skill.name, skill_md.sha256, raw, job.config.limits.max_frontmatter_bytes)
+    render_once(folder, skill.name, key, skill.body, raw)
+
+
 def _build_one(folder: Path) -> SkillOutcome:
     job = _JOB
     assert job is not None
@@ -149,6 +162,8 @@ def _build_one(folder: Path) -> SkillOutcome:
         json_art = Artifact(stem + ".json", sha256_hex(bundle), len(bundle))
         stage_file(job.tmp, json_art.path, bundle)
     raw = raw_copies(skill, publish)
+    if job.bodies is not None:
+        _render_body(job, job.bodies, skill, raw)
     stage_file(job.tmp, detail_path(skill.name),
            dumps(detail_document(job.config, job.history.source, skill, prov, zip_art, json_art, raw)))
     for f in skill.files:

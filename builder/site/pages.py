@@ -1,8 +1,9 @@
 """The website: mkdocs-material renders the few navigation pages and one *shell* per kind of page; Python fills
 the shells with each skill, category and tag page.
 
-The pages are generated from what the build has already written (``api/v1/index.json``, the per-skill detail
-documents and raw SKILL.md files), so the site shows exactly what clients download. mkdocs runs once per build
+The pages are generated from what the build has already written (``api/v1/index.json`` and the per-skill detail
+documents), so the site shows exactly what clients download; each skill's body comes rendered by the worker that
+published the skill (``bodies``), so no page worker parses a SKILL.md. mkdocs runs once per build
 over a handful of pages (home, categories, tags, search, 404 and the shells, whose title, description, address
 and article are placeholders), and not at all on a rebuild whose templates and settings are unchanged: the
 shells are kept in the output's state. A skill page is its shell with the values filled in, so it carries the
@@ -15,10 +16,8 @@ mkdocs-material's full-text search is off: the site searches the sharded index u
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import html
-import io
 import json
 import logging
 import math
@@ -27,7 +26,6 @@ import posixpath
 import re
 import shutil
 import tempfile
-import zipfile
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,13 +40,12 @@ from markupsafe import Markup
 from .. import __version__
 from ..core.config import RegistryConfig
 from ..core.errors import BuildError
-from ..core.frontmatter import parse_skill_md
 from ..core.model import SLUG
 from ..core.fs import write_atomic
 from ..core.search import SHARDS_INDEX_PATH
 from ..core.urls import API_ROOT, INDEX_PATH, declared_author, detail_path, optional_site_file, versions_path
 from ..core.workers import default_jobs, run_parallel
-from . import sitemaps
+from . import bodies, sitemaps
 from .mkdocs_run import move_into, run_mkdocs
 from .render import BodyRenderer
 from .sitemaps import robots_txt, sitemap_files
@@ -199,6 +196,7 @@ class _Page:
     slug: str = ""
     number: int = 0
     body: bytes | None = None  # a fetched body: the page's rendered SKILL.md, written as BODY_FILE beside it
+    rendering: str = ""  # the file of the state's ``bodies`` folder the body was read from
 
 
 @dataclass(frozen=True)
@@ -213,6 +211,7 @@ class _Plan:
     max_frontmatter_bytes: int
     shells: dict[str, Shell] = field(default_factory=dict)
     fetched_body: bool = False  # publish.page_body: fetched (the page loads its body from BODY_FILE)
+    bodies: Path | None = None  # the state's folder of rendered bodies (``bodies``), when there is a state folder
 
     @property
     def categories(self) -> dict[str, dict[str, Any]]:
@@ -264,24 +263,15 @@ def _http_url(url: Any) -> str | None:
     return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
 
 
-def _skill_md(plan: _Plan, detail: dict[str, Any]) -> bytes:
-    """SKILL.md as published: its raw copy, or (where only some files are published raw) out of the zip."""
-    entry = next((f for f in detail["files"] if f["path"] == detail["skill_md"]), None)
-    if entry is not None and entry.get("raw"):
-        return _read_api(plan, entry["raw"])
-    with zipfile.ZipFile(io.BytesIO(_read_api(plan, detail["bundles"]["zip"]["path"]))) as archive:
-        return archive.read(detail["skill_md"])
-
-
 def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, name: str) -> _Page:
     detail = json.loads(_read_api(plan, detail_path(name)))
-    parsed = parse_skill_md(_skill_md(plan, detail), detail["skill_md"],
-                            max_frontmatter_bytes=plan.max_frontmatter_bytes, skill=name)
-    root = "../../"
-    raw_urls = {f["path"]: root + quote(f["raw"], safe="/") for f in detail["files"] if f.get("raw")}
+    root = bodies.PAGE_ROOT
+    raw = [f["path"] for f in detail["files"] if f.get("raw")]
+    raw_urls = bodies.raw_urls(name, raw)
     prov = detail["provenance"]
     site_url = plan.site_url or "<registry-url>/"
-    body = renderer.render(parsed.body, raw_urls, "")
+    body, packed, rendering = bodies.page_body(plan.bodies, renderer, detail, raw, functools.partial(_read_api, plan),
+                                               plan.max_frontmatter_bytes, plan.fetched_body)
     fetched = plan.fetched_body
     article = env.get_template("skill.html").render(
         s=detail, root=root, body=Markup(body), body_src=BODY_FILE if fetched else None,
@@ -294,10 +284,8 @@ def _skill_page(plan: _Plan, env: jinja2.Environment, renderer: BodyRenderer, na
         source_url=_http_url(prov.get("source_url")), history_url=_http_url(prov.get("history_url")),
         detail_path=detail_path(name), author=declared_author(detail["frontmatter"]),
         **_versions(plan, name))
-    # Compressed once, reproducibly (no time or name in the gzip header): the same body, the same bytes.
-    packed = gzip.compress(body.encode("utf-8"), 9, mtime=0) if fetched else None
     return _Page(f"skills/{name}/index.html", f"skills/{name}", "skill", name, detail["description"], article,
-                 heading=name, slug=name, body=packed)
+                 heading=name, slug=name, body=packed if fetched else None, rendering=rendering)
 
 
 def _versions(plan: _Plan, name: str) -> dict[str, Any]:
@@ -529,24 +517,34 @@ def _init_pages_worker(plan: _Plan, cache: Path | None) -> None:
     _WORKER.update(plan=plan, env=page_environment(cache), renderer=BodyRenderer())
 
 
-def _write_skill_pages(names: Sequence[str]) -> int:
+def _write_skill_pages(names: Sequence[str]) -> list[str]:
+    """Write the pages of ``names``; returns the renderings of the state they took their bodies from."""
     plan: _Plan = _WORKER["plan"]
+    used = []
     for name in names:
-        _write_page(plan, _skill_page(plan, _WORKER["env"], _WORKER["renderer"], name))
-    return len(names)
+        page = _skill_page(plan, _WORKER["env"], _WORKER["renderer"], name)
+        _write_page(plan, page)
+        if page.rendering:
+            used.append(page.rendering)
+    return used
 
 
-def _write_skills(plan: _Plan, names: Sequence[str], jobs: int | None, cache: Path | None) -> None:
+def _write_skills(plan: _Plan, names: Sequence[str], jobs: int | None, cache: Path | None,
+                  changed: Collection[str] | None = None) -> None:
+    """Write the skill pages of ``names``, then remove the state's renderings no page needs any more (those of
+    ``changed`` skills only, and of skills gone, when only some pages are written)."""
     jobs = default_jobs(len(names)) if jobs is None else jobs
     chunks = [list(names[i:i + 50]) for i in range(0, len(names), 50)]
-    run_parallel(_write_skill_pages, chunks, initializer=_init_pages_worker, initargs=(plan, cache),
-                 jobs=max(1, min(jobs, len(chunks))))
+    used = run_parallel(_write_skill_pages, chunks, initializer=_init_pages_worker, initargs=(plan, cache),
+                        jobs=max(1, min(jobs, len(chunks))))
+    if plan.bodies is not None:
+        bodies.prune(plan.bodies, {rendering for chunk in used for rendering in chunk}, set(plan.names), changed)
 
 
 # --------------------------------------------------------------------------------------------------- entry point
 
 def _plan(config: RegistryConfig, root: Path, index: dict[str, Any],
-          api_roots: Sequence[Path] | None = None) -> _Plan:
+          api_roots: Sequence[Path] | None = None, state: Path | None = None) -> _Plan:
     if not (root / SHARDS_INDEX_PATH).is_file():
         raise BuildError(f"{SHARDS_INDEX_PATH} is missing; the website searches it")
     site_url = index["registry"]["url"] or ""
@@ -554,7 +552,8 @@ def _plan(config: RegistryConfig, root: Path, index: dict[str, Any],
         site_url += "/"
     names = tuple(s["name"] for s in index["skills"] if SLUG.match(s["name"]))
     return _Plan(tuple(api_roots or (root,)), root, index, names, site_url, config.limits.max_frontmatter_bytes,
-                 fetched_body=config.publish.page_body == "fetched")
+                 fetched_body=config.publish.page_body == "fetched",
+                 bodies=state / bodies.BODIES_STATE if state is not None else None)
 
 
 def write_site(config: RegistryConfig, root: Path, report: Any = None, *,
@@ -563,12 +562,13 @@ def write_site(config: RegistryConfig, root: Path, report: Any = None, *,
     """Write the website into ``root`` beside the ``api/`` already published there (``report``, the build's
     validation report, is accepted for the build's call and not needed: the API already holds what is valid).
 
-    With ``previous`` (the output as it stands), ``changed`` (skills written or removed since) and ``state``
-    (where the shells are kept), only the pages those skills touch are written and the result's ``units`` name
+    ``state`` is where the shells are kept and where the build's workers left the skills' rendered bodies; without
+    it each page worker renders its skills' bodies from SKILL.md as published. With ``previous`` (the output as it
+    stands) and ``changed`` (skills written or removed since), only the pages those skills touch are written and the result's ``units`` name
     them; the output then reads exactly as a build from scratch would. Otherwise every page is written.
     """
     index = json.loads((root / INDEX_PATH).read_bytes())
-    plan = _plan(config, root, index, api_roots=api_roots)
+    plan = _plan(config, root, index, api_roots=api_roots, state=state)
     groups = _groups(index, plan.categories)
     key = _shells_key(plan)
     if previous is not None and changed is not None and (previous / INDEX_PATH).is_file():
@@ -644,7 +644,7 @@ def _write_changed(plan: _Plan, groups: _Groups, previous: Path, changed: Collec
     changed = set(changed)
     named = set(plan.names)
     units: set[str] = {f"skills/{name}" for name in changed if SLUG.match(name)}
-    _write_skills(plan, sorted(n for n in changed if n in named), jobs, templates_cache)
+    _write_skills(plan, sorted(n for n in changed if n in named), jobs, templates_cache, changed)
     before_rows = _previous_rows(previous, changed)
     after_rows = {s["name"]: s for s in groups.skills if s["name"] in changed}
     touched: set[tuple[str, str]] = set()

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from urllib.parse import unquote
 
 from ..core.diagnostics import RULES, Diagnostic
-from ..core.markdown import Link, links_and_hidden
+from ..core.markdown import Link, links, links_and_hidden
 from ..core.model import Skill
 from ..core.terminal import visible
 
@@ -73,6 +73,8 @@ def check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
                 yield RULES["SK403"].at(file, skill.body_line + offset, f"absolute user path `{match.group(0)}`",
                                         column=match.start() + 1, skill=skill.name)
     found, hidden = links_and_hidden(body) if brackets <= MAX_BODY_BRACKETS else ([], [])
+    if brackets <= MAX_BODY_BRACKETS:
+        _keep_links(body, found)
     for note in hidden:
         yield RULES["SK410"].at(file, skill.body_line + note.line - 1, _hidden_message(note), column=note.column,
                                 skill=skill.name)
@@ -83,6 +85,23 @@ def check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
     folders |= {"/".join(p.split("/")[:i]) for p in folders for i in range(1, p.count("/") + 1)}
     for link in found:
         yield from _check_link(link, paths, folders, file, skill.body_line + link.line - 1, skill.name)
+
+
+# The body check_body last read links from, and those links: a build's worker publishes the skill it has just
+# validated and chooses its raw files by them (``raw_files: linked``); keeping one body's links saves a parse.
+_LAST_LINKS: tuple[str | None, tuple[Link, ...]] = (None, ())
+
+
+def _keep_links(body: str, found: list[Link]) -> None:
+    global _LAST_LINKS
+    _LAST_LINKS = (body, tuple(found))
+
+
+def found_links(body: str) -> tuple[Link, ...]:
+    """``links(body)``: the links check_body found when ``body`` (the same string) is the last body it checked in
+    this process, else read now."""
+    last, found = _LAST_LINKS
+    return found if body is last else tuple(links(body))
 
 
 HIDDEN_PREVIEW = 60
