@@ -83,10 +83,10 @@ def first_difference_at(ours: list[str], theirs: list[str]) -> int:
 
 
 def difference_class(ours: list[str], theirs: list[str]) -> str:
-    """What kind of Markdown the two readings part at: the element names around the first place they differ,
+    """What kind of Markdown the two readings part at: the element names at the first place they differ and next,
     or, where both are text there, what the text holds (`~`: strikethrough, `<`: raw HTML)."""
     at = first_difference_at(ours, theirs)
-    near = set(ours[max(at - 1, 0):at + 2] + theirs[max(at - 1, 0):at + 2])
+    near = set(ours[at:at + 2] + theirs[at:at + 2])
     for name, marks in _CLASSES:
         if near.intersection(marks):
             return name

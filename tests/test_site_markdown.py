@@ -79,7 +79,7 @@ def test_task_list_items_are_disabled_checkboxes() -> None:
     """GFM spec 279 and 280: `[ ]` and `[x]` at the start of an item, nested lists too."""
     html = render("- [ ] foo\n- [x] bar\n\n* [x] foo\n  - [ ] bar\n  - [x] baz\n* [ ] bim\n")
     assert html.count('<input type="checkbox" disabled="">') == 3
-    assert html.count('<input checked="" type="checkbox" disabled="">') == 3
+    assert html.count('<input type="checkbox" checked="" disabled="">') == 3
     assert '<li class="task-list-item"><input type="checkbox" disabled=""> foo</li>' in html
     assert '<ul class="contains-task-list">' in html
     assert "[ ]" not in html and "[x]" not in html
@@ -115,6 +115,11 @@ def test_one_or_two_tildes_strike_through_as_the_gfm_spec_says(example: int, bod
 def test_tildes_strike_through_only_in_pairs_of_one_width() -> None:
     assert render("~a~~ and ~~b~").strip() == "<p>~a~~ and ~~b~</p>"
     assert render("~a ~~b~~ c~").strip() == "<p><s>a <s>b</s> c</s></p>"
+
+
+def test_the_checkbox_spelling_reaches_no_attribute_or_text() -> None:
+    html = render('<a href="https://x.example" title="<input>">t</a> `<input checked="">` &lt;input&gt;')
+    assert "<input" not in html
 
 
 # Bodies of 100,000 characters, each a unit repeated, aimed at the autolink, task list and strikethrough rules.

@@ -13,6 +13,8 @@ a ``www.`` domain longer than ``MAX_DOMAIN`` characters is not linked (DNS allow
 
 from __future__ import annotations
 
+import unicodedata
+
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
@@ -48,6 +50,11 @@ def _is_host_char(char: str) -> bool:
     """An ASCII letter or digit: cmark-gfm's domain check goes on past these, `-`, `_` and `.` only (it reads
     bytes, so its domain ends at the first non-ASCII character; the link goes on to the next white space)."""
     return char.isascii() and char.isalnum()
+
+
+def _starts_host(char: str) -> bool:
+    """What may follow ``://``: an ASCII letter or digit, or a non-ASCII letter, mark or number."""
+    return char.isalnum() if char.isascii() else unicodedata.category(char)[0] in "LMN"
 
 
 def _bracket_rule(state: StateInline, silent: bool) -> bool:
@@ -149,7 +156,7 @@ def _url_rule(state: StateInline, silent: bool) -> bool:
     scheme = src[start:pos]
     if scheme.lower() not in _SCHEMES or (start > 0 and _is_alpha(src[start - 1])):
         return False
-    if not state.pending.endswith(scheme) or pos + 3 >= end or (src[pos + 3].isascii() and not src[pos + 3].isalnum()):
+    if not state.pending.endswith(scheme) or pos + 3 >= end or not _starts_host(src[pos + 3]):
         return False
     domain = _domain_end(src, pos + 3, end, allow_short=True)
     if domain < 0:

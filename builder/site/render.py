@@ -34,12 +34,12 @@ ATTRIBUTES = {
     "ol": {"start", "class"},
     "ul": {"class"},
     "li": {"id", "class"},  # ids: footnotes; the class: a task list item
-    "input": {"checked"},  # a task list item's checkbox: always a disabled checkbox (``FORCED``)
+    "input": {"checked"},  # a task list item's checkbox: always a disabled checkbox (``_checkbox``)
     "h1": {"id"}, "h2": {"id"}, "h3": {"id"}, "h4": {"id"}, "h5": {"id"}, "h6": {"id"},
 }
-# Every <input> left is a task list item's checkbox, whatever a body wrote: type and disabled are set on each one,
-# so no raw HTML can add a text field, a button or anything that submits.
-FORCED = {"input": {"type": "checkbox", "disabled": ""}}
+# Every <input> the sanitiser leaves (with no attribute but `checked`) becomes a task list item's disabled checkbox,
+# whatever a body wrote, so no raw HTML can add a text field, a button or anything that submits.
+_INPUT = re.compile(r"<input( checked=\"\")?>")
 # The classes the theme styles task lists by (mkdocs-material's `.task-list-item`), and nothing else.
 CLASSES = {("li", "task-list-item"), ("ul", "contains-task-list"), ("ol", "contains-task-list")}
 URL_SCHEMES = frozenset({"http", "https", "mailto", "ftp", "xmpp"})  # the schemes GitHub autolinks
@@ -58,7 +58,6 @@ class BodyRenderer:
         self._raw_prefix = ""
         self._cleaner = nh3.Cleaner(tags=set(TAGS), attributes={k: set(v) for k, v in ATTRIBUTES.items()},
                                     attribute_filter=self._filter, url_schemes=set(URL_SCHEMES),
-                                    set_tag_attribute_values={k: dict(v) for k, v in FORCED.items()},
                                     clean_content_tags={"script", "style"}, link_rel="noopener noreferrer nofollow")
 
     def render(self, body: str, files: Collection[str], raw_prefix: str) -> str:
@@ -73,7 +72,7 @@ class BodyRenderer:
         """The cleaning every rendered body goes through (the benchmark passes GitHub's rendering through it too,
         so the two are compared as the site would show them)."""
         self._files, self._raw_prefix = files, raw_prefix
-        return self._cleaner.clean(html)
+        return _INPUT.sub(_checkbox, self._cleaner.clean(html))
 
     def _filter(self, tag: str, attr: str, value: str) -> str | None:
         if attr == "id":
@@ -82,11 +81,16 @@ class BodyRenderer:
             if tag == "code":
                 return value if _CODE_CLASS.match(value) else None
             return value if (tag, value) in CLASSES else None
-        if attr in ("checked", "disabled"):
+        if attr == "checked":
             return ""
         if attr in ("href", "src"):
             return resolve_link(value, self._files, self._raw_prefix)
         return value
+
+
+def _checkbox(found: re.Match[str]) -> str:
+    """One spelling of a checkbox, as GitHub writes it (nh3 keeps attributes in no fixed order of its own)."""
+    return f'<input type="checkbox"{found.group(1) or ""} disabled="">'
 
 
 _ALIGN = re.compile(r"^text-align:(left|center|right)$")
