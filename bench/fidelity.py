@@ -5,9 +5,8 @@ the environment that runs this). For the first N bodies of DIR's skill folders b
 the registry (``BodyRenderer``) and by cmark-gfm with GitHub's extensions, the latter sanitised by the same nh3
 cleaner. Both are compared as structure and text: the sequence of element names (headings as one name, since
 the site moves them one level down) and whitespace-collapsed text, attributes stripped. The figure is printed
-exactly, and again with the two known gaps set aside (bare URLs, which GFM's autolink extension links, and task
-list items, whose ``[ ]`` GitHub turns into a checkbox); each remaining difference is listed by the first place
-the two readings part.
+exactly, and the bodies that differ are classed by the first place the two readings part (a link, a task list,
+strikethrough, a table, a list, raw HTML, other), with a few examples of each.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
@@ -24,8 +22,6 @@ from .parsers import bodies
 
 _SPACE = re.compile(r"\s+")
 _HEADING = re.compile(r"^h[1-6]$")
-_BARE_URL = re.compile(r"^(?:https?://|www\.)\S+$|^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
-_TASK = re.compile(r"^\[[ xX]\]\s*")
 
 
 class _Shape(HTMLParser):
@@ -73,35 +69,51 @@ def _text_collapsed(items: list[str]) -> list[str]:
     return out
 
 
-def without_known_gaps(items: list[str]) -> list[str]:
-    """``items`` with links whose text is a bare URL unwrapped and a task item's ``[ ]`` or ``[x]`` dropped."""
-    out: list[str] = []
-    i = 0
-    while i < len(items):
-        item = items[i]
-        if item == "<a" and i + 2 < len(items) and items[i + 2] == ">a" and _BARE_URL.match(items[i + 1][1:].strip()):
-            item, i = items[i + 1], i + 2
-        if item.startswith("'") and out and out[-1] in ("<li", "<p") and _TASK.match(item[1:].lstrip()):
-            item = "'" + _TASK.sub("", item[1:].lstrip())
-        if item.startswith("'") and out and out[-1].startswith("'"):
-            out[-1] += item[1:]  # the raw text around an unwrapped link, as written
-        else:
-            out.append(item)
-        i += 1
-    return _text_collapsed(out)
+_CLASSES = (  # (class, the element names that mark it), the first one found at the parting place wins
+    ("task list", ("<input",)),
+    ("strikethrough", ("<del", ">del")),
+    ("link", ("<a", ">a")),
+    ("table", ("<table", "<thead", "<tbody", ">tbody", "<tr", ">tr", "<td", "<th")),
+    ("list", ("<ul", "<ol", "<li", ">ul", ">ol", ">li")),
+)
+
+
+def first_difference_at(ours: list[str], theirs: list[str]) -> int:
+    return next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+
+
+def difference_class(ours: list[str], theirs: list[str]) -> str:
+    """What kind of Markdown the two readings part at: the element names at the first place they differ and next,
+    or, where both are text there, what the text holds (`~`: strikethrough, `<`: raw HTML)."""
+    at = first_difference_at(ours, theirs)
+    near = set(ours[at:at + 2] + theirs[at:at + 2])
+    for name, marks in _CLASSES:
+        if near.intersection(marks):
+            return name
+    texts = " ".join(item for item in near if item.startswith("'"))
+    if "~" in texts:
+        return "strikethrough"
+    if "<" in texts:
+        return "raw HTML"
+    return "other"
 
 
 def first_difference(ours: list[str], theirs: list[str]) -> str:
-    at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+    at = first_difference_at(ours, theirs)
     mine, github = (items[at] if at < len(items) else "(end)" for items in (ours, theirs))
-    return f"ours {mine!r:.40} / GitHub {github!r:.40}"
+    return f"ours {mine!r:.60} / GitHub {github!r:.60}"
+
+
+def folders(root: Path, limit: int) -> list[str]:
+    """The names of the skill folders ``bodies`` reads, in its order."""
+    return sorted(p.name for p in root.iterdir() if (p / "SKILL.md").is_file())[:limit]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.fidelity", description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", type=Path, help="a folder of skill folders")
     parser.add_argument("-n", type=int, default=1_000, help="bodies to compare (default: 1000)")
-    parser.add_argument("--show", type=int, default=30, help="differences to list (default: 30)")
+    parser.add_argument("--show", type=int, default=3, help="examples to list of each class (default: 3)")
     args = parser.parse_args(argv)
     try:
         import cmarkgfm
@@ -111,27 +123,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     from builder.site.render import BodyRenderer
 
     renderer = BodyRenderer()
-    texts = bodies(args.corpus, args.n)
-    exact = close = 0
-    parted: Counter[str] = Counter()
-    for text in texts:
-        ours = shape(renderer.render(text, (), "raw/"))
-        github = shape(renderer.sanitise(cmarkgfm.github_flavored_markdown_to_html(
-            text, options=Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_FOOTNOTES)))
-        if _text_collapsed(ours) == _text_collapsed(github):
-            exact += 1
-            close += 1
-            continue
-        ours, github = without_known_gaps(ours), without_known_gaps(github)
-        if ours == github:
-            close += 1
-        else:
-            parted[first_difference(ours, github)] += 1
+    texts, names = bodies(args.corpus, args.n), folders(args.corpus, args.n)
+    parted: dict[str, list[str]] = {}
+    for name, text in zip(names, texts):
+        ours = _text_collapsed(shape(renderer.render(text, (), "raw/")))
+        github = _text_collapsed(shape(renderer.sanitise(cmarkgfm.github_flavored_markdown_to_html(
+            text, options=Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_FOOTNOTES))))
+        if ours != github:
+            parted.setdefault(difference_class(ours, github), []).append(f"{name}: {first_difference(ours, github)}")
     n = len(texts)
-    print(f"{n:,} real bodies: {exact / n:.1%} render as cmark-gfm renders them (structure and text, attributes "
-          f"stripped); {close / n:.1%} with bare-URL autolinks and task-list items set aside.")
-    for where, count in parted.most_common(args.show):
-        print(f"  {count:4} {where}")
+    if not n:
+        parser.error(f"{args.corpus}: no skill folders")
+    exact = n - sum(len(found) for found in parted.values())
+    print(f"{n:,} real bodies: {exact:,} ({exact / n:.1%}) render as cmark-gfm renders them (structure and text, "
+          f"attributes stripped, both through the site's sanitiser).")
+    for name, found in sorted(parted.items(), key=lambda item: (-len(item[1]), item[0])):
+        print(f"  {len(found):4} differ at {name}")
+        for example in found[:args.show]:
+            print(f"         {example}")
     return 0
 
 

@@ -89,19 +89,24 @@ def test_a_corpus_folder_that_is_not_there_is_a_usage_error(tmp_path: Path) -> N
     assert not (tmp_path / "x.json").exists()
 
 
-def test_fidelity_compares_structure_and_text_and_sets_aside_only_the_known_gaps() -> None:
-    from bench.fidelity import _text_collapsed, shape, without_known_gaps
+def test_fidelity_compares_structure_and_text_and_classes_what_differs() -> None:
+    from bench.fidelity import _text_collapsed, difference_class, shape
     from builder.site.render import BodyRenderer
 
     renderer = BodyRenderer()
-    ours = shape(renderer.render("# Title\n\n- [ ] see https://example.com now\n", (), "raw/"))
-    github = shape(renderer.sanitise('<h1 id="t">Title</h1>\n<ul><li><input type="checkbox"> see '
-                                     '<a href="https://example.com">https://example.com</a> now</li></ul>'))
-    assert _text_collapsed(ours) != _text_collapsed(github)
-    assert without_known_gaps(ours) == without_known_gaps(github) == \
-        ["<h", "'Title", ">h", "<ul", "<li", "'see https://example.com now", ">li", ">ul"]
-    other = shape(renderer.sanitise("<h1>Title</h1><ul><li>see <em>x</em></li></ul>"))
-    assert without_known_gaps(other) != without_known_gaps(ours)
+    ours = _text_collapsed(shape(renderer.render("# Title\n\n- [ ] see https://example.com now\n", (), "raw/")))
+    github = _text_collapsed(shape(renderer.sanitise(
+        '<h1 id="t">Title</h1>\n<ul><li><input type="checkbox" disabled=""> see '
+        '<a href="https://example.com">https://example.com</a> now</li></ul>')))
+    assert ours == github == ["<h", "'Title", ">h", "<ul", "<li", "<input", "'see", "<a", "'https://example.com",
+                              ">a", "'now", ">li", ">ul"]
+    unlinked = _text_collapsed(shape(renderer.sanitise("<h1>Title</h1><ul><li><input type=checkbox> see "
+                                                       "https://example.com now</li></ul>")))
+    assert difference_class(ours, unlinked) == "link"
+    plain = _text_collapsed(shape(renderer.sanitise("<h1>Title</h1><ul><li>[ ] see x</li></ul>")))
+    assert difference_class(ours, plain) == "task list"
+    struck = _text_collapsed(shape(renderer.sanitise("<p>a <del>b</del></p>")))
+    assert difference_class(_text_collapsed(shape("<p>a ~b~</p>")), struck) == "strikethrough"
     assert "<script" not in renderer.sanitise("<p>a</p><script>alert(1)</script>")
 
 

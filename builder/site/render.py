@@ -1,9 +1,10 @@
-"""Untrusted skill Markdown to safe HTML: render with the registry's CommonMark parser (``core.markdown``, the one
-the validator reads links with: GitHub's tables, strikethrough and footnotes), then sanitise with nh3.
+"""Untrusted skill Markdown to safe HTML: render with the registry's CommonMark parser as GitHub reads it
+(``core.markdown.RENDERING_PARSER``: tables, strikethrough, footnotes, task lists, bare-URL autolinks), then
+sanitise with nh3.
 
 A skill's body comes from a pull request, so raw HTML in it is allowed through Markdown and then cut down to
 ordinary formatting by the sanitiser: no scripts, styles, frames, forms, event handlers or ``javascript:``
-URLs. Relative links and images point at the skill's published raw files; anything else relative is dropped.
+URLs; the one form control is a task list item's checkbox, always disabled. Relative links and images point at the skill's published raw files; anything else relative is dropped.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import nh3
 from markdown.extensions.toc import slugify
 from markdown_it.token import Token
 
-from ..core.markdown import PARSER
+from ..core.markdown import RENDERING_PARSER as PARSER
 
 TAGS = frozenset({
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em", "h1", "h2", "h3",
-    "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "samp", "small",
+    "h4", "h5", "h6", "hr", "i", "img", "input", "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "samp", "small",
     "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
 })
 ATTRIBUTES = {
@@ -30,11 +31,18 @@ ATTRIBUTES = {
     "code": {"class"},
     "th": {"align", "colspan", "rowspan"},
     "td": {"align", "colspan", "rowspan"},
-    "ol": {"start"},
-    "li": {"id"},  # footnotes
+    "ol": {"start", "class"},
+    "ul": {"class"},
+    "li": {"id", "class"},  # ids: footnotes; the class: a task list item
+    "input": {"checked"},  # a task list item's checkbox: always a disabled checkbox (``_checkbox``)
     "h1": {"id"}, "h2": {"id"}, "h3": {"id"}, "h4": {"id"}, "h5": {"id"}, "h6": {"id"},
 }
-URL_SCHEMES = frozenset({"http", "https", "mailto"})
+# Every <input> the sanitiser leaves (with no attribute but `checked`) becomes a task list item's disabled checkbox,
+# whatever a body wrote, so no raw HTML can add a text field, a button or anything that submits.
+_INPUT = re.compile(r"<input( checked=\"\")?>")
+# The classes the theme styles task lists by (mkdocs-material's `.task-list-item`), and nothing else.
+CLASSES = {("li", "task-list-item"), ("ul", "contains-task-list"), ("ol", "contains-task-list")}
+URL_SCHEMES = frozenset({"http", "https", "mailto", "ftp", "xmpp"})  # the schemes GitHub autolinks
 # Body ids get a prefix so a heading can never take an id the page or the theme relies on.
 ID_PREFIX = "skill-"
 _SAFE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -64,16 +72,25 @@ class BodyRenderer:
         """The cleaning every rendered body goes through (the benchmark passes GitHub's rendering through it too,
         so the two are compared as the site would show them)."""
         self._files, self._raw_prefix = files, raw_prefix
-        return self._cleaner.clean(html)
+        return _INPUT.sub(_checkbox, self._cleaner.clean(html))
 
     def _filter(self, tag: str, attr: str, value: str) -> str | None:
         if attr == "id":
             return ID_PREFIX + value if _SAFE_ID.match(value) else None
         if attr == "class":
-            return value if tag == "code" and _CODE_CLASS.match(value) else None
+            if tag == "code":
+                return value if _CODE_CLASS.match(value) else None
+            return value if (tag, value) in CLASSES else None
+        if attr == "checked":
+            return ""
         if attr in ("href", "src"):
             return resolve_link(value, self._files, self._raw_prefix)
         return value
+
+
+def _checkbox(found: re.Match[str]) -> str:
+    """One spelling of a checkbox, as GitHub writes it (nh3 keeps attributes in no fixed order of its own)."""
+    return f'<input type="checkbox"{found.group(1) or ""} disabled="">'
 
 
 _ALIGN = re.compile(r"^text-align:(left|center|right)$")
