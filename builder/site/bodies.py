@@ -52,12 +52,14 @@ def renderer_fingerprint() -> str:
     import mdit_py_plugins
     import nh3
 
-    from ..core import markdown
+    import markdown as python_markdown  # the headings' ids (toc's slugify)
+
+    from ..core import autolinks, html_tags, markdown, stretches
     from . import render
 
     digest = hashlib.sha256(json.dumps([__version__, markdown_it.__version__, mdit_py_plugins.__version__,
-                                        getattr(nh3, "__version__", "")]).encode())
-    for module in (render, markdown):
+                                        getattr(nh3, "__version__", ""), python_markdown.__version__]).encode())
+    for module in (render, markdown, autolinks, html_tags, stretches):
         digest.update(Path(str(module.__file__)).read_bytes())
     return digest.hexdigest()
 
