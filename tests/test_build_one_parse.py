@@ -43,7 +43,8 @@ class ParseCounter:
             for name, (original, counter) in originals.items():
                 if getattr(module, name, None) is original:
                     monkeypatch.setattr(module, name, self._counting(original, counter))
-        monkeypatch.setattr(markdown.PARSER, "parse", self._counting(markdown.PARSER.parse, self.renders))
+        monkeypatch.setattr(markdown.RENDERING_PARSER, "parse",
+                            self._counting(markdown.RENDERING_PARSER.parse, self.renders))
 
     @staticmethod
     def _counting(original: Callable[..., Any], counter: Counter[Any]) -> Callable[..., Any]:
