@@ -73,7 +73,8 @@ def trust_settings(config: RegistryConfig) -> TrustSettings:
     if config.path is None:
         return TrustSettings()
     try:
-        raw = (yaml.safe_load(config.path.read_text(encoding="utf-8")) or {}).get("trust")
+        text = config.path.read_text(encoding="utf-8")
+        raw = (yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}).get("trust")
     except (OSError, yaml.YAMLError, AttributeError):
         return TrustSettings()
     if raw is None:

@@ -49,8 +49,11 @@ class Previous:
     _top: Metadata[Targets] | None = None
 
     def version(self, role: str) -> int:
+        """The version of ``role`` the last signing published (the snapshot's from the timestamp), or 0."""
         if self.snapshot is None:
             return 0
+        if role == Snapshot.type:
+            return int(self.snapshot.signed.version)
         meta = self.snapshot.signed.meta.get(f"{role}.json")
         return meta.version if meta is not None else 0
 
