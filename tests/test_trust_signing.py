@@ -90,6 +90,10 @@ def _verified(site: Path, cache: Path, paths: list[str]) -> dict[str, TargetFile
         return {path: updater.get_targetinfo(path) for path in paths}
 
 
+def _snapshot_version(site: Path) -> int:
+    return int(json.loads((site / TUF_DIR / "timestamp.json").read_bytes())["signed"]["meta"]["snapshot.json"]["version"])
+
+
 def _skill_targets(site: Path) -> list[str]:
     return [digests_path(name) for name in published_skills(site)] + ["api/v1/index.json"]
 
@@ -199,8 +203,10 @@ def test_the_bin_count_does_not_shrink_when_the_override_goes(signed: dict[str, 
     config_file = registry / "registry.yaml"
     plain = config_file.read_text(encoding="utf-8")
     config_file.write_text(plain + "trust:\n  bins: 64\n", encoding="utf-8")
+    before = _snapshot_version(site)
     sign_output(load_config(config_file), site, signed["keys"])
     assert sum(".bins-" in n for n in _metadata(site)) == 64
+    assert _snapshot_version(site) == before + 1  # the same commit, another snapshot: a higher version
     config_file.write_text(plain, encoding="utf-8")
     sign_output(load_config(config_file), site, signed["keys"])
     assert sum(".bins-" in n for n in _metadata(site)) == 64
