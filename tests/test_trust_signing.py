@@ -211,3 +211,26 @@ def test_the_bin_count_does_not_shrink_when_the_override_goes(signed: dict[str, 
     sign_output(load_config(config_file), site, signed["keys"])
     assert sum(".bins-" in n for n in _metadata(site)) == 64
     assert all(t is not None for t in _verified(site, tmp_path / "client", _skill_targets(site)).values())
+
+
+def test_a_skill_gone_from_the_output_leaves_its_bin(signed: dict[str, Path], tmp_path: Path,
+                                                     reads: DigestReads) -> None:
+    """A removed skill (its files gone from the output) is named in ``changed``: its target leaves its bin, no
+    other skill is read, and python-tuf's client no longer knows it."""
+    site = tmp_path / "site"
+    shutil.copytree(signed["v2"], site)
+    index = (site / "api/v1/index.json").read_bytes()
+    for rel in trust.skill_roots("todo-collector"):
+        path = site / rel
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+    before = _metadata(site)
+    sign_output(load_config(signed["registry"] / "registry.yaml"), site, signed["keys"],
+                changed={"todo-collector"}, index_before=index)
+    assert reads.names == []
+    after = _metadata(site)
+    assert len([n for n in after if ".bins-" in n and before.get(n) != after[n]]) == 1
+    seen = _verified(site, tmp_path / "client", [digests_path("todo-collector"), digests_path("adr-writer")])
+    assert seen[digests_path("todo-collector")] is None and seen[digests_path("adr-writer")] is not None
