@@ -106,6 +106,7 @@ class BenchContext:
     api_builds: dict[int, Path] = field(default_factory=dict)
     measured_shapes: dict[int, dict[str, float]] = field(default_factory=dict)
     real: Path | None = None  # --corpus: the prepared real skills (bench/real_corpus.py) every measurement uses
+    site: bool = True  # False (--no-site): the trust measurement builds its output without the website
 
     def corpus(self, n: int) -> Path:
         """A folder of ``n`` generated skills, made once per (n, seed, shape) and reused by every measurement.

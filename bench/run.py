@@ -35,12 +35,14 @@ from .harness import (
 from .real_corpus import describe, prepared_corpus
 from .site import site_bench
 from .sizes import sizes_bench
+from .trust import trust_bench
 from .validate import validate_bench
 from .versions import versions_bench
 
 Measurement = Callable[[BenchContext], list[Row]]
 
-MEASUREMENTS: list[Measurement] = [validate_bench, build_bench, sizes_bench, site_bench, client_bench, versions_bench]
+MEASUREMENTS: list[Measurement] = [validate_bench, build_bench, sizes_bench, site_bench, client_bench, versions_bench,
+                                 trust_bench]
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
 
@@ -91,6 +93,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="with --scale: build this checkout with registry.yaml's publish: settings lean (raw "
                              "files SKILL.md links to, no JSON bundles, no .well-known/skills; the default) or "
                              "default (every copy); the baseline always gets the corpus's own registry.yaml")
+    parser.add_argument("--no-site", action="store_true",
+                        help="with --only trust: build its output without the website (signing reads only the "
+                             "API; the cold build's figure is then the API's alone)")
     args = parser.parse_args(argv)
     if args.publish is not None and args.scale is None:
         parser.error("--publish needs --scale")
@@ -136,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.shape = "public" if real is not None else args.shape or "synthetic"
     repeat = args.repeat or (3 if args.quick else 5)
     ctx = BenchContext(cache_dir=cache_dir, quick=args.quick, repeat=repeat, seed=args.seed, shape=args.shape,
-                       skills=args.skills, real=real)
+                       skills=args.skills, real=real, site=not args.no_site)
     # The builder keeps a manifest per output folder in its state folder (23 MB at 10,000 skills): this run gets
     # one of its own, emptied first, so those of earlier runs' outputs pile up neither there nor in the user's.
     remove_tree(ctx.cache_dir / "build-state")

@@ -288,8 +288,12 @@ EXPECTED_SUBJECTS = {
     "versions": {"cold build, 10 version(s) of each skill in git history",
                  "rebuild after one committed change, 10 version(s) each",
                  "rebuild time with 10 versions each / with 1", "output size, 1 version(s) each"},
+    "trust": {"sign stage alone on that output, cold (CPU, in process)", "one-skill rebuild, signed (wall)",
+              "update check after an unrelated change, warm cache, 16 bins",
+              "update check, nothing changed, 256 bins"},
 }
-QUICK_N = {"validate": {100}, "build": {200}, "sizes": {200}, "site": {100}, "client": {200, 2000}, "versions": {50}}
+QUICK_N = {"validate": {100}, "build": {200}, "sizes": {200}, "site": {100}, "client": {200, 2000}, "versions": {50},
+           "trust": {200}}
 
 
 def test_quick_run_of_the_whole_suite(tmp_path: Path) -> None:

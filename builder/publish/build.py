@@ -166,18 +166,20 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
             with paused_collector() as collector:
                 result = _run(inputs, collector)
             if options.sign is not None:
-                _sign(config, place, options.sign, result)
+                _sign(config, place, options.sign, result, inputs.index_before)
             return result
         finally:
             if inputs.stored is not None:
                 inputs.stored.close()
 
 
-def _sign(config: RegistryConfig, place: OutputPlace, keys: Path, result: BuildResult) -> None:
+def _sign(config: RegistryConfig, place: OutputPlace, keys: Path, result: BuildResult,
+          index_before: bytes | None) -> None:
     """The signing stage (publish/trust.py): TUF metadata over what this build left in the output."""
     from .trust import sign_build
 
-    sign_build(config, place.base, place.state, keys, {*result.written, *result.removed, *result.retired})
+    sign_build(config, place.base, place.state, keys, {*result.written, *result.removed, *result.retired},
+               index_before)
 
 
 def _roots(config: RegistryConfig, paths: Sequence[Path]) -> tuple[Path, ...]:

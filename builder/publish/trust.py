@@ -5,7 +5,8 @@ file the skill publishes (its documents, raw files and every version's bundles),
 bin. The registry-wide documents (index.json, state.json, the discovery and search indexes) are targets of the
 top-level targets role. Metadata versions come from git (the first-parent commit count) or the previous signed
 metadata, whichever is higher, never from an empty state; expiries come from the commit time. Only the timestamp
-reads the clock. A bin whose targets did not change keeps its bytes and version.
+reads the clock. A bin whose targets did not change keeps its bytes and version; a rebuild signs again only the
+bins of the skills it changed (trustbins.py says how, and how many bins there are).
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from securesystemslib.signer import CryptoSigner
 from tuf.api.metadata import (
     Delegations,
     Metadata,
     MetaFile,
-    Root,
     Snapshot,
     SuccinctRoles,
     TargetFile,
@@ -37,15 +38,22 @@ from ..core.fs import write_atomic
 from ..core.git import git_output
 from ..core.model import sha256_hex
 from ..core.urls import API_ROOT, WELL_KNOWN_V1, WELL_KNOWN_V2
+from .trustbins import (
+    BIN_PREFIX,
+    Previous,
+    bin_layout,
+    bins_for,
+    changed_bins,
+    index_matches,
+    previous_bin_count,
+    read_previous,
+)
 from .trustkeys import ONLINE_ROLES, SERIALIZER, RootChain, check_online_keys, load_signer, read_chain
 
 TUF_DIR = f"{API_ROOT}/tuf"
 PREVIOUS_ENV = "SKILLREG_TRUST_PREVIOUS"
 DIGESTS_NAME = "digests.json"
-BIN_PREFIX = "bins"
-# 2,048 bins: measured with python-tuf on 60,000 skills of four files, a 9 KB snapshot and 6 KB bins gzipped (4,096
-# bins: 18 KB and 3 KB); the smaller snapshot keeps an update check with a warm cache the cheaper one.
-DEFAULT_BINS = 2048
+INDEX_PATH = f"{API_ROOT}/index.json"
 DEFAULT_TIMESTAMP_DAYS = 7.0
 DEFAULT_METADATA_DAYS = 365.0
 TOP_LEVEL_EXTRA = ("api/v1/search/index.json", f"{WELL_KNOWN_V1}/index.json", f"{WELL_KNOWN_V2}/index.json",
@@ -56,28 +64,26 @@ TOP_LEVEL_EXTRA = ("api/v1/search/index.json", f"{WELL_KNOWN_V1}/index.json", f"
 class TrustSettings:
     """registry.yaml's ``trust:`` section."""
 
-    bins: int = DEFAULT_BINS
+    bins: int | None = None  # None: chosen from the number of signed skills (trustbins.bins_for)
     timestamp_days: float = DEFAULT_TIMESTAMP_DAYS
     metadata_days: float = DEFAULT_METADATA_DAYS
-
-    @property
-    def bit_length(self) -> int:
-        return self.bins.bit_length() - 1
 
 
 def trust_settings(config: RegistryConfig) -> TrustSettings:
     if config.path is None:
         return TrustSettings()
     try:
-        raw = (yaml.safe_load(config.path.read_text(encoding="utf-8")) or {}).get("trust")
+        text = config.path.read_text(encoding="utf-8")
+        raw = (yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}).get("trust")
     except (OSError, yaml.YAMLError, AttributeError):
         return TrustSettings()
     if raw is None:
         return TrustSettings()
     if not isinstance(raw, dict) or set(raw) - set(TrustSettings.__dataclass_fields__):
         raise ConfigError(f"{config.path}: `trust` takes bins, timestamp_days and metadata_days, got {raw!r}")
-    bins = raw.get("bins", DEFAULT_BINS)
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 2 or bins > 2 ** 16 or bins & (bins - 1):
+    bins = raw.get("bins")
+    if bins is not None and (isinstance(bins, bool) or not isinstance(bins, int) or bins < 2 or bins > 2 ** 16
+                             or bins & (bins - 1)):
         raise ConfigError(f"{config.path}: `trust.bins` must be a power of two from 2 to 65,536, got {bins!r}")
     days = {}
     for key in ("timestamp_days", "metadata_days"):
@@ -99,9 +105,18 @@ def skill_roots(name: str) -> tuple[str, ...]:
 
 
 def published_skills(out: Path) -> list[str]:
-    names = {p.stem for p in (out / API_ROOT / "skills").glob("*.json")}
-    names |= {p.name for p in (out / API_ROOT / "skills").iterdir() if p.is_dir()} \
-        if (out / API_ROOT / "skills").is_dir() else set()
+    """Every skill with a detail document or a folder in api/v1/skills (one directory scan, no stat per entry)."""
+    names: set[str] = set()
+    try:
+        entries = os.scandir(out / API_ROOT / "skills")
+    except FileNotFoundError:
+        return []
+    with entries:
+        for entry in entries:
+            if entry.name.endswith(".json") and entry.is_file():
+                names.add(entry.name.removesuffix(".json"))
+            elif entry.is_dir():
+                names.add(entry.name)
     return sorted(names)
 
 
@@ -138,46 +153,6 @@ def top_level_documents(out: Path) -> list[str]:
     return found + [rel for rel in TOP_LEVEL_EXTRA if (out / rel).is_file()]
 
 
-@dataclass
-class Previous:
-    """The last signed metadata, checked against the current root: each role's parsed metadata and its bytes."""
-
-    snapshot: Metadata[Snapshot] | None = None
-    timestamp: Metadata[Timestamp] | None = None
-    files: dict[str, bytes] | None = None  # "N.role.json" -> bytes, the ones the snapshot names
-
-    def version(self, role: str) -> int:
-        if self.snapshot is None:
-            return 0
-        meta = self.snapshot.signed.meta.get(f"{role}.json")
-        return meta.version if meta is not None else 0
-
-    def bytes_of(self, role: str) -> bytes | None:
-        version = self.version(role)
-        return (self.files or {}).get(f"{version}.{role}.json") if version else None
-
-
-def read_previous(folder: Path, root: Root) -> Previous:
-    """The metadata last published from ``folder``; anything missing or not signed by ``root``'s keys is left
-    out, so it can only make versions go higher, never lower."""
-    try:
-        timestamp = Metadata[Timestamp].from_bytes((folder / "timestamp.json").read_bytes())
-        root.verify_delegate(Timestamp.type, timestamp.signed_bytes, timestamp.signatures)
-        version = timestamp.signed.snapshot_meta.version
-        snapshot = Metadata[Snapshot].from_bytes((folder / f"{version}.snapshot.json").read_bytes())
-        root.verify_delegate(Snapshot.type, snapshot.signed_bytes, snapshot.signatures)
-    except Exception:  # noqa: BLE001 - no usable previous metadata: versions come from git alone
-        return Previous()
-    files = {}
-    for role, meta in snapshot.signed.meta.items():
-        name = f"{meta.version}.{role}"
-        try:
-            files[name] = (folder / name).read_bytes()
-        except OSError:
-            continue
-    return Previous(snapshot, timestamp, files)
-
-
 @dataclass(frozen=True)
 class SigningClock:
     """What versions and expiries derive from: the commit's generation and time; ``now`` only for the timestamp."""
@@ -209,12 +184,20 @@ class _Signed:
         self.clock = clock
         self.versions: dict[str, int] = {}
         self.written: dict[str, bytes] = {}
+        self.kept: set[str] = set()  # files of the previous signing left in place, unread
+
+    def keep(self, role: str) -> None:
+        """Keep the previous signing's file of ``role`` as it is, at its version."""
+        name = self.previous.file_name(role)
+        if name is not None:
+            self.versions[role] = self.previous.version(role)
+            self.kept.add(name)
 
     def settle(self, role: str, metadata: Metadata[Any], signer: Any) -> None:
         """Keep the previous bytes when the signed content is the same; else sign a new version."""
         old_bytes = self.previous.bytes_of(role)
-        if old_bytes is not None:
-            old = Metadata[Any].from_bytes(old_bytes)
+        old = _parsed(old_bytes)
+        if old_bytes is not None and old is not None:
             expires = metadata.signed.expires
             metadata.signed.version, metadata.signed.expires = old.signed.version, old.signed.expires
             if old.signed.to_dict() == metadata.signed.to_dict() and _signed_by(old, signer):
@@ -226,6 +209,15 @@ class _Signed:
         metadata.sign(signer)
         self.versions[role] = metadata.signed.version
         self.written[f"{metadata.signed.version}.{role}.json"] = metadata.to_bytes(SERIALIZER)
+
+
+def _parsed(data: bytes | None) -> Metadata[Any] | None:
+    if data is None:
+        return None
+    try:
+        return Metadata[Any].from_bytes(data)
+    except Exception:  # noqa: BLE001 - a damaged previous file is signed again
+        return None
 
 
 def _signed_by(metadata: Metadata[Any], signer: Any) -> bool:
@@ -261,10 +253,25 @@ def write_digests(out: Path, names: Iterable[str], changed: set[str] | None) -> 
             write_atomic(path, data)
 
 
+@dataclass(frozen=True)
+class _Inputs:
+    """What one signing signs: the output, its skills, the bin layout, and what changed since the last signing."""
+
+    out: Path
+    names: list[str]
+    layout: SuccinctRoles
+    expires: dt.datetime
+    signers: dict[str, CryptoSigner]
+    changed: set[str] | None  # None: sign every bin from the output
+
+
 def sign_output(config: RegistryConfig, out: Path, keys: Path, *, changed: set[str] | None = None,
-                previous_dir: Path | None = None, now: dt.datetime | None = None) -> list[str]:
+                previous_dir: Path | None = None, now: dt.datetime | None = None,
+                index_before: bytes | None = None) -> list[str]:
     """Sign the built output ``out``; returns the metadata file names written. ``changed``: the skills whose files
-    this build rewrote (None: all). ``previous_dir``: where the last signed metadata was kept (default: out's own)."""
+    this build rewrote (None: all). ``previous_dir``: where the last signed metadata was kept (default: out's own).
+    ``index_before``: the output's index.json before this build; only when it is the one the last signing in the
+    output covered are ``changed``'s bins alone signed again (else every skill's digests are read)."""
     settings = trust_settings(config)
     chain = read_chain(config)
     root = chain.latest.signed
@@ -274,23 +281,45 @@ def sign_output(config: RegistryConfig, out: Path, keys: Path, *, changed: set[s
     previous = read_previous(previous_dir or tuf, root)
     clock = git_clock(config, now)
     names = published_skills(out)
-    write_digests(out, names, changed)
-    signed = _Signed(tuf, previous, clock)
-    expires = _expires(clock.commit_time, settings.metadata_days)
     keyid = signers["targets"].public_key.keyid
-    succinct = SuccinctRoles([keyid], 1, settings.bit_length, BIN_PREFIX)
-    for role, targets in sorted(_bins(out, names, succinct).items()):
-        signed.settle(role, Metadata(Targets(expires=expires, targets=targets)), signers["targets"])
-    top = Targets(expires=expires, targets={rel: _target(out, rel) for rel in top_level_documents(out)},
+    layout = bin_layout(keyid, settings.bins or bins_for(len(names), previous_bin_count(previous, keyid)))
+    incremental = (changed is not None and (previous_dir is None or previous_dir == tuf)
+                   and previous.layout() == layout and index_matches(previous, INDEX_PATH, index_before))
+    inputs = _Inputs(out, names, layout, _expires(clock.commit_time, settings.metadata_days), signers,
+                     changed if incremental else None)
+    signed = _Signed(tuf, previous, clock)
+    if not (incremental and _sign_changed_bins(inputs, signed)):
+        write_digests(out, names, changed)
+        for role, targets in sorted(_bins(out, names, layout).items()):
+            signed.settle(role, Metadata(Targets(expires=inputs.expires, targets=targets)), signers["targets"])
+    top = Targets(expires=inputs.expires, targets={rel: _target(out, rel) for rel in top_level_documents(out)},
                   delegations=Delegations(keys={keyid: signers["targets"].public_key}, roles=None,
-                                          succinct_roles=succinct))
+                                          succinct_roles=layout))
     signed.settle(Targets.type, Metadata(top), signers["targets"])
-    snapshot = Snapshot(expires=expires, meta={f"{role}.json": MetaFile(version)
-                                               for role, version in sorted(signed.versions.items())})
+    snapshot = Snapshot(expires=inputs.expires, meta={f"{role}.json": MetaFile(version)
+                                                      for role, version in sorted(signed.versions.items())})
     signed.settle(Snapshot.type, Metadata(snapshot), signers["snapshot"])
     timestamp = _timestamp(previous.timestamp, signed.versions[Snapshot.type], clock.now, settings)
     timestamp.sign(signers["timestamp"])
-    return _publish(tuf, chain, signed.written, timestamp)
+    return _publish(tuf, chain, signed, timestamp)
+
+
+def _sign_changed_bins(inputs: _Inputs, signed: _Signed) -> bool:
+    """Sign the bins the changed skills fall in again, from the previous bins' targets; every other bin keeps its
+    file untouched (not read). False, with nothing signed, when a previous bin it needs cannot be used."""
+    changed = inputs.changed or set()
+    published = set(inputs.names)
+    write_digests(inputs.out, sorted(changed & published), changed)
+    bins = changed_bins(signed.previous, inputs.layout, changed, published, digests_path,
+                        lambda name: _target(inputs.out, digests_path(name)))
+    if bins is None:
+        return False
+    for role in signed.previous.roles():
+        if role.startswith(f"{BIN_PREFIX}-") and role not in bins:
+            signed.keep(role)
+    for role, targets in bins.items():
+        signed.settle(role, Metadata(Targets(expires=inputs.expires, targets=targets)), inputs.signers["targets"])
+    return True
 
 
 def _timestamp(old: Metadata[Timestamp] | None, snapshot_version: int, now: dt.datetime,
@@ -301,11 +330,12 @@ def _timestamp(old: Metadata[Timestamp] | None, snapshot_version: int, now: dt.d
                               snapshot_meta=MetaFile(snapshot_version)))
 
 
-def _publish(tuf: Path, chain: RootChain, written: dict[str, bytes], timestamp: Metadata[Timestamp]) -> list[str]:
-    """Write the new files, the root chain, then timestamp.json last; drop versions no snapshot names any more."""
+def _publish(tuf: Path, chain: RootChain, signed: _Signed, timestamp: Metadata[Timestamp]) -> list[str]:
+    """Write the new files, the root chain, then timestamp.json last; drop versions no snapshot names any more.
+    Files kept from the previous signing in place are neither read nor written."""
     tuf.mkdir(parents=True, exist_ok=True)
     new: list[str] = []
-    files = dict(written)
+    files = dict(signed.written)
     for number, data in enumerate(chain.versions, 1):
         files[f"{number}.root.json"] = data
     for name, data in sorted(files.items()):
@@ -314,29 +344,38 @@ def _publish(tuf: Path, chain: RootChain, written: dict[str, bytes], timestamp: 
             write_atomic(path, data)
             new.append(name)
     write_atomic(tuf / "timestamp.json", timestamp.to_bytes(SERIALIZER))
-    keep = set(files) | {"timestamp.json"}
+    keep = set(files) | signed.kept | {"timestamp.json"}
     for path in tuf.iterdir():
         if path.name not in keep:
             path.unlink()
     return [*new, "timestamp.json"]
 
 
-def sign_build(config: RegistryConfig, out: Path, state: Path, keys: Path, changed: set[str] | None) -> list[str]:
+def sign_build(config: RegistryConfig, out: Path, state: Path, keys: Path, changed: set[str] | None,
+               index_before: bytes | None = None) -> list[str]:
     """The build's signing stage: sign ``out`` and keep a copy of the metadata in the output's ``state`` folder, so
     a rebuild that replaced the whole output still finds the versions it must go past. A cold build in CI names the
     last published metadata, restored outside the work tree, with ``SKILLREG_TRUST_PREVIOUS`` (it is checked
-    against the root's keys before anything of it is used)."""
+    against the root's keys before anything of it is used). ``index_before``: the output's index.json before the
+    build, which tells whether ``changed`` covers everything since the last signing."""
     tuf = out / TUF_DIR
     kept = state / "tuf"
     restored = os.environ.get(PREVIOUS_ENV)
     previous_dir = tuf if (tuf / "timestamp.json").is_file() else Path(restored) if restored else kept
-    written = sign_output(config, out, keys, changed=changed, previous_dir=previous_dir)
-    kept.mkdir(parents=True, exist_ok=True)
-    for path in kept.iterdir():
-        path.unlink()
-    for path in tuf.iterdir():
-        write_atomic(kept / path.name, path.read_bytes(), durable=False)
+    written = sign_output(config, out, keys, changed=changed, previous_dir=previous_dir, index_before=index_before)
+    _mirror(tuf, kept, set(written))
     return written
+
+
+def _mirror(tuf: Path, kept: Path, written: set[str]) -> None:
+    """Make ``kept`` a copy of ``tuf``, copying only the files this signing wrote and those ``kept`` lacks."""
+    kept.mkdir(parents=True, exist_ok=True)
+    published = {path.name for path in tuf.iterdir()}
+    present = {path.name for path in kept.iterdir()}
+    for name in sorted(present - published):
+        (kept / name).unlink()
+    for name in sorted((published - present) | (written & published)):
+        write_atomic(kept / name, (tuf / name).read_bytes(), durable=False)
 
 
 def refresh_timestamp(config: RegistryConfig, out: Path, keys: Path, *, now: dt.datetime | None = None) -> Path:

@@ -1,0 +1,413 @@
+"""``python -m bench --only trust [--skills N]``: what signing a registry with TUF costs, at the size of the largest
+public registry (``--skills 60000 --shape real``) or a small one for CI's quick run.
+
+One run measures, side by side: the bytes an update check moves through python-tuf's client over HTTP on
+127.0.0.1 (five installed skills, after an unrelated skill changed; warm: the client's metadata cache from before
+the change, cold: the trusted root only; and with nothing changed), for several bin counts, each response counted
+gzip-compressed as GitHub Pages serves it plus this server's status line and headers; and what signing adds to
+the build: the sign stage alone on the cold build's real output (CPU seconds, in process) beside the unsigned cold
+build with the website, and a one-skill rebuild signed beside one unsigned (the whole CLI, wall and CPU).
+
+The unsigned cold build is made once per corpus and kept in the cache folder (``trust-<corpus>/``, with its own
+state folder so rebuilds are rebuilds), with the figures it was measured at; each bin count signs the same output
+into its own ``api/v1/tuf`` (a view of the output whose other files are symbolic links), so no extra build is
+needed. The signed output's skills are the bin targets; the client downloads the five skills' digests.json
+(its targets) as an update check does, and nothing else (the skills' own documents cost what ``bench.client``
+measures).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from .harness import BenchContext, Row, Target, run_process, skillreg_command
+from .scale import lean_config
+
+GZIP_LEVEL = 6
+INSTALLED = 5
+QUICK_SKILLS, DEFAULT_SKILLS = 200, 2000
+
+
+def bin_counts(n: int) -> tuple[int, ...]:
+    """The bin counts of the curve: around the default for ``n`` skills."""
+    return (256, 1024, 2048, 4096, 8192) if n >= 20_000 else (16, 64, 256)
+
+
+# --- a counting server for a signed output, with the metadata from one of several api/v1/tuf folders ------------
+
+@dataclass
+class _Log:
+    entries: list[tuple[str, int, int]] = field(default_factory=list)  # (path, status, bytes counted)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def since(self, mark: int) -> list[tuple[str, int, int]]:
+        with self.lock:
+            return self.entries[mark:]
+
+    def mark(self) -> int:
+        with self.lock:
+            return len(self.entries)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        server: _Server = self.server  # type: ignore[assignment]
+        rel = unquote(urlsplit(self.path).path).lstrip("/")
+        file = server.locate(rel)
+        body = file.read_bytes() if file is not None and file.is_file() else None
+        self.send_response(200 if body is not None else 404)
+        self.send_header("Content-Length", str(len(body) if body is not None else 0))
+        headers = sum(len(line) for line in getattr(self, "_headers_buffer", [])) + 2
+        counted = headers + (len(gzip.compress(body, GZIP_LEVEL, mtime=0)) if body is not None else 0)
+        with server.log.lock:
+            server.log.entries.append((rel, 200 if body is not None else 404, counted))
+        self.end_headers()
+        if body is not None:
+            self.wfile.write(body)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+    def __init__(self, site: Path) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.site = site
+        self.tuf: Path | None = None  # where api/v1/tuf/ is read from (None: the output's own)
+        self.log = _Log()
+
+    def locate(self, rel: str) -> Path | None:
+        from builder.publish.trust import TUF_DIR
+
+        if ".." in rel.split("/"):
+            return None
+        if self.tuf is not None and rel.startswith(TUF_DIR + "/"):
+            return self.tuf / rel.removeprefix(TUF_DIR + "/")
+        return self.site / rel
+
+
+@contextmanager
+def _serving(site: Path) -> Iterator[_Server]:
+    server = _Server(site)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# --- the client: python-tuf's own ------------------------------------------------------------------------------
+
+def update_check(server: _Server, cache: Path, installed: Sequence[str], root: bytes | None) -> tuple[int, int]:
+    """(requests, bytes) of a refresh and the five skills' targets; ``root``: bootstrap an empty cache with it."""
+    from tuf.ngclient import Updater, UpdaterConfig
+
+    from builder.publish.trust import TUF_DIR, digests_path
+
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    cache.mkdir(parents=True, exist_ok=True)
+    mark = server.log.mark()
+    updater = Updater(metadata_dir=str(cache), metadata_base_url=f"{url}{TUF_DIR}/", target_base_url=url,
+                      target_dir=str(cache / "targets"), config=UpdaterConfig(prefix_targets_with_hash=False),
+                      bootstrap=root)
+    updater.refresh()
+    (cache / "targets").mkdir(exist_ok=True)
+    for name in installed:
+        info = updater.get_targetinfo(digests_path(name))
+        if info is None:
+            raise RuntimeError(f"{digests_path(name)} is not a signed target")
+        if updater.find_cached_target(info) is None:
+            updater.download_target(info)
+    seen = server.log.since(mark)
+    return len(seen), sum(size for _, _, size in seen)
+
+
+# --- the corpus, its output and the keys -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Place:
+    corpus: Path  # the corpus folder (registry.yaml, skills/)
+    config: Path  # the lean registry.yaml this checkout builds it with
+    work: Path  # cache_dir/trust-<corpus>[-api]
+    env: dict[str, str]
+    site_pages: bool  # whether the output has the website
+
+    @property
+    def site(self) -> Path:
+        return self.work / "site"
+
+    @property
+    def keys(self) -> Path:
+        return self.work / "keys"
+
+    def build(self, sign: bool) -> Any:
+        command = [*skillreg_command(), "--config", str(self.config), "build", "--keep-going", "--out",
+                   str(self.site), *([] if self.site_pages else ["--no-site"])]
+        return run_process([*command, "--sign", str(self.keys)] if sign else command, env=self.env, timeout=7200)
+
+
+def _place(ctx: BenchContext, n: int) -> _Place:
+    corpus = ctx.corpus(n).parent
+    config = lean_config(corpus, corpus)
+    work = ctx.cache_dir / f"trust-{corpus.name}{'' if ctx.site else '-api'}"
+    work.mkdir(parents=True, exist_ok=True)
+    return _Place(corpus, config, work, {**os.environ, "SKILLREG_STATE_DIR": str(work / "state")}, ctx.site)
+
+
+def _unsigned_cold_build(ctx: BenchContext, place: _Place) -> dict[str, Any]:
+    """The cold unsigned build with the website, made once and kept with its figures."""
+    record = place.work / "unsigned-build.json"
+    if record.is_file() and (place.site / "api/v1/index.json").is_file():
+        figures: dict[str, Any] = json.loads(record.read_text(encoding="utf-8"))
+        ctx.log(f"  unsigned cold build kept from {figures['measured']}")
+        return figures
+    shutil.rmtree(place.site, ignore_errors=True)
+    shutil.rmtree(place.work / "state", ignore_errors=True)
+    ctx.log(f"  building {place.corpus.name} cold, unsigned, {'with' if place.site_pages else 'without'} the "
+            "website ...")
+    done = place.build(sign=False)
+    figures = {"seconds": done.seconds, "cpu_seconds": done.cpu_seconds,
+               "measured": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")}
+    record.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+    return figures
+
+
+def _keys(place: _Place) -> None:
+    """KEYS and trust/1.root.json beside the corpus's registry.yaml, made once (again if either went missing)."""
+    from builder.core.config import load_config
+    from builder.publish.trustkeys import init_keys
+
+    chain = place.corpus / "trust"
+    if place.keys.is_dir() and (chain / "1.root.json").is_file():
+        return
+    shutil.rmtree(place.keys, ignore_errors=True)
+    shutil.rmtree(chain, ignore_errors=True)
+    init_keys(load_config(place.config), place.keys)
+
+
+def _signer_config(place: _Place, bins: int) -> Path:
+    """A registry.yaml that signs with ``bins`` bins and this corpus's root."""
+    folder = place.work / f"signer-{bins}"
+    (folder / "trust").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(place.corpus / "trust" / "1.root.json", folder / "trust" / "1.root.json")
+    (folder / "skills").mkdir(exist_ok=True)
+    (folder / "registry.yaml").write_text(f"trust:\n  bins: {bins}\n", encoding="utf-8")
+    return folder / "registry.yaml"
+
+
+def _view(place: _Place, bins: int) -> Path:
+    """A folder that is the output but for its own, empty api/v1/tuf/: every other entry a symbolic link."""
+    from builder.publish.trust import TUF_DIR
+
+    view = place.work / f"view-{bins}"
+    shutil.rmtree(view, ignore_errors=True)
+    for top in place.site.iterdir():
+        if top.name != "api":
+            (view / top.name).parent.mkdir(parents=True, exist_ok=True)
+            (view / top.name).symlink_to(top)
+    (view / TUF_DIR).mkdir(parents=True)
+    for entry in (place.site / "api/v1").iterdir():
+        if entry.name != "tuf":
+            (view / "api/v1" / entry.name).symlink_to(entry)
+    return view
+
+
+# --- the measurements ------------------------------------------------------------------------------------------
+
+@contextmanager
+def _state_dir(place: _Place) -> Iterator[None]:
+    """The builder's state folder of the kept output, for signing in this process as its builds do."""
+    before = os.environ.get("SKILLREG_STATE_DIR")
+    os.environ["SKILLREG_STATE_DIR"] = place.env["SKILLREG_STATE_DIR"]
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("SKILLREG_STATE_DIR", None)
+        else:
+            os.environ["SKILLREG_STATE_DIR"] = before
+
+
+def _sign_cold(place: _Place) -> tuple[float, float]:
+    """Sign the kept unsigned output from nothing, as the build's signing stage does: (CPU s, wall s)."""
+    from builder.core.config import load_config
+    from builder.publish.transaction import output_place
+    from builder.publish.trust import TUF_DIR, sign_build
+
+    with _state_dir(place):
+        state = output_place(place.site).state
+        shutil.rmtree(place.site / TUF_DIR, ignore_errors=True)
+        shutil.rmtree(state / "tuf", ignore_errors=True)
+        cpu, wall = time.process_time(), time.perf_counter()
+        sign_build(load_config(place.config), place.site, state, place.keys, None)
+        return time.process_time() - cpu, time.perf_counter() - wall
+
+
+def _pick(place: _Place) -> tuple[list[str], str]:
+    """Five installed skills spread over the corpus, and an unrelated skill to change: one in none of their bins
+    at the smallest bin count of the curve (so in none at any larger one)."""
+    from builder.publish.trust import digests_path, published_skills
+    from builder.publish.trustbins import bin_layout
+
+    names = published_skills(place.site)
+    installed = [names[len(names) * (i + 1) // (INSTALLED + 2)] for i in range(INSTALLED)]
+    layout = bin_layout("0" * 64, min(bin_counts(len(names))))
+    taken = {layout.get_role_for_target(digests_path(name)) for name in installed}
+    start = len(names) // 2 + 1
+    changed = next(n for n in names[start:] + names[:start]
+                   if n not in installed and layout.get_role_for_target(digests_path(n)) not in taken)
+    return installed, changed
+
+
+@contextmanager
+def _changed_skill(place: _Place, name: str) -> Iterator[None]:
+    skill_md = place.corpus / "skills" / name / "SKILL.md"
+    before = skill_md.read_bytes()
+    skill_md.write_bytes(before + b"\nOne more line, changed for the signing figures.\n")
+    try:
+        yield
+    finally:
+        skill_md.write_bytes(before)
+
+
+@dataclass
+class _Curve:
+    """Per bin count: (requests, bytes) of each update check, and the size of the snapshot and a bin."""
+
+    checks: dict[int, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    sizes: dict[int, dict[str, int]] = field(default_factory=dict)
+
+
+def _sign_views(place: _Place, counts: Sequence[int], changed: set[str] | None, index_before: bytes | None) -> None:
+    """Sign each bin count's view: from nothing (``changed`` None) or after ``changed`` (only their bins)."""
+    from builder.core.config import load_config
+    from builder.publish.trust import sign_output
+
+    for bins in counts:
+        view = place.work / f"view-{bins}" if changed is not None else _view(place, bins)
+        # From nothing, every digests.json is current (the output's own signing wrote them): an empty ``changed``
+        # hashes each, without making each again; ``index_before`` None signs every bin.
+        sign_output(load_config(_signer_config(place, bins)), view, place.keys,
+                    changed=changed if changed is not None else set(),
+                    index_before=index_before if changed is not None else None)
+
+
+def _metadata_sizes(view: Path, installed: Sequence[str]) -> dict[str, int]:
+    """Gzipped bytes of the snapshot, the top-level targets and the first installed skill's bin."""
+    from tuf.api.metadata import Metadata, Root
+
+    from builder.publish.trust import TUF_DIR, digests_path
+    from builder.publish.trustbins import read_previous
+
+    tuf = view / TUF_DIR
+    previous = read_previous(tuf, Metadata[Root].from_bytes((tuf / "1.root.json").read_bytes()).signed)
+    layout = previous.layout()
+    if layout is None:
+        raise RuntimeError(f"{tuf}: no hashed bins in the signed targets")
+    role = layout.get_role_for_target(digests_path(installed[0]))
+    sizes = {name: len(gzip.compress(previous.bytes_of(r) or b"", GZIP_LEVEL, mtime=0))
+             for name, r in (("snapshot", "snapshot"), ("targets", "targets"), ("bin", role))}
+    if min(sizes.values()) == 0:
+        raise RuntimeError(f"{tuf}: the snapshot, targets or a bin is missing")
+    return sizes
+
+
+def _curve(place: _Place, installed: list[str], changed: str, counts: Sequence[int],
+           rebuild: Any) -> _Curve:
+    """Sign every view, warm a client of each, change ``changed`` (``rebuild`` makes the output again), sign the
+    views again and run the three update checks against each."""
+    from builder.publish.trust import TUF_DIR
+
+    curve = _Curve()
+    index_before = (place.site / "api/v1/index.json").read_bytes()
+    _sign_views(place, counts, None, None)
+    clients = place.work / "clients"
+    shutil.rmtree(clients, ignore_errors=True)
+    with _serving(place.site) as server:
+        for bins in counts:
+            server.tuf = place.work / f"view-{bins}" / TUF_DIR
+            update_check(server, clients / f"warm-{bins}", installed, (server.tuf / "1.root.json").read_bytes())
+            curve.checks[bins] = {"unchanged": update_check(server, clients / f"warm-{bins}", installed, None)}
+        rebuild()
+        _sign_views(place, counts, {changed}, index_before)
+        for bins in counts:
+            server.tuf = place.work / f"view-{bins}" / TUF_DIR
+            curve.checks[bins]["warm"] = update_check(server, clients / f"warm-{bins}", installed, None)
+            curve.checks[bins]["cold"] = update_check(server, clients / f"cold-{bins}", installed,
+                                                      (server.tuf / "1.root.json").read_bytes())
+            curve.sizes[bins] = _metadata_sizes(place.work / f"view-{bins}", installed)
+    return curve
+
+
+def trust_bench(ctx: BenchContext) -> list[Row]:
+    n = ctx.skills or (QUICK_SKILLS if ctx.quick else DEFAULT_SKILLS)
+    place = _place(ctx, n)
+    cold = _unsigned_cold_build(ctx, place)
+    _keys(place)
+    ctx.log("  signing the output cold ...")
+    sign_cpu, sign_wall = _sign_cold(place)
+    installed, changed = _pick(place)
+    figures: dict[str, Any] = {}
+
+    def rebuild() -> None:
+        ctx.log(f"  rebuilding after {changed} changed, signed ...")
+        with _changed_skill(place, changed):
+            figures["signed"] = place.build(sign=True)
+
+    ctx.log(f"  signing with {', '.join(map(str, bin_counts(n)))} bins and checking for updates ...")
+    curve = _curve(place, installed, changed, bin_counts(n), rebuild)
+    ctx.log("  rebuilding with the change put back, unsigned ...")
+    unsigned = place.build(sign=False)
+    return _rows(n, place.site_pages, cold, (sign_cpu, sign_wall), figures["signed"], unsigned, curve)
+
+
+KB = 1024
+
+
+def _rows(n: int, site: bool, cold: dict[str, Any], sign: tuple[float, float], signed: Any, unsigned: Any,
+          curve: _Curve) -> list[Row]:
+    rows = [
+        Row("trust", f"cold build {'with the website' if site else 'of the API alone'}, unsigned (CPU, all "
+            "processes)", n, "s",
+            (cold["cpu_seconds"],), f"wall {cold['seconds']:.1f} s, measured {cold['measured']}"),
+        Row("trust", "sign stage alone on that output, cold (CPU, in process)", n, "s", (sign[0],),
+            f"wall {sign[1]:.1f} s"),
+        Row("trust", "signing's share of the cold build (sign CPU / unsigned build CPU)", n, "%",
+            (100 * sign[0] / cold["cpu_seconds"],), target=Target("<=", 10)),
+        Row("trust", "one-skill rebuild, unsigned (wall)", n, "s", (unsigned.seconds,),
+            f"CPU {unsigned.cpu_seconds:.2f} s"),
+        Row("trust", "one-skill rebuild, signed (wall)", n, "s", (signed.seconds,),
+            f"CPU {signed.cpu_seconds:.2f} s", target=Target("<=", 5)),
+    ]
+    for bins, checks in sorted(curve.checks.items()):
+        sizes = curve.sizes[bins]
+        note = (f"{bins} bins: snapshot {sizes['snapshot'] / KB:.1f} KB, targets {sizes['targets'] / KB:.1f} KB, "
+                f"a bin {sizes['bin'] / KB:.1f} KB gzipped")
+        for kind, label, goal in (("warm", "update check after an unrelated change, warm cache", 24),
+                                  ("cold", "update check after an unrelated change, cold cache", 64),
+                                  ("unchanged", "update check, nothing changed", 1)):
+            requests, sent = checks[kind]
+            rows.append(Row("trust", f"{label}, {bins} bins", n, "KB", (sent / KB,), f"{requests} requests; {note}",
+                            Target("<=", goal)))
+    return rows
