@@ -8,6 +8,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# Signed metadata expires a set number of days after the commit it was built from, and the tests' commits carry
+# fixed dates (2026-01-02 in client_helpers' GIT_ENV): registries signed in tests give it a century, so the tests
+# do not start failing a year after those dates. Lines of registry.yaml's `trust:` section.
+LONG_LIVED = "  metadata_days: 36500\n"
 
 
 def _point_user_dirs(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:

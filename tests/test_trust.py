@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from client_helpers import RegistryServer, commit, copy_registry, edit_csv_profiler, run, tree
+from conftest import LONG_LIVED
 from securesystemslib.signer import CryptoSigner
 from tuf.api.metadata import Metadata, Root
 from tuf.api.serialization.json import JSONSerializer
@@ -37,7 +38,7 @@ def signed_builds(base: Path) -> dict[str, Path]:
     """Two signed builds of the bundled registry (v2 changes csv-profiler), with the keys that signed them."""
     registry = copy_registry(base / "registry")
     with open(registry / "registry.yaml", "a", encoding="utf-8") as fh:
-        fh.write("trust:\n  bins: 16\n")
+        fh.write(f"trust:\n  bins: 16\n{LONG_LIVED}")
     keys = base / "keys"
     cwd = Path.cwd()
     os.chdir(registry)

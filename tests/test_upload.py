@@ -24,6 +24,7 @@ import pytest
 from build_helpers import make_registry
 from click.testing import CliRunner
 from client_helpers import commit, edit_csv_profiler, run
+from conftest import LONG_LIVED
 from moto.server import ThreadedMotoServer
 
 from builder.cli.app import cli
@@ -595,7 +596,7 @@ def signed_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("upload-signed")
     registry = make_registry(root / "registry", ["csv-profiler", "secret-scanner"])
     with open(registry / "registry.yaml", "a", encoding="utf-8") as fh:
-        fh.write("trust:\n  bins: 4\n")
+        fh.write(f"trust:\n  bins: 4\n{LONG_LIVED}")
     made = CliRunner().invoke(cli, ["--config", str(registry / "registry.yaml"), "trust", "init", str(root / "keys")])
     assert made.exit_code == 0, made.output
     commit(registry, "trust: first root")

@@ -26,7 +26,7 @@ import pytest
 import yaml
 from changes_helpers import digest_of, git, make_repo
 from click.testing import CliRunner
-from conftest import REPO, write_tree
+from conftest import LONG_LIVED, REPO, write_tree
 
 from builder.cli.app import cli
 from builder.core.bundle import zip_bytes
@@ -610,7 +610,7 @@ def signing_secret(origin: Path, keys: Path, *, bins: int | None = None) -> str:
 
     if bins is not None:
         with open(origin / "registry.yaml", "a", encoding="utf-8") as fh:
-            fh.write(f"trust:\n  bins: {bins}\n")
+            fh.write(f"trust:\n  bins: {bins}\n{LONG_LIVED}")
     result = CliRunner().invoke(cli, ["--config", str(origin / "registry.yaml"), "trust", "init", str(keys)])
     assert result.exit_code == 0, result.output
     git(origin, "add", "-A")
