@@ -4,14 +4,17 @@ without flapping. Real builds of the bundled registry, real keys from `skillreg 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_helpers import RegistryServer, commit, copy_registry, edit_csv_profiler, run
+from client_helpers import GIT_ENV, RegistryServer, commit, copy_registry, edit_csv_profiler, run
+from conftest import LONG_LIVED
 from tuf.api.metadata import Metadata, TargetFile, Targets
 from tuf.ngclient import Updater, UpdaterConfig
 
@@ -57,6 +60,8 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]
     """A signed build of the bundled registry (default bins), then a signed rebuild after csv-profiler changed."""
     base = tmp_path_factory.mktemp("signing")
     registry = copy_registry(base / "registry")
+    with open(registry / "registry.yaml", "a", encoding="utf-8") as fh:
+        fh.write(f"trust:\n{LONG_LIVED}")
     keys = base / "keys"
     cwd = Path.cwd()
     os.chdir(registry)
@@ -202,7 +207,7 @@ def test_the_bin_count_does_not_shrink_when_the_override_goes(signed: dict[str, 
     shutil.copytree(signed["v2"], site)
     config_file = registry / "registry.yaml"
     plain = config_file.read_text(encoding="utf-8")
-    config_file.write_text(plain + "trust:\n  bins: 64\n", encoding="utf-8")
+    config_file.write_text(plain.replace("trust:\n", "trust:\n  bins: 64\n"), encoding="utf-8")
     before = _snapshot_version(site)
     sign_output(load_config(config_file), site, signed["keys"])
     assert sum(".bins-" in n for n in _metadata(site)) == 64
@@ -234,3 +239,37 @@ def test_a_skill_gone_from_the_output_leaves_its_bin(signed: dict[str, Path], tm
     assert len([n for n in after if ".bins-" in n and before.get(n) != after[n]]) == 1
     seen = _verified(site, tmp_path / "client", [digests_path("todo-collector"), digests_path("adr-writer")])
     assert seen[digests_path("todo-collector")] is None and seen[digests_path("adr-writer")] is not None
+
+
+@pytest.mark.parametrize(("days_later", "renewed"), [(10, False), (200, True)])
+def test_metadata_no_change_touches_is_renewed_at_half_its_life(signed: dict[str, Path], tmp_path: Path,
+                                                                 days_later: int, renewed: bool) -> None:
+    """A commit that touches no skill, 10 or 200 days after the signed one (metadata lasts a year from its
+    commit here): at 10 days every bin keeps its bytes; at 200, less than half a year would be left, so every
+    bin is signed again with a year from the new commit, and python-tuf's client still verifies every skill."""
+    registry = tmp_path / "registry"
+    shutil.copytree(signed["registry"], registry)
+    config_file = registry / "registry.yaml"
+    config_file.write_text(config_file.read_text(encoding="utf-8").replace(LONG_LIVED, "  metadata_days: 365\n"),
+                           encoding="utf-8")
+    site = tmp_path / "site"
+    shutil.copytree(signed["v2"], site)
+    shutil.rmtree(site / TUF_DIR)
+    sign_output(load_config(config_file), site, signed["keys"])  # from scratch: a year from the same commit
+    before = {n: b for n, b in _metadata(site).items() if ".bins-" in n}
+    later = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC) + dt.timedelta(days=days_later)
+    (registry / "NOTES.md").write_text("not a skill\n", encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=registry, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "notes"], cwd=registry, check=True,
+                   env={**os.environ, **GIT_ENV, "GIT_COMMITTER_DATE": later.isoformat()})
+    index = (site / "api/v1/index.json").read_bytes()  # no unsigned build in between: only changed bins are read
+    sign_output(load_config(config_file), site, signed["keys"], changed=set(), index_before=index)
+    after = {n: b for n, b in _metadata(site).items() if ".bins-" in n}
+    assert len(after) == len(before)
+    if not renewed:
+        assert after == before
+    else:
+        assert not set(after) & set(before)  # every bin has a new version
+        expiries = {Metadata[Targets].from_bytes(b).signed.expires for b in after.values()}
+        assert expiries == {later + dt.timedelta(days=365)}
+    assert all(t is not None for t in _verified(site, tmp_path / "client", _skill_targets(site)).values())

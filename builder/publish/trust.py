@@ -193,11 +193,19 @@ class _Signed:
             self.versions[role] = self.previous.version(role)
             self.kept.add(name)
 
+    def lasts(self, old_expiry: dt.datetime, new_expiry: dt.datetime) -> bool:
+        """Whether metadata expiring at ``old_expiry`` may be kept rather than signed again to ``new_expiry``: only
+        while at least half of a new signature's lifetime is left after the commit, so a bin or a top-level role
+        that no change touches is renewed long before clients would refuse it (counted from the commit time,
+        the same commit always decides the same way)."""
+        start = self.clock.commit_time
+        return old_expiry - start >= (new_expiry - start) / 2
+
     def settle(self, role: str, metadata: Metadata[Any], signer: Any) -> None:
         """Keep the previous bytes when the signed content is the same; else sign a new version."""
         old_bytes = self.previous.bytes_of(role)
         old = _parsed(old_bytes)
-        if old_bytes is not None and old is not None:
+        if old_bytes is not None and old is not None and self.lasts(old.signed.expires, metadata.signed.expires):
             expires = metadata.signed.expires
             metadata.signed.version, metadata.signed.expires = old.signed.version, old.signed.expires
             if old.signed.to_dict() == metadata.signed.to_dict() and _signed_by(old, signer):
@@ -306,7 +314,8 @@ def sign_output(config: RegistryConfig, out: Path, keys: Path, *, changed: set[s
 
 def _sign_changed_bins(inputs: _Inputs, signed: _Signed) -> bool:
     """Sign the bins the changed skills fall in again, from the previous bins' targets; every other bin keeps its
-    file untouched (not read). False, with nothing signed, when a previous bin it needs cannot be used."""
+    file untouched (only its expiry is read) unless less than half its lifetime is left. False, with nothing
+    signed, when a previous bin it needs cannot be used."""
     changed = inputs.changed or set()
     published = set(inputs.names)
     write_digests(inputs.out, sorted(changed & published), changed)
@@ -316,7 +325,14 @@ def _sign_changed_bins(inputs: _Inputs, signed: _Signed) -> bool:
         return False
     for role in signed.previous.roles():
         if role.startswith(f"{BIN_PREFIX}-") and role not in bins:
-            signed.keep(role)
+            expiry = signed.previous.expiry_of(role)
+            if expiry is not None and signed.lasts(expiry, inputs.expires):
+                signed.keep(role)
+                continue
+            kept = signed.previous.bin_targets(role)  # near its expiry: the same targets, signed again
+            if kept is None:
+                return False
+            bins[role] = kept
     for role, targets in bins.items():
         signed.settle(role, Metadata(Targets(expires=inputs.expires, targets=targets)), inputs.signers["targets"])
     return True

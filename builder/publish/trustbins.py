@@ -2,13 +2,16 @@
 
 A rebuild that changed a few skills re-signs only their bins: the bins' target lists come from the previous signed
 bins themselves (each checked against the previous top-level targets' delegation), so no unchanged skill's
-``digests.json`` is read again and no unchanged bin is opened. The bin count grows with the number of signed skills
+``digests.json`` is read again and of an unchanged bin only the expiry is read (it is signed again, with the same
+targets, once less than half its lifetime is left). The bin count grows with the number of signed skills
 and never shrinks by itself: changing it re-signs every bin and renames them, so it must not flap between builds.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +76,14 @@ class Previous:
             except OSError:
                 self._read[name] = None
         return self._read[name]
+
+    def expiry_of(self, role: str) -> dt.datetime | None:
+        """When ``role``'s previous metadata expires, read without parsing its targets (None: unreadable)."""
+        data = self.bytes_of(role)
+        try:
+            return dt.datetime.fromisoformat(json.loads(data)["signed"]["expires"]) if data is not None else None
+        except (ValueError, KeyError, TypeError):
+            return None
 
     def roles(self) -> Iterable[str]:
         return [] if self.snapshot is None else [m.removesuffix(".json") for m in sorted(self.snapshot.signed.meta)]
