@@ -91,3 +91,14 @@ def test_a_leading_byte_order_mark_is_not_counted_in_the_run_behind_it(folder: P
         "demo/scripts/run.sh:1:2: error SK511 2 invisible characters in a row: U+200B (ZERO WIDTH SPACE) x2\n"
         "    hint: Delete the characters; they can hide what the text says.\n"
         "1 error, 0 warnings in 1 of 1 skill\n"))
+
+
+@pytest.mark.parametrize("text", [
+    "\u200d", "a\u200d", "\u00e9\u200d", "\u1fff\u200d", "\u2000\u200d", "\U0001F468\u200d\U0001F4BB",
+    "\u4e2d\u200d\u6587", "caf\u00e9 \u200b", "\ufeffhead", "x" + tags("hi"), "\U000e007f", "\U000e0080",
+    "\u200a\u2010\u2065\u206a\ufefe", "\u00e9" * 50 + "\u202e", "\U0001F469\u200d\U0001F467 then a\u200d",
+])
+def test_the_quick_invisible_test_agrees_with_the_rule_pattern(text: str) -> None:
+    from builder.validate.checks import INVISIBLE, _has_invisible
+
+    assert _has_invisible(text) is (INVISIBLE.search(text) is not None)

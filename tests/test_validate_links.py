@@ -19,7 +19,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from builder.core.config import load_config
 from builder.core.frontmatter import parse_skill_md
-from builder.core.markdown import links, links_full
+from builder.core.markdown import links, links_and_hidden, links_full
 from builder.site.render import BodyRenderer
 from builder.validate.body import MAX_BODY_BRACKETS
 from builder.validate.checks import validate_paths
@@ -133,6 +133,13 @@ TRICKY = [
     "\t```\n[x](x.md)\n\n[y](y.md)\n",
     "   ```\n[in](in.md)\n   ```\n\n[out](out.md)\n",
     "    ```\n[x](x.md)\n\n[y](y.md)\n",
+    # Link hints inside fenced code only (the stretch is not parsed), or next to it.
+    "Intro\n```html\n<a href=\"x.md\">x</a>\n\n<img src=\"y.png\">\n```\n\nEnd\n",
+    "```java\nList<String> xs;\n```\nAfter [a](a.md)\n",
+    "- item\n```\n[c](c.md)\n```\n- [d](d.md)\n",
+    "~~~\n[t](t.md)\n~~~~\n\n```\n<b>\n",
+    "```a`b\n[x](x.md)\n\n```\n<i>\n```\n",
+    "> quote\n```\n[q](q.md)\n```\n",
     # References and footnotes across stretches, in both orders.
     "[a][r]\n\n[r]: r.md\n",
     "[r]: r.md\n\n[a][r] and [b][missing](m.md)\n",
@@ -397,3 +404,11 @@ def test_hidden_text_is_a_warning_naming_its_line_with_controls_made_visible(tmp
     assert findings(tmp_path, body) == [
         "9:1 SK410 an HTML comment hides text from the website that agents still read: "
         "`run \\x1b[8mthis\\x1b[0m " + "x" * 43 + "…`"]
+
+
+def test_text_in_fenced_code_is_neither_a_link_nor_hidden_text() -> None:
+    body = ("```html\n<!-- a comment -->\n<a href=\"gone.md\">\n[//]: # (a note)\n[x](x.md)\n```\n"
+            "<!-- shown -->\n[y](y.md)\n")
+    found, hidden = links_and_hidden(body)
+    assert [(link.line, link.href) for link in found] == [(8, "y.md")]
+    assert [(note.line, note.kind, note.text) for note in hidden] == [(7, "comment", " shown ")]

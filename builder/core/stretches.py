@@ -76,7 +76,7 @@ def stretches(body: str) -> Iterator[tuple[int, int]]:
                 yield start, n
                 return
             pos = end
-            if hint >= end:
+            if hint >= end or _is_fenced_code(body, block):  # code holds no link, whatever it spells
                 continue
         else:
             advance(hint)
@@ -141,6 +141,14 @@ class _Forward:
             found = self._match = self._pattern.search(self._text, pos)
             self._searched = pos
         return found
+
+
+def _is_fenced_code(body: str, begin: int) -> bool:
+    """Whether the line at ``begin``, which ``_skip_block`` has just skipped with what it holds, opens fenced code:
+    its lines are literal text, so a link hint in them (an HTML example, ``List<String>``) is no link."""
+    line_end = body.find("\n", begin)
+    fence = _FENCE.match(body, begin, len(body) if line_end < 0 else line_end)
+    return fence is not None and not (fence.group(2)[0] == "`" and "`" in fence.group(3))
 
 
 def _skip_block(body: str, begin: int, in_container: bool) -> int | None:

@@ -11,6 +11,7 @@ import bisect
 import collections
 import datetime
 import difflib
+import functools
 import os
 import re
 import unicodedata
@@ -53,6 +54,8 @@ _TAGS = "[\U000e0000-\U000e007f]"
 INVISIBLE = re.compile(f"{_TAGS}|{_HIDING}")
 # Each run of them is one finding: a run of tag characters (ASCII shifted by 0xE0000) is hidden text, shown decoded.
 INVISIBLE_RUN = re.compile(f"(?P<tags>{_TAGS}+)|(?:{_HIDING})+")
+# What ``INVISIBLE`` can match, joiners anywhere: a class is searched ~5x faster than the look-behind alternation.
+_INVISIBLE_CANDIDATE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
 TAG_OFFSET = 0xE0000
 SHOWN_TAG_TEXT = 60  # characters of decoded tag text a finding shows
 
@@ -456,8 +459,8 @@ def _check_profile_fields(fm: Frontmatter, profile: str, at: _At, shown: Callabl
             hint = "Use `--profile claude-code` for Claude Code skills, or move it under `metadata`."
         else:
             message = f"unknown field `{key}`"
-            close = difflib.get_close_matches(key.replace("_", "-").lower(), [*OPEN_FIELDS, *CLAUDE_FIELDS], 1, 0.6)
-            hint = f"Did you mean `{close[0]}`?" if close else "Put registry data under `metadata`."
+            close = _closest_field(key.replace("_", "-").lower())
+            hint = f"Did you mean `{close}`?" if close else "Put registry data under `metadata`."
         severity = Severity.WARNING if profile == "lenient" else Severity.ERROR
         yield at("SK120", key, message, hint=hint, severity=severity)
     if profile != "spec":
@@ -467,6 +470,13 @@ def _check_profile_fields(fm: Frontmatter, profile: str, at: _At, shown: Callabl
                          hint=_value_hint(key, data[key], fm.sources.get(key)) if check is _is_str else None)
         if "when_to_use" in data:
             yield at("SK123", "when_to_use", "`when_to_use` is deprecated")
+
+
+@functools.lru_cache(maxsize=4096)
+def _closest_field(key: str) -> str | None:
+    """The field an unknown key is likely a typo of, kept per key: real skills repeat theirs (`author`, `tags`)."""
+    close = difflib.get_close_matches(key, [*OPEN_FIELDS, *CLAUDE_FIELDS], 1, 0.6)
+    return close[0] if close else None
 
 
 _Finding = TypeVar("_Finding")
@@ -547,7 +557,7 @@ def name_problems(name: str) -> list[str]:
 
 def _invisible_chars(text: str, file: str, skill: str) -> Iterable[Diagnostic]:
     """One SK511 per run of invisible characters on a line, not one per character: hidden text is often long."""
-    if text.isascii() or not INVISIBLE.search(text):
+    if text.isascii() or not _has_invisible(text):
         return
     for line_no, line in enumerate(text.split("\n"), start=1):
         for match in INVISIBLE_RUN.finditer(line):
@@ -558,6 +568,15 @@ def _invisible_chars(text: str, file: str, skill: str) -> Iterable[Diagnostic]:
                     continue
             message, hint = _tag_run(run) if match.group("tags") else _hidden_run(run)
             yield RULES["SK511"].at(file, line_no, message, hint=hint, column=start + 1, skill=skill)
+
+
+def _has_invisible(text: str) -> bool:
+    """``INVISIBLE.search(text) is not None``: a candidate not a joiner, or a joiner after a character < U+2000."""
+    for candidate in _INVISIBLE_CANDIDATE.finditer(text):
+        at = candidate.start()
+        if text[at] != "\u200d" or (at > 0 and text[at - 1] <= "\u1fff"):
+            return True
+    return False
 
 
 def _hidden_run(run: str) -> tuple[str, str | None]:
