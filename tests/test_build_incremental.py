@@ -8,6 +8,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from build_helpers import SKILLS, all_files, git, make_registry
@@ -17,6 +18,7 @@ from builder.core.config import load_config
 from builder.core.errors import BuildError
 from builder.core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, search_index
 from builder.core.urls import INDEX_PATH, STATE_PATH, WELL_KNOWN_V1, WELL_KNOWN_V2
+from builder.publish import skill_output
 from builder.publish.api import discovery_v1_document, discovery_v2_document, index_document
 from builder.publish.build import BuildOptions, build
 from builder.publish.provenance import read_history
@@ -176,19 +178,40 @@ def test_the_assembled_documents_equal_the_documents_encoded_whole(tmp_path: Pat
     assert json.loads((out / STATE_PATH).read_bytes())["count"] == len(SKILLS) + len(MORE)
 
 
-def test_an_unchanged_invalid_skill_is_not_validated_again(tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_git", [False, True])
+def test_an_unchanged_invalid_skill_is_not_validated_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           in_git: bool) -> None:
     """Under --keep-going an invalid skill's findings are recorded like any outcome: an unchanged one is reused,
     and still reported."""
     repo = make_registry(tmp_path / "repo", SKILLS, commit=False)
     BREAK(repo)
+    if in_git:
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "base")
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
     first = build(config, out, BuildOptions(site=False, keep_going=True))
     assert first.skipped == ("secret-scanner",)
     BODY_LINE(repo)
     DESCRIPTION(repo)
+    if in_git:
+        git(repo, "commit", "-q", "-am", "secret-scanner and csv-profiler edited")
+    validated: list[str] = []
+    real = skill_output.validate_folder
+
+    def counted(folder: Path, *args: Any, **kwargs: Any) -> Any:
+        validated.append(folder.name)
+        return real(folder, *args, **kwargs)
+
+    monkeypatch.setattr(skill_output, "validate_folder", counted)  # the build runs in this process at this size
     again = build(config, out, BuildOptions(site=False, keep_going=True))
+    assert sorted(validated) == ["csv-profiler", "secret-scanner"]  # both edited
     assert again.skipped == ("secret-scanner",) and again.written == ("csv-profiler",)
+    validated.clear()
+    third = build(config, out, BuildOptions(site=False, keep_going=True))
+    assert validated == [] and third.skipped == ("secret-scanner",)  # nothing changed: nothing validated
+    assert [d.to_dict() for d in third.report] == [d.to_dict() for d in first.report]
     assert [d.to_dict() for d in again.report] == [d.to_dict() for d in first.report]
     assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
 

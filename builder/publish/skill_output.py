@@ -147,7 +147,8 @@ def _build_one(folder: Path) -> SkillOutcome:
     checked = SkillOutcome(name=skill.name, folder=str(folder), skill_md=skill.skill_md,
                        declared=declared if isinstance(declared, str) else None,
                        name_line=skill.frontmatter.line_of("name") if skill.frontmatter else 0,
-                       diagnostics=diagnostics, signature=sig, entries=entries)
+                       diagnostics=diagnostics, signature=sig, entries=entries,
+                       history=job.git.fingerprint(skill.name))  # without it an invalid skill is never reused
     if any(d.severity is Severity.ERROR for d in diagnostics):
         return checked
     prov = job.history.of(skill.name)
