@@ -34,11 +34,12 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return signed_builds(tmp_path_factory.mktemp("signed"))
 
 
-def signed_builds(base: Path) -> dict[str, Path]:
-    """Two signed builds of the bundled registry (v2 changes csv-profiler), with the keys that signed them."""
+def signing_registry(base: Path, trust: str) -> tuple[Path, Path]:
+    """The bundled registry as a git repository in ``base`` with ``trust`` (lines of registry.yaml's `trust:`
+    section), keys made by `skillreg trust init` and the first root committed: (registry, keys)."""
     registry = copy_registry(base / "registry")
     with open(registry / "registry.yaml", "a", encoding="utf-8") as fh:
-        fh.write(f"trust:\n  bins: 16\n{LONG_LIVED}")
+        fh.write(f"trust:\n{trust}{LONG_LIVED}")
     keys = base / "keys"
     cwd = Path.cwd()
     os.chdir(registry)
@@ -48,6 +49,12 @@ def signed_builds(base: Path) -> dict[str, Path]:
         os.chdir(cwd)
     assert result.exit_code == 0, result.output
     commit(registry, "trust: first root")
+    return registry, keys
+
+
+def signed_builds(base: Path) -> dict[str, Path]:
+    """Two signed builds of the bundled registry (v2 changes csv-profiler), with the keys that signed them."""
+    registry, keys = signing_registry(base, "  bins: 16\n")
     v1 = _copy(_signed_build(registry, base / "site", keys), base / "site-v1")
     edit_csv_profiler(registry)
     v2 = _signed_build(registry, base / "site", keys)  # a rebuild of the same output

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_helpers import GIT_ENV, RegistryServer, commit, copy_registry, edit_csv_profiler, run
+from client_helpers import GIT_ENV, RegistryServer, commit, edit_csv_profiler
 from conftest import LONG_LIVED
+from test_trust import signing_registry
 from tuf.api.metadata import Metadata, TargetFile, Targets
 from tuf.ngclient import Updater, UpdaterConfig
 
@@ -59,18 +60,7 @@ def _metadata(site: Path) -> dict[str, bytes]:
 def signed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """A signed build of the bundled registry (default bins), then a signed rebuild after csv-profiler changed."""
     base = tmp_path_factory.mktemp("signing")
-    registry = copy_registry(base / "registry")
-    with open(registry / "registry.yaml", "a", encoding="utf-8") as fh:
-        fh.write(f"trust:\n{LONG_LIVED}")
-    keys = base / "keys"
-    cwd = Path.cwd()
-    os.chdir(registry)
-    try:
-        result = run("trust", "init", str(keys))
-    finally:
-        os.chdir(cwd)
-    assert result.exit_code == 0, result.output
-    commit(registry, "trust: first root")
+    registry, keys = signing_registry(base, "")
     site = _signed_build(registry, base / "site", keys)
     v1 = base / "site-v1"
     shutil.copytree(site, v1)
