@@ -94,7 +94,12 @@ def test_the_quick_start_works_when_pasted(checkout: Path, tmp_path: Path) -> No
             assert b'"csv-profiler"' in response.read()
     finally:
         os.killpg(process.pid, signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=30)
+        try:
+            stdout, stderr = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, stderr = process.communicate()
+            pytest.fail(f"`{serve}` did not stop within 30 s of Ctrl-C; it printed:\n{stdout}\n{stderr}")
     assert process.returncode == 0, stderr
     assert stdout.rstrip().endswith("Stopped.") and "Traceback" not in stderr
 
