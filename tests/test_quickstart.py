@@ -85,7 +85,7 @@ def test_the_quick_start_works_when_pasted(checkout: Path, tmp_path: Path) -> No
     serve = serve_line.split("#")[0].replace("--port 8000", "--port 0")
     process = subprocess.Popen(["bash", "-c", f'export PATH="$PWD/.venv/bin:$PATH"; exec {serve}'], cwd=checkout,
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+                               start_new_session=True, preexec_fn=_as_in_a_terminal)
     try:
         url = _serving_url(process)
         with urllib.request.urlopen(url + "skills/csv-profiler/", timeout=10) as response:
@@ -102,6 +102,12 @@ def test_the_quick_start_works_when_pasted(checkout: Path, tmp_path: Path) -> No
             pytest.fail(f"`{serve}` did not stop within 30 s of Ctrl-C; it printed:\n{stdout}\n{stderr}")
     assert process.returncode == 0, stderr
     assert stdout.rstrip().endswith("Stopped.") and "Traceback" not in stderr
+
+
+def _as_in_a_terminal() -> None:
+    """Ctrl-C as a terminal delivers it: a process started with SIGINT ignored (as some test of the suite leaves its
+    worker) keeps ignoring it, and Python then installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _serving_url(process: subprocess.Popen) -> str:
