@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import gc
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,26 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from client_helpers import sites
 
     return sites(tmp_path_factory)[0]
+
+
+
+def grows_linearly(work: Callable[[int], object], size: int) -> tuple[bool, str]:
+    """Whether ``work(n)`` costs about four times as much CPU time of this process at ``size`` as at a quarter of
+    it, as linear work does, rather than the sixteen times of quadratic work. The bound, 8, sits between the two,
+    so a busy machine's noise does not fail a linear read and a quadratic one still fails; CPU time rather than
+    wall time, the quickest of three runs, and a collected heap before each, for the same reason. Returns the
+    verdict and the two times, for the failure message."""
+    def cpu(n: int) -> float:
+        best = float("inf")
+        for _ in range(3):
+            gc.collect()
+            started = time.process_time()
+            work(n)
+            best = min(best, time.process_time() - started)
+        return best
+
+    quarter, full = cpu(size // 4), cpu(size)
+    return full < 8.0 * max(quarter, 0.01), f"{quarter:.3f} s at {size // 4:,}, {full:.3f} s at {size:,}"
 
 
 @pytest.fixture(scope="session")
