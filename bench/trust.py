@@ -5,26 +5,22 @@ One run measures, side by side: the bytes an update check moves through python-t
 127.0.0.1 (five installed skills, after an unrelated skill changed; warm: the client's metadata cache from before
 the change, cold: the trusted root only; and with nothing changed), for several bin counts, each response counted
 gzip-compressed as GitHub Pages serves it plus this server's status line and headers; and what signing adds to
-the build: the sign stage alone on the cold build's real output (CPU seconds, in process) beside the unsigned cold
-build with the website, and a one-skill rebuild signed beside one unsigned (the whole CLI, wall and CPU).
+the build: a cold build signed beside one unsigned, one after the other in the same run, and a one-skill rebuild
+signed beside one unsigned (the whole CLI, wall and CPU of every process).
 
-The unsigned cold build is made once per corpus and kept in the cache folder (``trust-<corpus>/``, with its own
-state folder so rebuilds are rebuilds), with the figures it was measured at; each bin count signs the same output
-into its own ``api/v1/tuf`` (a view of the output whose other files are symbolic links), so no extra build is
-needed. The signed output's skills are the bin targets; the client downloads the five skills' digests.json
-(its targets) as an update check does, and nothing else (the skills' own documents cost what ``bench.client``
-measures).
+The output is kept in the cache folder (``trust-<corpus>/``, with its own state folder so rebuilds are
+rebuilds); each bin count signs the cold signed build's output again into its own ``api/v1/tuf`` (a view of the
+output whose other files are symbolic links), so no extra build is needed. The signed output's skills are the
+bin targets; the client downloads the five skills' digests.json (its targets) as an update check does, and
+nothing else (the skills' own documents cost what ``bench.client`` measures).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import gzip
-import json
 import os
 import shutil
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -123,7 +119,8 @@ def update_check(server: _Server, cache: Path, installed: Sequence[str], root: b
     """(requests, bytes) of a refresh and the five skills' targets; ``root``: bootstrap an empty cache with it."""
     from tuf.ngclient import Updater, UpdaterConfig
 
-    from builder.publish.trust import TUF_DIR, digests_path
+    from builder.publish.digests import digests_path
+    from builder.publish.trust import TUF_DIR
 
     url = f"http://127.0.0.1:{server.server_address[1]}/"
     cache.mkdir(parents=True, exist_ok=True)
@@ -175,22 +172,13 @@ def _place(ctx: BenchContext, n: int) -> _Place:
     return _Place(corpus, config, work, {**os.environ, "SKILLREG_STATE_DIR": str(work / "state")}, ctx.site)
 
 
-def _unsigned_cold_build(ctx: BenchContext, place: _Place) -> dict[str, Any]:
-    """The cold unsigned build with the website, made once and kept with its figures."""
-    record = place.work / "unsigned-build.json"
-    if record.is_file() and (place.site / "api/v1/index.json").is_file():
-        figures: dict[str, Any] = json.loads(record.read_text(encoding="utf-8"))
-        ctx.log(f"  unsigned cold build kept from {figures['measured']}")
-        return figures
+def _cold_build(ctx: BenchContext, place: _Place, *, sign: bool) -> Any:
+    """A cold build of the corpus into the kept output (its state folder emptied too), signed or not."""
     shutil.rmtree(place.site, ignore_errors=True)
     shutil.rmtree(place.work / "state", ignore_errors=True)
-    ctx.log(f"  building {place.corpus.name} cold, unsigned, {'with' if place.site_pages else 'without'} the "
-            "website ...")
-    done = place.build(sign=False)
-    figures = {"seconds": done.seconds, "cpu_seconds": done.cpu_seconds,
-               "measured": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")}
-    record.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
-    return figures
+    ctx.log(f"  building {place.corpus.name} cold, {'signed' if sign else 'unsigned'}, "
+            f"{'with' if place.site_pages else 'without'} the website ...")
+    return place.build(sign=sign)
 
 
 def _keys(place: _Place) -> None:
@@ -235,39 +223,11 @@ def _view(place: _Place, bins: int) -> Path:
 
 # --- the measurements ------------------------------------------------------------------------------------------
 
-@contextmanager
-def _state_dir(place: _Place) -> Iterator[None]:
-    """The builder's state folder of the kept output, for signing in this process as its builds do."""
-    before = os.environ.get("SKILLREG_STATE_DIR")
-    os.environ["SKILLREG_STATE_DIR"] = place.env["SKILLREG_STATE_DIR"]
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("SKILLREG_STATE_DIR", None)
-        else:
-            os.environ["SKILLREG_STATE_DIR"] = before
-
-
-def _sign_cold(place: _Place) -> tuple[float, float]:
-    """Sign the kept unsigned output from nothing, as the build's signing stage does: (CPU s, wall s)."""
-    from builder.core.config import load_config
-    from builder.publish.transaction import output_place
-    from builder.publish.trust import TUF_DIR, sign_build
-
-    with _state_dir(place):
-        state = output_place(place.site).state
-        shutil.rmtree(place.site / TUF_DIR, ignore_errors=True)
-        shutil.rmtree(state / "tuf", ignore_errors=True)
-        cpu, wall = time.process_time(), time.perf_counter()
-        sign_build(load_config(place.config), place.site, state, place.keys, None)
-        return time.process_time() - cpu, time.perf_counter() - wall
-
-
 def _pick(place: _Place) -> tuple[list[str], str]:
     """Five installed skills spread over the corpus, and an unrelated skill to change: one in none of their bins
     at the smallest bin count of the curve (so in none at any larger one)."""
-    from builder.publish.trust import digests_path, published_skills
+    from builder.publish.digests import digests_path
+    from builder.publish.trust import published_skills
     from builder.publish.trustbins import bin_layout
 
     names = published_skills(place.site)
@@ -317,7 +277,8 @@ def _metadata_sizes(view: Path, installed: Sequence[str]) -> dict[str, int]:
     """Gzipped bytes of the snapshot, the top-level targets and the first installed skill's bin."""
     from tuf.api.metadata import Metadata, Root
 
-    from builder.publish.trust import TUF_DIR, digests_path
+    from builder.publish.digests import digests_path
+    from builder.publish.trust import TUF_DIR
     from builder.publish.trustbins import read_previous
 
     tuf = view / TUF_DIR
@@ -363,10 +324,9 @@ def _curve(place: _Place, installed: list[str], changed: str, counts: Sequence[i
 def trust_bench(ctx: BenchContext) -> list[Row]:
     n = ctx.skills or (QUICK_SKILLS if ctx.quick else DEFAULT_SKILLS)
     place = _place(ctx, n)
-    cold = _unsigned_cold_build(ctx, place)
     _keys(place)
-    ctx.log("  signing the output cold ...")
-    sign_cpu, sign_wall = _sign_cold(place)
+    cold = _cold_build(ctx, place, sign=False)
+    cold_signed = _cold_build(ctx, place, sign=True)  # the output the curve then signs with each bin count
     installed, changed = _pick(place)
     figures: dict[str, Any] = {}
 
@@ -379,22 +339,22 @@ def trust_bench(ctx: BenchContext) -> list[Row]:
     curve = _curve(place, installed, changed, bin_counts(n), rebuild)
     ctx.log("  rebuilding with the change put back, unsigned ...")
     unsigned = place.build(sign=False)
-    return _rows(n, place.site_pages, cold, (sign_cpu, sign_wall), figures["signed"], unsigned, curve)
+    return _rows(n, place.site_pages, cold, cold_signed, figures["signed"], unsigned, curve)
 
 
 KB = 1024
 
 
-def _rows(n: int, site: bool, cold: dict[str, Any], sign: tuple[float, float], signed: Any, unsigned: Any,
-          curve: _Curve) -> list[Row]:
+def _rows(n: int, site: bool, cold: Any, cold_signed: Any, signed: Any, unsigned: Any, curve: _Curve) -> list[Row]:
+    what = "with the website" if site else "of the API alone"
     rows = [
-        Row("trust", f"cold build {'with the website' if site else 'of the API alone'}, unsigned (CPU, all "
-            "processes)", n, "s",
-            (cold["cpu_seconds"],), f"wall {cold['seconds']:.1f} s, measured {cold['measured']}"),
-        Row("trust", "sign stage alone on that output, cold (CPU, in process)", n, "s", (sign[0],),
-            f"wall {sign[1]:.1f} s"),
-        Row("trust", "signing's share of the cold build (sign CPU / unsigned build CPU)", n, "%",
-            (100 * sign[0] / cold["cpu_seconds"],), target=Target("<=", 10)),
+        Row("trust", f"cold build {what}, unsigned (CPU, all processes)", n, "s", (cold.cpu_seconds,),
+            f"wall {cold.seconds:.1f} s"),
+        Row("trust", f"cold build {what}, signed (CPU, all processes)", n, "s", (cold_signed.cpu_seconds,),
+            f"wall {cold_signed.seconds:.1f} s"),
+        Row("trust", "what signing adds to the cold build (CPU, signed / unsigned - 1)", n, "%",
+            (100 * (cold_signed.cpu_seconds / cold.cpu_seconds - 1),),
+            f"wall {100 * (cold_signed.seconds / cold.seconds - 1):+.1f}%", target=Target("<=", 10)),
         Row("trust", "one-skill rebuild, unsigned (wall)", n, "s", (unsigned.seconds,),
             f"CPU {unsigned.cpu_seconds:.2f} s"),
         Row("trust", "one-skill rebuild, signed (wall)", n, "s", (signed.seconds,),

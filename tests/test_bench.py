@@ -288,7 +288,7 @@ EXPECTED_SUBJECTS = {
     "versions": {"cold build, 10 version(s) of each skill in git history",
                  "rebuild after one committed change, 10 version(s) each",
                  "rebuild time with 10 versions each / with 1", "output size, 1 version(s) each"},
-    "trust": {"sign stage alone on that output, cold (CPU, in process)", "one-skill rebuild, signed (wall)",
+    "trust": {"what signing adds to the cold build (CPU, signed / unsigned - 1)", "one-skill rebuild, signed (wall)",
               "update check after an unrelated change, warm cache, 16 bins",
               "update check, nothing changed, 256 bins"},
 }

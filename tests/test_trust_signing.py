@@ -22,7 +22,8 @@ from tuf.ngclient import Updater, UpdaterConfig
 from builder.core.config import load_config
 from builder.publish import trust
 from builder.publish.build import BuildOptions, build
-from builder.publish.trust import TUF_DIR, digests_document, digests_path, published_skills, sign_output
+from builder.publish.digests import DIGESTS_NAME, digests_document, digests_path, skill_units
+from builder.publish.trust import TUF_DIR, published_skills, sign_output
 from builder.publish.trustbins import MAX_BINS, MIN_BINS, SKILLS_PER_BIN, bins_for
 
 
@@ -34,7 +35,7 @@ class DigestReads:
         self._real = trust._target
 
     def __call__(self, out: Path, rel: str) -> TargetFile:
-        if rel.endswith("/" + trust.DIGESTS_NAME):
+        if rel.endswith("/" + DIGESTS_NAME):
             self.names.append(rel.split("/")[-2])
         return self._real(out, rel)
 
@@ -143,6 +144,39 @@ def test_the_rebuild_verifies_as_a_cold_signing_of_the_same_tree(signed: dict[st
     csv.verify_length_and_hashes((signed["v2"] / digests_path("csv-profiler")).read_bytes())
 
 
+def test_a_signing_build_writes_each_digests_json_from_the_bytes_it_staged(
+        signed: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers write a built skill's digests.json from what they staged, so the signing stage reads the files
+    of none of them; only a skill kept from an unsigned build, which has none, gets one made from the output. Both
+    ways give the bytes the output's files give."""
+    made: list[str] = []
+
+    def counted(out: Path, name: str) -> bytes:
+        made.append(name)
+        return digests_document(out, name)
+
+    monkeypatch.setattr(trust, "digests_document", counted)
+    cold = _signed_build(signed["registry"], tmp_path / "cold", signed["keys"])
+    assert made == []
+    names = published_skills(cold)
+    assert all((cold / digests_path(name)).read_bytes() == digests_document(cold, name) for name in names)
+
+    registry = tmp_path / "registry"
+    shutil.copytree(signed["registry"], registry)
+    site = _signed_build(registry, tmp_path / "site", signed["keys"], sign=False)
+    assert not any((site / digests_path(name)).exists() for name in names)
+    skill_md = registry / "skills" / "adr-writer" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    commit(registry, "adr-writer: one more line")
+    _signed_build(registry, site, signed["keys"])
+    assert sorted(made) == [name for name in names if name != "adr-writer"]
+    assert all((site / digests_path(name)).read_bytes() == digests_document(site, name) for name in names)
+    seen = _verified(site, tmp_path / "client", _skill_targets(site))
+    for path, target in seen.items():
+        assert target is not None, path
+        target.verify_length_and_hashes((site / path).read_bytes())
+
+
 def test_an_unsigned_build_in_between_makes_the_next_signing_read_everything(
         signed: dict[str, Path], tmp_path: Path, reads: DigestReads) -> None:
     """The unsigned build changed adr-writer without signing: the next signed build cannot trust its own list of
@@ -216,7 +250,7 @@ def test_a_skill_gone_from_the_output_leaves_its_bin(signed: dict[str, Path], tm
     site = tmp_path / "site"
     shutil.copytree(signed["v2"], site)
     index = (site / "api/v1/index.json").read_bytes()
-    for rel in trust.skill_roots("todo-collector"):
+    for rel in skill_units("todo-collector"):
         path = site / rel
         if path.is_dir():
             shutil.rmtree(path)

@@ -39,6 +39,7 @@ from ..core.workers import PausedCollector, paused_collector, run_parallel
 from ..site.bodies import BODIES_STATE
 from ..validate.checks import ValidationReport, check_registry
 from .bundlecache import check_cache_place
+from .digests import skill_units
 from .documents import read_or_none, stage_documents
 from .history import GitHistory, check_marks, read_skills_history, state_document
 from .manifest import MANIFEST_VERSION, StoredManifest, read_manifest, write_manifest
@@ -46,7 +47,7 @@ from .outcome import SkillOutcome, findings_from_json, findings_json, previous_o
 from .provenance import ProvenanceHistory, read_history
 from .schemas import SCHEMA_DIR, write_schemas
 from .signatures import changed_folders
-from .skill_output import SkillJob, build_task, close_objects, init_worker, skill_key, skill_units
+from .skill_output import SkillJob, build_task, close_objects, init_worker, skill_key
 from .skills_manifest import stage_skills_manifest
 from .transaction import (
     OutputPlace,
@@ -126,7 +127,8 @@ class _Build:
 
     def job(self, tmp: Path) -> SkillJob:
         bodies = self.place.state / BODIES_STATE if self.options.site else None
-        return SkillJob(self.config, self.history, tmp, self.git, self.bundle_cache, bodies)
+        return SkillJob(self.config, self.history, tmp, self.git, self.bundle_cache, bodies,
+                        digests=self.options.sign is not None)
 
 
 @dataclass(frozen=True)
@@ -178,8 +180,10 @@ def _sign(config: RegistryConfig, place: OutputPlace, keys: Path, result: BuildR
     """The signing stage (publish/trust.py): TUF metadata over what this build left in the output."""
     from .trust import sign_build
 
+    # Every skill this build's workers wrote staged its digests.json from the bytes it staged; a retired skill
+    # kept whole keeps the one an earlier signing build's worker wrote, or has none and gets it from the output.
     sign_build(config, place.base, place.state, keys, {*result.written, *result.removed, *result.retired},
-               index_before)
+               index_before, staged={*result.written, *result.retired})
 
 
 def _roots(config: RegistryConfig, paths: Sequence[Path]) -> tuple[Path, ...]:

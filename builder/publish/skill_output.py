@@ -17,7 +17,7 @@ from ..core.config import RegistryConfig
 from ..core.diagnostics import Severity
 from ..core.model import Skill, sha256_hex
 from ..core.search import search_entry
-from ..core.urls import API_ROOT, WELL_KNOWN_V1, detail_path, head_path, raw_path, scoped_discovery_path, versions_path
+from ..core.urls import WELL_KNOWN_V1, detail_path, head_path, raw_path, scoped_discovery_path, versions_path
 from ..core.workers import collect_as_usual
 from ..site.bodies import body_key, render_once
 from ..validate.checks import validate_folder
@@ -32,6 +32,7 @@ from .api import (
     raw_copies,
 )
 from .bundlecache import BundleCache
+from .digests import DigestRecorder
 from .git_objects import GitObjects
 from .history import (
     GitHistory,
@@ -48,11 +49,6 @@ from .signatures import survey
 from .transaction import forget_made_folders, make_folder, stage_file
 
 
-def skill_units(name: str) -> tuple[str, ...]:
-    """The paths a skill owns in the output; each is replaced as a whole."""
-    return (detail_path(name), f"{API_ROOT}/skills/{name}", f"{API_ROOT}/bundles/{name}", f"{WELL_KNOWN_V1}/{name}")
-
-
 @dataclass(frozen=True)
 class SkillJob:
     """What every worker needs, sent once per process."""
@@ -63,6 +59,33 @@ class SkillJob:
     git: GitHistory
     cache: Path | None  # the bundle cache folder
     bodies: Path | None = None  # where the website's rendered bodies go (``site.bodies``); None: no website
+    digests: bool = False  # write each skill's digests.json from the bytes staged (a signing build)
+
+
+class _Stager:
+    """Stages one skill's files below the staging folder; in a signing build, records each file's digest and
+    stages the skill's digests.json last (``finish``)."""
+
+    def __init__(self, job: SkillJob, name: str) -> None:
+        self.tmp = job.tmp
+        self.recorder = DigestRecorder(name) if job.digests else None
+
+    def __call__(self, rel: str, data: bytes) -> Path:
+        path = stage_file(self.tmp, rel, data)
+        if self.recorder is not None:
+            self.recorder.add(rel, data)
+        return path
+
+    def link(self, written: Path, rel: str, data: bytes) -> None:
+        """``rel`` as a hard link to the file staged at ``written``, which holds ``data``."""
+        make_folder((self.tmp / rel).parent)
+        os.link(written, self.tmp / rel)
+        if self.recorder is not None:
+            self.recorder.add(rel, data)
+
+    def finish(self) -> None:
+        if self.recorder is not None:
+            stage_file(self.tmp, *self.recorder.document())
 
 
 _JOB: SkillJob | None = None
@@ -91,16 +114,16 @@ def close_objects() -> None:
         _OBJECTS = None
 
 
-def _publish_versions(job: SkillJob, name: str, head: Head | None,
+def _publish_versions(job: SkillJob, stage: _Stager, name: str, head: Head | None,
                       updated: str | None = None) -> tuple[tuple[str, ...], str | None, int]:
     """Write ``versions.json``, ``head.json`` and the zip of every old version that keeps its bytes; returns the
     digests, the latest one and the number of zips packed from git (the others came from the bundle cache)."""
     cache = BundleCache(job.cache)
     versions, packed = skill_versions(name, job.git.of(name), head, _objects(job), cache, job.config,
-                                      job.config.profile, lambda path, data: stage_file(job.tmp, path, data))
+                                      job.config.profile, stage)
     latest = latest_of(versions, head.digest if head else None)
-    stage_file(job.tmp, versions_path(name), dumps(versions_document(name, job.git.kind, latest, versions)))
-    stage_file(job.tmp, head_path(name), dumps(head_document(name, head, latest, updated)))
+    stage(versions_path(name), dumps(versions_document(name, job.git.kind, latest, versions)))
+    stage(head_path(name), dumps(head_document(name, head, latest, updated)))
     return tuple(v.digest for v in versions), latest, packed
 
 
@@ -108,7 +131,9 @@ def _build_retired(name: str) -> SkillOutcome:
     """A skill gone from skills/: its history stays published (versions.json and the zips), nothing else."""
     job = _JOB
     assert job is not None
-    digests, latest, packed = _publish_versions(job, name, None)
+    stage = _Stager(job, name)
+    digests, latest, packed = _publish_versions(job, stage, name, None)
+    stage.finish()
     return SkillOutcome(name=name, folder="", skill_md="", declared=None, name_line=0, diagnostics=(), signature="",
                     history=job.git.fingerprint(name), digests=digests, latest=latest, retired=True, packed=packed)
 
@@ -153,35 +178,36 @@ def _build_one(folder: Path) -> SkillOutcome:
         return checked
     prov = job.history.of(skill.name)
     publish = job.config.publish
+    stage = _Stager(job, skill.name)
     stem = bundle_stem(skill)
     zipped = zip_bytes(skill.files)
     zip_art = Artifact(stem + ".zip", sha256_hex(zipped), len(zipped))
-    stage_file(job.tmp, zip_art.path, zipped)
+    stage(zip_art.path, zipped)
     json_art: Artifact | None = None
     if publish.json_bundles:
         bundle = dumps(json_bundle(skill))
         json_art = Artifact(stem + ".json", sha256_hex(bundle), len(bundle))
-        stage_file(job.tmp, json_art.path, bundle)
+        stage(json_art.path, bundle)
     raw = raw_copies(skill, publish)
     if job.bodies is not None:
         _render_body(job, job.bodies, skill, raw)
-    stage_file(job.tmp, detail_path(skill.name),
-           dumps(detail_document(job.config, job.history.source, skill, prov, zip_art, json_art, raw)))
+    stage(detail_path(skill.name), dumps(detail_document(job.config, job.history.source, skill, prov, zip_art,
+                                                         json_art, raw)))
     for f in skill.files:
-        written = stage_file(job.tmp, raw_path(skill.name, f.path), f.data) if f.path in raw else None
+        written = stage(raw_path(skill.name, f.path), f.data) if f.path in raw else None
         if publish.well_known_skills:
             copy = f"{WELL_KNOWN_V1}/{skill.name}/{f.path}"
             if written is None:
-                stage_file(job.tmp, copy, f.data)
+                stage(copy, f.data)
             else:
-                make_folder((job.tmp / copy).parent)
-                os.link(written, job.tmp / copy)  # the same bytes under the discovery path, written once
+                stage.link(written, copy, f.data)  # the same bytes under the discovery path, written once
     scoped = scoped_discovery_path(skill.name)
-    stage_file(job.tmp, scoped, dumps(discovery_v2_document([discovery_v2_entry(skill, zip_art, scoped)])))
+    stage(scoped, dumps(discovery_v2_document([discovery_v2_entry(skill, zip_art, scoped)])))
     key = skill_key(job.config, job.history, skill.name, skill.digest, str(folder), skill.skill_md)
-    digests, latest, packed = _publish_versions(job, skill.name, Head(skill.digest, version_of(skill),
-                                                                      zip_art.to_dict(job.config), skill.files),
-                                                prov.updated)
+    digests, latest, packed = _publish_versions(job, stage, skill.name, Head(skill.digest, version_of(skill),
+                                                                             zip_art.to_dict(job.config),
+                                                                             skill.files), prov.updated)
+    stage.finish()
     return replace(checked, digest=skill.digest, key=key, index=index_entry(skill, prov),
                    v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill),
                    history=job.git.fingerprint(skill.name), digests=digests, latest=latest, packed=packed)

@@ -12,9 +12,9 @@ bins of the skills it changed (trustbins.py says how, and how many bins there ar
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,8 +36,8 @@ from ..core.config import RegistryConfig
 from ..core.errors import ConfigError, UsageError
 from ..core.fs import write_atomic
 from ..core.git import git_output
-from ..core.model import sha256_hex
 from ..core.urls import API_ROOT, WELL_KNOWN_V1, WELL_KNOWN_V2
+from .digests import digests_document, digests_path
 from .trustbins import (
     BIN_PREFIX,
     Previous,
@@ -52,7 +52,6 @@ from .trustkeys import ONLINE_ROLES, SERIALIZER, RootChain, check_online_keys, l
 
 TUF_DIR = f"{API_ROOT}/tuf"
 PREVIOUS_ENV = "SKILLREG_TRUST_PREVIOUS"
-DIGESTS_NAME = "digests.json"
 INDEX_PATH = f"{API_ROOT}/index.json"
 DEFAULT_TIMESTAMP_DAYS = 7.0
 DEFAULT_METADATA_DAYS = 365.0
@@ -94,16 +93,6 @@ def trust_settings(config: RegistryConfig) -> TrustSettings:
     return TrustSettings(bins=bins, **days)
 
 
-def digests_path(name: str) -> str:
-    return f"{API_ROOT}/skills/{name}/{DIGESTS_NAME}"
-
-
-def skill_roots(name: str) -> tuple[str, ...]:
-    """Where a skill's files are published (the build's units of that skill)."""
-    return (f"{API_ROOT}/skills/{name}.json", f"{API_ROOT}/skills/{name}", f"{API_ROOT}/bundles/{name}",
-            f"{WELL_KNOWN_V1}/{name}")
-
-
 def published_skills(out: Path) -> list[str]:
     """Every skill with a detail document or a folder in api/v1/skills (one directory scan, no stat per entry)."""
     names: set[str] = set()
@@ -118,30 +107,6 @@ def published_skills(out: Path) -> list[str]:
             elif entry.is_dir():
                 names.add(entry.name)
     return sorted(names)
-
-
-def _files_under(out: Path, rel: str) -> Iterable[str]:
-    path = out / rel
-    if path.is_file():
-        yield rel
-    elif path.is_dir():
-        for current, dirs, files in os.walk(path):
-            dirs.sort()
-            for file in sorted(files):
-                yield Path(current, file).relative_to(out).as_posix()
-
-
-def digests_document(out: Path, name: str) -> bytes:
-    """The per-skill target: every file of ``name`` with its sha256 and length, sorted by path."""
-    own = digests_path(name)
-    files: dict[str, dict[str, Any]] = {}
-    for root in skill_roots(name):
-        for rel in _files_under(out, root):
-            if rel != own:
-                data = (out / rel).read_bytes()
-                files[rel] = {"length": len(data), "sha256": sha256_hex(data)}
-    return json.dumps({"api_version": 1, "name": name, "files": dict(sorted(files.items()))},
-                      sort_keys=True, indent=1).encode() + b"\n"
 
 
 def _target(out: Path, rel: str) -> TargetFile:
@@ -249,11 +214,13 @@ def _bins(out: Path, names: Sequence[str], succinct: SuccinctRoles) -> dict[str,
     return bins
 
 
-def write_digests(out: Path, names: Iterable[str], changed: set[str] | None) -> None:
-    """Each skill's digests.json, rewritten when the skill changed (all when ``changed`` is None) or is missing."""
+def write_digests(out: Path, names: Iterable[str], changed: set[str] | None,
+                  staged: AbstractSet[str] = frozenset()) -> None:
+    """Each skill's digests.json, made from the output when the skill changed (all when ``changed`` is None) or it
+    is missing; but not for a skill in ``staged``, whose digests.json the build wrote from the bytes it staged."""
     for name in names:
         path = out / digests_path(name)
-        if changed is not None and name not in changed and path.is_file():
+        if (name in staged or (changed is not None and name not in changed)) and path.is_file():
             continue
         data = digests_document(out, name)
         if not path.is_file() or path.read_bytes() != data:
@@ -271,15 +238,17 @@ class _Inputs:
     expires: dt.datetime
     signers: dict[str, CryptoSigner]
     changed: set[str] | None  # None: sign every bin from the output
+    staged: AbstractSet[str]  # the skills whose digests.json the build wrote from the bytes it staged
 
 
 def sign_output(config: RegistryConfig, out: Path, keys: Path, *, changed: set[str] | None = None,
                 previous_dir: Path | None = None, now: dt.datetime | None = None,
-                index_before: bytes | None = None) -> list[str]:
+                index_before: bytes | None = None, staged: AbstractSet[str] = frozenset()) -> list[str]:
     """Sign the built output ``out``; returns the metadata file names written. ``changed``: the skills whose files
     this build rewrote (None: all). ``previous_dir``: where the last signed metadata was kept (default: out's own).
     ``index_before``: the output's index.json before this build; only when it is the one the last signing in the
-    output covered are ``changed``'s bins alone signed again (else every skill's digests are read)."""
+    output covered are ``changed``'s bins alone signed again (else every skill's digests are read). ``staged``:
+    the skills whose digests.json the build's workers wrote from the bytes they staged, not made again here."""
     settings = trust_settings(config)
     chain = read_chain(config)
     root = chain.latest.signed
@@ -294,10 +263,10 @@ def sign_output(config: RegistryConfig, out: Path, keys: Path, *, changed: set[s
     incremental = (changed is not None and (previous_dir is None or previous_dir == tuf)
                    and previous.layout() == layout and index_matches(previous, INDEX_PATH, index_before))
     inputs = _Inputs(out, names, layout, _expires(clock.commit_time, settings.metadata_days), signers,
-                     changed if incremental else None)
+                     changed if incremental else None, staged)
     signed = _Signed(tuf, previous, clock)
     if not (incremental and _sign_changed_bins(inputs, signed)):
-        write_digests(out, names, changed)
+        write_digests(out, names, changed, staged)
         for role, targets in sorted(_bins(out, names, layout).items()):
             signed.settle(role, Metadata(Targets(expires=inputs.expires, targets=targets)), signers["targets"])
     top = Targets(expires=inputs.expires, targets={rel: _target(out, rel) for rel in top_level_documents(out)},
@@ -318,7 +287,7 @@ def _sign_changed_bins(inputs: _Inputs, signed: _Signed) -> bool:
     signed, when a previous bin it needs cannot be used."""
     changed = inputs.changed or set()
     published = set(inputs.names)
-    write_digests(inputs.out, sorted(changed & published), changed)
+    write_digests(inputs.out, sorted(changed & published), changed, inputs.staged)
     bins = changed_bins(signed.previous, inputs.layout, changed, published, digests_path,
                         lambda name: _target(inputs.out, digests_path(name)))
     if bins is None:
@@ -368,17 +337,19 @@ def _publish(tuf: Path, chain: RootChain, signed: _Signed, timestamp: Metadata[T
 
 
 def sign_build(config: RegistryConfig, out: Path, state: Path, keys: Path, changed: set[str] | None,
-               index_before: bytes | None = None) -> list[str]:
+               index_before: bytes | None = None, staged: AbstractSet[str] = frozenset()) -> list[str]:
     """The build's signing stage: sign ``out`` and keep a copy of the metadata in the output's ``state`` folder, so
     a rebuild that replaced the whole output still finds the versions it must go past. A cold build in CI names the
     last published metadata, restored outside the work tree, with ``SKILLREG_TRUST_PREVIOUS`` (it is checked
     against the root's keys before anything of it is used). ``index_before``: the output's index.json before the
-    build, which tells whether ``changed`` covers everything since the last signing."""
+    build, which tells whether ``changed`` covers everything since the last signing. ``staged``: the skills whose
+    digests.json the build's workers wrote."""
     tuf = out / TUF_DIR
     kept = state / "tuf"
     restored = os.environ.get(PREVIOUS_ENV)
     previous_dir = tuf if (tuf / "timestamp.json").is_file() else Path(restored) if restored else kept
-    written = sign_output(config, out, keys, changed=changed, previous_dir=previous_dir, index_before=index_before)
+    written = sign_output(config, out, keys, changed=changed, previous_dir=previous_dir, index_before=index_before,
+                          staged=staged)
     _mirror(tuf, kept, set(written))
     return written
 
