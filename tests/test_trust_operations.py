@@ -212,6 +212,42 @@ def test_offline_a_skill_never_fetched_is_refused_with_one_line(signed: dict[str
     assert tree(tmp_path / "p") == before
 
 
+def _metadata_bytes(store: Path) -> dict[str, bytes]:
+    return {name: data for name, (data, _mode) in tree(store).items()}
+
+
+def test_an_outage_halfway_through_a_refresh_leaves_the_verified_metadata_usable(signed: dict[str, Path],
+                                                                                tmp_path: Path) -> None:
+    """The registry moves on to its next signed build and fails after the timestamp, which python-tuf has saved
+    by then: the client works offline from what it verified before, with one warning, and the trust store is as it
+    was; once the registry answers again the next command verifies the new build."""
+    from client_helpers import Fault
+
+    from builder.client.trust import store_folder
+
+    served = shutil.copytree(signed["v1"], tmp_path / "served")
+    with RegistryServer(served) as server:
+        code, output = _use(server.url, tmp_path / "p", "install", SKILL)
+        assert code == 0, output
+        store = store_folder(server.url)
+        before = _metadata_bytes(store)
+        shutil.rmtree(served)
+        shutil.copytree(signed["v2"], served)
+        newer = _snapshot_version(_metadata(served / TUF_DIR))
+        assert newer > _snapshot_version({"timestamp.json": (store / "timestamp.json").read_bytes()})
+        server.state.fault(f"{TUF_DIR}/{newer}.snapshot.json", *[Fault(status=503) for _ in range(10)])
+        code, output = _use(server.url, tmp_path / "p", "info", SKILL)
+        assert code == 0, output
+        warned = [line for line in output.splitlines() if "working offline with the signed metadata" in line]
+        assert len(warned) == 1 and f"{newer}.snapshot.json" in warned[0], output
+        assert "Traceback" not in output
+        assert _metadata_bytes(store) == before
+        server.state.faults.clear()
+        code, output = _use(server.url, tmp_path / "p", "info", SKILL)
+        assert code == 0 and "Warning" not in output, output
+        assert _snapshot_version({"timestamp.json": (store / "timestamp.json").read_bytes()}) == newer
+
+
 # --- a pinned root other than the first -----------------------------------------------------------------------
 
 def test_a_pinned_later_root_is_recorded_so_a_teammate_verifies_against_the_same_keys(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tuf.api import exceptions
-from tuf.api.metadata import TargetFile
+from tuf.api.metadata import Snapshot, TargetFile, Targets, Timestamp
 from tuf.ngclient import Updater, UpdaterConfig
 from tuf.ngclient.fetcher import FetcherInterface
 
@@ -295,6 +295,7 @@ def _verifier_of(registry: Registry, store: Path, bootstrap: bytes | None) -> Ve
     """The verifier over freshly refreshed metadata; offline, over the trust store's, if that still verifies."""
     store.mkdir(parents=True, exist_ok=True)
     fetcher = _RegistryFetcher(registry)
+    before = _top_level(store)
     try:
         updater = _refreshed(registry, store, bootstrap, fetcher)
     except (exceptions.RepositoryError, exceptions.DownloadError, ValueError) as exc:
@@ -302,9 +303,42 @@ def _verifier_of(registry: Registry, store: Path, bootstrap: bytes | None) -> Ve
             raise refusal(registry, exc) from None
         if bootstrap is not None:  # nothing kept here to work offline with
             raise fetcher.unreachable from None
+        _put_back(store, before)
         return _offline(registry, store, fetcher.unreachable)
     _mark(store, VERIFIED_NAME)
     return Verifier(registry, updater)
+
+
+# What python-tuf saves as a refresh goes, one file at a time: a registry that stops answering halfway leaves a
+# new timestamp beside the snapshot it does not name, which cannot be used offline, so they are put back.
+_REFRESHED = (Timestamp.type, Snapshot.type, Targets.type)
+
+
+def _top_level(store: Path) -> dict[str, bytes | None]:
+    kept: dict[str, bytes | None] = {}
+    for role in _REFRESHED:
+        try:
+            kept[role] = (store / f"{role}.json").read_bytes()
+        except OSError:
+            kept[role] = None
+    return kept
+
+
+def _put_back(store: Path, before: dict[str, bytes | None]) -> None:
+    """The top-level metadata as it was before a refresh that stopped halfway (the root python-tuf verified and
+    saved stays: it only ever goes forward)."""
+    now = _top_level(store)
+    for role, data in before.items():
+        if now[role] == data:
+            continue
+        path = store / f"{role}.json"
+        try:
+            if data is None:
+                path.unlink()
+            else:
+                write_atomic(path, data)
+        except OSError:
+            pass  # then offline use refuses, saying the kept metadata does not verify
 
 
 def _refreshed(registry: Registry, store: Path, bootstrap: bytes | None, fetcher: FetcherInterface) -> Updater:
