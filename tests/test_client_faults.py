@@ -240,6 +240,29 @@ def test_a_cached_index_is_used_offline_with_a_warning(site: Path, project: Path
     failed(nothing, f"cannot fetch {url}{DETAIL}: connection refused (tried 3 times)")
 
 
+def test_an_unsigned_registry_last_seen_long_ago_is_still_used_offline(site: Path, project: Path) -> None:
+    """Past the hour in which the client takes an unsigned registry's answer as still true, it asks again whether
+    the registry signs; offline it cannot, and it goes on as the registry was last seen (unsigned), with the one
+    warning of an unsigned registry's cached copy."""
+    import os
+    import time
+
+    from builder.client.trust import UNSIGNED_NAME, store_folder
+
+    with RegistryServer(site) as server:
+        url = server.url
+        assert run("search", "csv", "--registry", url).exit_code == 0
+    marker = store_folder(url) / UNSIGNED_NAME
+    long_ago = time.time() - 7200
+    os.utime(marker, (long_ago, long_ago))
+    result = run("search", "csv", "--registry", url)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("csv-profiler")
+    assert [line for line in result.stderr.splitlines() if line.startswith("Warning:")] == [
+        line for line in result.stderr.splitlines() if "working offline with the copy of" in line], result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
 @pytest.mark.parametrize("point", ["versions", "bundle-half", "bundle-done", "bundle-done+5ms", "bundle-done+30ms"])
 def test_killed_in_the_middle_of_an_install(point: str, installed, project: Path, site: Path,
                                             site_v2: Path) -> None:

@@ -167,6 +167,7 @@ def test_offline_a_signed_registry_works_from_verified_caches_with_one_warning(s
         assert expected in output
         offline = [line for line in output.splitlines() if "working offline with the signed metadata" in line]
         assert len(offline) == 1, output
+        assert [line for line in output.splitlines() if line.startswith("Warning:")] == offline, output
         assert offline[0].startswith(f"Warning: cannot fetch {url}{TUF_DIR}/")
         assert "connection refused" in offline[0] and f"(valid until {expires})" in offline[0]
         assert "Traceback" not in output

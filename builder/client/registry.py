@@ -325,13 +325,21 @@ class Registry:
         self._opener = urllib.request.build_opener(*handlers)
         self.expected_root: tuple[str, int] | None = None  # the root a lock entry trusts (sha256, version), if any
         self._verifier: Any = _UNOPENED
+        self._opening = False  # while the verifier opens (it reads through this registry)
+
+    def _open_verifier(self) -> None:
+        if self._verifier is _UNOPENED and not self._opening:
+            from .trust import open_verifier
+
+            self._opening = True
+            try:
+                self._verifier = open_verifier(self, self.expected_root)
+            finally:
+                self._opening = False
 
     def _verified(self, path: str, data: bytes) -> bytes:
         """``data`` if the registry's signed metadata covers it (client/trust.py); as it is for an unsigned one."""
-        if self._verifier is _UNOPENED:
-            from .trust import open_verifier
-
-            self._verifier = open_verifier(self, self.expected_root)
+        self._open_verifier()
         if self._verifier is not None:
             self._verifier.check(path, data)
         return data
@@ -580,6 +588,9 @@ class Registry:
         except Unreachable as exc:
             if cached is None:
                 raise
+            self._open_verifier()
+            if self.offline:  # a signed registry: the verifier said it works offline, and checks every copy
+                return cached.body
             self.warn(f"{exc}; working offline with the copy of {path} cached {cached.fetched}")
             return cached.body
         if response.status == 304:

@@ -236,7 +236,12 @@ def open_verifier(registry: Registry, expected_root: tuple[str, int] | None = No
         if bootstrap is None:
             if expected_root is None and _recently_unsigned(store):
                 return None
-            bootstrap = _served_root(registry, store, expected_root)
+            try:
+                bootstrap = _served_root(registry, store, expected_root)
+            except Unreachable:
+                if expected_root is None and (store / UNSIGNED_NAME).is_file():
+                    return None  # unsigned when last asked, and never seen signed: go on as it was, offline
+                raise
             if bootstrap is None:
                 return None
     verifier = _verifier_of(registry, store, bootstrap)
