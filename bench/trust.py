@@ -21,6 +21,7 @@ import gzip
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -321,6 +322,30 @@ def _curve(place: _Place, installed: list[str], changed: str, counts: Sequence[i
     return curve
 
 
+def _fetch_previous(place: _Place, bins: int) -> tuple[float, int, int]:
+    """What CI's ``skillreg trust fetch-previous`` costs against the output signed with ``bins`` bins, served on
+    127.0.0.1: (wall seconds, requests, bytes counted)."""
+    from tuf.api.metadata import Metadata, Root
+
+    from builder.client.trust_previous import fetch_previous
+    from builder.publish.trust import TUF_DIR
+
+    tuf = place.work / f"view-{bins}" / TUF_DIR
+    root = Metadata[Root].from_bytes((tuf / "1.root.json").read_bytes()).signed
+    into = place.work / "fetched-previous"
+    shutil.rmtree(into, ignore_errors=True)
+    with _serving(place.site) as server:
+        server.tuf = tuf
+        mark = server.log.mark()
+        started = time.perf_counter()
+        fetched = fetch_previous(f"http://127.0.0.1:{server.server_address[1]}/", into, root)
+        seconds = time.perf_counter() - started
+        seen = server.log.since(mark)
+    if fetched.warning is not None:
+        raise RuntimeError(f"fetch-previous: {fetched.warning}")
+    return seconds, len(seen), sum(size for _, _, size in seen)
+
+
 def trust_bench(ctx: BenchContext) -> list[Row]:
     n = ctx.skills or (QUICK_SKILLS if ctx.quick else DEFAULT_SKILLS)
     place = _place(ctx, n)
@@ -337,9 +362,18 @@ def trust_bench(ctx: BenchContext) -> list[Row]:
 
     ctx.log(f"  signing with {', '.join(map(str, bin_counts(n)))} bins and checking for updates ...")
     curve = _curve(place, installed, changed, bin_counts(n), rebuild)
+    from builder.publish.trustbins import bins_for
+
+    default = bins_for(n)
+    fetched = _fetch_previous(place, default) if default in curve.checks else None
     ctx.log("  rebuilding with the change put back, unsigned ...")
     unsigned = place.build(sign=False)
-    return _rows(n, place.site_pages, cold, cold_signed, figures["signed"], unsigned, curve)
+    rows = _rows(n, place.site_pages, cold, cold_signed, figures["signed"], unsigned, curve)
+    if fetched is not None:
+        seconds, requests, sent = fetched
+        rows.append(Row("trust", f"CI's fetch-previous of the live metadata, {default} bins (wall, 127.0.0.1)", n,
+                        "s", (seconds,), f"{requests} requests, {sent / KB:.0f} KB gzipped"))
+    return rows
 
 
 KB = 1024

@@ -345,3 +345,45 @@ def test_with_the_clock_moved_past_expiry_the_client_refuses_the_registry(signed
     assert f"expired on {expires}" in errors[0] and "skillreg trust refresh" in errors[0]
     assert "Traceback" not in later.stderr
     assert tree(project) == before
+
+
+# --- refreshing the timestamp ------------------------------------------------------------------------------------
+
+def test_trust_refresh_signs_a_later_timestamp_and_nothing_else(signed: dict[str, Path], tmp_path: Path) -> None:
+    site = _copy(signed["v2"], tmp_path / "site")
+    before = _metadata(site / TUF_DIR)
+    code, output = _in(signed["registry"], "trust", "refresh", "--sign", str(signed["keys"]), "--out", str(site))
+    assert code == 0, output
+    assert output.startswith("Refreshed ") and "expires in 7 days" in output and "Warning" not in output
+    after = _metadata(site / TUF_DIR)
+    assert {name for name in after if after[name] != before.get(name)} == {"timestamp.json"}
+    assert json.loads(after["timestamp.json"])["signed"]["version"] > \
+        json.loads(before["timestamp.json"])["signed"]["version"]
+
+
+def test_trust_refresh_warns_when_a_file_only_a_build_renews_expires_within_30_days(tmp_path: Path) -> None:
+    """The scheduled refresh keeps the timestamp fresh, but the snapshot, targets and bins expire a while after
+    the commit they were built from: the refresh says so while there is time to push a commit."""
+    from client_helpers import commit
+    from conftest import LONG_LIVED
+    from test_trust import signing_registry
+
+    import datetime as dt
+    import subprocess
+
+    registry, keys = signing_registry(tmp_path, "")
+    committed = int(subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=registry, check=True,
+                                   capture_output=True, text=True).stdout)  # the test repository's fixed dates
+    days = (dt.datetime.now(dt.UTC) - dt.datetime.fromtimestamp(committed, dt.UTC)).days + 20
+    config = registry / "registry.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace(LONG_LIVED, f"  metadata_days: {days}\n"),
+                      encoding="utf-8")
+    commit(registry, "trust: metadata that expires in about 20 days")
+    site = _signed_build(registry, tmp_path / "site", keys)
+    code, output = _in(registry, "trust", "refresh", "--sign", str(keys), "--out", str(site))
+    assert code == 0, output
+    warnings = [line for line in output.splitlines() if line.startswith("Warning:")]
+    version = _snapshot_version(_metadata(site / TUF_DIR))
+    assert len(warnings) == 1, output
+    assert f"{version}.snapshot.json expires " in warnings[0] and "(in 19 days)" in warnings[0] or "(in 20 days)" in warnings[0]
+    assert "push a commit" in warnings[0]

@@ -12,6 +12,7 @@ bins of the skills it changed (trustbins.py says how, and how many bins there ar
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
@@ -387,6 +388,46 @@ def refresh_timestamp(config: RegistryConfig, out: Path, keys: Path, *, now: dt.
 
 
 EXPIRY_WARNING_DAYS = 2.0
+RENEW_WARNING_DAYS = 30.0  # `trust refresh` warns when a file only a build renews expires within this
+
+
+def first_expiring(out: Path) -> tuple[str, dt.datetime] | None:
+    """The signed file of ``out`` other than the timestamp that expires first, and when: the snapshot the
+    timestamp names and every file that snapshot names (None: no readable signed build)."""
+    tuf = out / TUF_DIR
+    try:
+        version = json.loads((tuf / "timestamp.json").read_bytes())["signed"]["meta"]["snapshot.json"]["version"]
+        snapshot = json.loads((tuf / f"{version}.snapshot.json").read_bytes())["signed"]
+        names = [f"{version}.snapshot.json",
+                 *(f"{meta['version']}.{role}" for role, meta in sorted(snapshot["meta"].items()))]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    first: tuple[str, dt.datetime] | None = None
+    for name in names:
+        try:
+            expires = dt.datetime.fromisoformat(json.loads((tuf / name).read_bytes())["signed"]["expires"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if first is None or expires < first[1]:
+            first = (name, expires)
+    return first
+
+
+def renewal_warning(out: Path, *, now: dt.datetime | None = None) -> str | None:
+    """A warning when a signed file that only a build signs again expires within RENEW_WARNING_DAYS: refreshing
+    the timestamp does not renew it, and clients refuse the registry once it has expired."""
+    found = first_expiring(out)
+    if found is None:
+        return None
+    name, expires = found
+    left = expires - (now or dt.datetime.now(dt.UTC))
+    if left.total_seconds() >= RENEW_WARNING_DAYS * 86400:
+        return None
+    when = expires.strftime("%Y-%m-%d %H:%M UTC")
+    state = f"expired on {when}" if left.total_seconds() <= 0 else f"expires {when} (in {left.days} days)"
+    return (f"{out / TUF_DIR / name} {state}: a timestamp "
+            "refresh does not renew it, and clients refuse the registry once it has expired; push a commit (an "
+            "empty one will do) so the next signed build signs it again")
 
 
 def live_timestamp_warning(site_url: str, *, now: dt.datetime | None = None, timeout: float = 10.0) -> str | None:
