@@ -361,15 +361,15 @@ def test_trust_refresh_signs_a_later_timestamp_and_nothing_else(signed: dict[str
         json.loads(before["timestamp.json"])["signed"]["version"]
 
 
-def test_trust_refresh_warns_when_a_file_only_a_build_renews_expires_within_30_days(tmp_path: Path) -> None:
-    """The scheduled refresh keeps the timestamp fresh, but the snapshot, targets and bins expire a while after
-    the commit they were built from: the refresh says so while there is time to push a commit."""
+def test_signing_warns_when_a_file_only_a_new_commit_renews_expires_within_30_days(tmp_path: Path) -> None:
+    """The scheduled rebuild keeps the timestamp fresh, but the snapshot, targets and bins expire a while after the
+    commit they were built from: a signed build and a refresh say so while there is time to push a commit."""
+    import datetime as dt
+    import subprocess
+
     from client_helpers import commit
     from conftest import LONG_LIVED
     from test_trust import signing_registry
-
-    import datetime as dt
-    import subprocess
 
     registry, keys = signing_registry(tmp_path, "")
     committed = int(subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=registry, check=True,
@@ -379,11 +379,14 @@ def test_trust_refresh_warns_when_a_file_only_a_build_renews_expires_within_30_d
     config.write_text(config.read_text(encoding="utf-8").replace(LONG_LIVED, f"  metadata_days: {days}\n"),
                       encoding="utf-8")
     commit(registry, "trust: metadata that expires in about 20 days")
-    site = _signed_build(registry, tmp_path / "site", keys)
-    code, output = _in(registry, "trust", "refresh", "--sign", str(keys), "--out", str(site))
-    assert code == 0, output
-    warnings = [line for line in output.splitlines() if line.startswith("Warning:")]
-    version = _snapshot_version(_metadata(site / TUF_DIR))
-    assert len(warnings) == 1, output
-    assert f"{version}.snapshot.json expires " in warnings[0] and "(in 19 days)" in warnings[0] or "(in 20 days)" in warnings[0]
-    assert "push a commit" in warnings[0]
+    site = tmp_path / "site"
+    for command in (("build", "--no-site", "--out", str(site), "--sign", str(keys)),
+                    ("trust", "refresh", "--sign", str(keys), "--out", str(site))):
+        code, output = _in(registry, *command)
+        assert code == 0, output
+        warnings = [line for line in output.splitlines() if line.startswith("Warning:")]
+        version = _snapshot_version(_metadata(site / TUF_DIR))
+        assert len(warnings) == 1, output
+        assert f"{version}.snapshot.json expires " in warnings[0], warnings[0]
+        assert "(in 19 days)" in warnings[0] or "(in 20 days)" in warnings[0], warnings[0]
+        assert "push a commit" in warnings[0]

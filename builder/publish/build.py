@@ -22,7 +22,7 @@ import os
 import shutil
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from .. import __version__
@@ -168,7 +168,7 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
             with paused_collector() as collector:
                 result = _run(inputs, collector)
             if options.sign is not None:
-                _sign(config, place, options.sign, result, inputs.index_before)
+                result = _sign(config, place, options.sign, result, inputs.index_before)
             return result
         finally:
             if inputs.stored is not None:
@@ -176,14 +176,17 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
 
 
 def _sign(config: RegistryConfig, place: OutputPlace, keys: Path, result: BuildResult,
-          index_before: bytes | None) -> None:
-    """The signing stage (publish/trust.py): TUF metadata over what this build left in the output."""
-    from .trust import sign_build
+          index_before: bytes | None) -> BuildResult:
+    """The signing stage (publish/trust.py): TUF metadata over what this build left in the output; the result
+    gains a warning when signed files expire soon (the same commit built again does not renew them)."""
+    from .trust import renewal_warning, sign_build
 
     # Every skill this build's workers wrote staged its digests.json from the bytes it staged; a retired skill
     # kept whole keeps the one an earlier signing build's worker wrote, or has none and gets it from the output.
     sign_build(config, place.base, place.state, keys, {*result.written, *result.removed, *result.retired},
                index_before, staged={*result.written, *result.retired})
+    warning = renewal_warning(place.base)
+    return result if warning is None else replace(result, warnings=(*result.warnings, warning))
 
 
 def _roots(config: RegistryConfig, paths: Sequence[Path]) -> tuple[Path, ...]:

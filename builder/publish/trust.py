@@ -388,7 +388,7 @@ def refresh_timestamp(config: RegistryConfig, out: Path, keys: Path, *, now: dt.
 
 
 EXPIRY_WARNING_DAYS = 2.0
-RENEW_WARNING_DAYS = 30.0  # `trust refresh` warns when a file only a build renews expires within this
+RENEW_WARNING_DAYS = 30.0  # a signed build and `trust refresh` warn when a file only a new commit renews expires sooner
 
 
 def first_expiring(out: Path) -> tuple[str, dt.datetime] | None:
@@ -414,8 +414,8 @@ def first_expiring(out: Path) -> tuple[str, dt.datetime] | None:
 
 
 def renewal_warning(out: Path, *, now: dt.datetime | None = None) -> str | None:
-    """A warning when a signed file that only a build signs again expires within RENEW_WARNING_DAYS: refreshing
-    the timestamp does not renew it, and clients refuse the registry once it has expired."""
+    """A warning when a signed file other than the timestamp expires within RENEW_WARNING_DAYS: its expiry counts
+    from the commit built, so only a build of a later commit renews it."""
     found = first_expiring(out)
     if found is None:
         return None
@@ -425,9 +425,9 @@ def renewal_warning(out: Path, *, now: dt.datetime | None = None) -> str | None:
         return None
     when = expires.strftime("%Y-%m-%d %H:%M UTC")
     state = f"expired on {when}" if left.total_seconds() <= 0 else f"expires {when} (in {left.days} days)"
-    return (f"{out / TUF_DIR / name} {state}: a timestamp "
-            "refresh does not renew it, and clients refuse the registry once it has expired; push a commit (an "
-            "empty one will do) so the next signed build signs it again")
+    return (f"{out / TUF_DIR / name} {state}: it counts from the commit built, so neither a timestamp refresh "
+            "nor a build of the same commit renews it, and clients refuse the registry once it has expired; push a "
+            "commit (an empty one will do) so the next signed build signs it again")
 
 
 def live_timestamp_warning(site_url: str, *, now: dt.datetime | None = None, timeout: float = 10.0) -> str | None:
