@@ -43,11 +43,7 @@ def _is_alpha(char: str) -> bool:
 
 
 def _is_alnum(char: str) -> bool:
-    return char.isascii() and char.isalnum()
-
-
-def _is_host_char(char: str) -> bool:
-    """An ASCII letter or digit: cmark-gfm's domain check goes on past these, `-`, `_` and `.` only (it reads
+    """An ASCII letter or digit. cmark-gfm's domain check goes on past these, `-`, `_` and `.` only (it reads
     bytes, so its domain ends at the first non-ASCII character; the link goes on to the next white space)."""
     return char.isascii() and char.isalnum()
 
@@ -87,7 +83,7 @@ def _domain_end(src: str, start: int, end: int, allow_short: bool, limit: int | 
         elif char == ".":
             last_underscores, underscores = underscores, 0
             dots += 1
-        elif char != "-" and not _is_host_char(char):
+        elif char != "-" and not _is_alnum(char):
             break
         i += 1
     else:

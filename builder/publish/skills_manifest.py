@@ -29,13 +29,17 @@ def manifest_row(detail: dict[str, Any]) -> dict[str, Any]:
             "files": [{"path": f["path"], "sha256": f["sha256"], "size": f["size"]} for f in detail["files"]]}
 
 
-def shard_documents(rows: Sequence[dict[str, Any]]) -> dict[str, bytes]:
-    """Every file of the manifest for ``rows`` (sorted by name): the shards and the index naming them."""
+def shard_documents(rows: Sequence[dict[str, Any]],
+                    kept: dict[tuple[str, ...], bytes] | None = None) -> dict[str, bytes]:
+    """Every file of the manifest for ``rows`` (sorted by name): the shards and the index naming them. ``kept``:
+    the bytes of shards whose rows are unchanged, by their names in order; such a shard is not encoded again."""
     files: dict[str, bytes] = {}
     shards = []
     for start in range(0, len(rows), SHARD_SIZE):
         part = list(rows[start:start + SHARD_SIZE])
-        data = dumps({"api_version": API_VERSION, "skills": part})
+        data = (kept or {}).get(tuple(row["name"] for row in part))
+        if data is None:
+            data = dumps({"api_version": API_VERSION, "skills": part})
         digest = sha256_hex(data)
         path = f"{SKILLS_MANIFEST_ROOT}/{digest[:12]}.json"
         files[path] = data
@@ -46,21 +50,22 @@ def shard_documents(rows: Sequence[dict[str, Any]]) -> dict[str, bytes]:
     return files
 
 
-def _previous_rows(out: Path) -> dict[str, dict[str, Any]]:
-    """The rows the output's manifest publishes, by name (empty when it has none or it does not parse)."""
+def _previous_shards(out: Path) -> list[tuple[bytes, list[dict[str, Any]]]]:
+    """The output's shards, each as its bytes and its rows (empty when it has none or one does not parse)."""
     try:
         index = json.loads((out / SKILLS_MANIFEST_PATH).read_bytes())
-        rows: dict[str, dict[str, Any]] = {}
+        shards = []
         for shard in index["shards"]:
-            for row in json.loads((out / shard["path"]).read_bytes())["skills"]:
-                rows[row["name"]] = row
-        return rows
+            data = (out / shard["path"]).read_bytes()
+            shards.append((data, json.loads(data)["skills"]))
+        return shards
     except (OSError, ValueError, KeyError, TypeError):
-        return {}
+        return []
 
 
-def _rows(tmp: Path, out: Path, names: Sequence[str], built: set[str], whole: bool) -> list[dict[str, Any]]:
-    before = {} if whole else _previous_rows(out)
+def _rows(tmp: Path, out: Path, names: Sequence[str], built: set[str],
+          shards: list[tuple[bytes, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    before = {row["name"]: row for _, part in shards for row in part}
     rows = []
     for name in names:
         row = None if name in built else before.get(name)
@@ -75,6 +80,11 @@ def stage_skills_manifest(tmp: Path, out: Path, names: Iterable[str], built: Ite
                           whole: bool) -> list[str]:
     """Stage the manifest of the published skills ``names`` into ``tmp`` and return the units to commit: the
     index, the shards the output lacks, and each old shard no longer named (to be removed). ``built``: the skills
-    whose detail documents this build wrote into ``tmp``; ``whole``: a build with no previous output."""
-    files = shard_documents(_rows(tmp, out, sorted(set(names)), set(built), whole))
+    whose detail documents this build wrote into ``tmp``; ``whole``: a build with no previous output. A shard
+    whose skills are the same and none of them built keeps its bytes without being encoded again."""
+    built = set(built)
+    shards = [] if whole else _previous_shards(out)
+    kept = {names_of: data for data, part in shards
+            if not built.intersection(names_of := tuple(row["name"] for row in part))}
+    files = shard_documents(_rows(tmp, out, sorted(set(names)), built, shards), kept)
     return stage_content_named(tmp, out, files, SKILLS_MANIFEST_ROOT, SKILLS_MANIFEST_PATH, whole=whole)
