@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import gc
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -64,6 +66,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     return sites(tmp_path_factory)[0]
 
+
+
+def missing(in_ci: str, elsewhere: str) -> NoReturn:
+    """Something a test needs is not installed: under CI, which installs it (.ci/run), the test fails with
+    ``in_ci``; elsewhere it skips with ``elsewhere``."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(in_ci)
+    pytest.skip(elsewhere)
 
 
 def grows_linearly(work: Callable[[int], object], size: int) -> tuple[bool, str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from client_helpers import RegistryServer
+from conftest import missing
 from site_helpers import bundled_site
 
 from builder.core.urls import API_ROOT, INDEX_PATH, WELL_KNOWN_V2, detail_path, scoped_discovery_path
@@ -35,9 +36,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def foreign_command(script: Path) -> list[str]:
     """``script`` of tests/foreign run by its pinned node; skips (fails under CI) when that is not installed."""
     if not (NODE.exists() and script.exists()):
-        if os.environ.get("CI") == "true":
-            pytest.fail("tests/foreign is not installed (npm ci --prefix tests/foreign), and CI must run it")
-        pytest.skip("tests/foreign is not installed: npm ci --prefix tests/foreign")
+        missing("tests/foreign is not installed (npm ci --prefix tests/foreign), and CI must run it",
+                "tests/foreign is not installed: npm ci --prefix tests/foreign")
     return [str(NODE), str(script)]
 
 

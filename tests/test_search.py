@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, missing
 
 from builder.client.search import ShardedSearch
 from builder.core.search import SHARDS_INDEX_PATH, rank
@@ -49,9 +48,8 @@ def node_program() -> str:
     """node, which CI installs (.ci/run): there a missing node fails the test rather than skipping the JS half."""
     node = shutil.which("node")
     if node is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("node is not installed, and CI must run the JavaScript half of the search parity test")
-        pytest.skip("node is not installed; search.js cannot be run outside a browser")
+        missing("node is not installed, and CI must run the JavaScript half of the search parity test",
+                "node is not installed; search.js cannot be run outside a browser")
     return node
 
 

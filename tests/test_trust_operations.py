@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from client_helpers import RegistryServer, run, tree
+from conftest import missing
 from test_trust import SKILL, _copy, _signed_build, signed_builds
 
 from builder.publish.trust import TUF_DIR
@@ -312,9 +313,8 @@ def test_the_lock_writes_the_root_version_only_when_it_is_not_the_first() -> Non
 def _faketime() -> str:
     found = shutil.which("faketime")
     if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("faketime is missing; .ci/run installs Debian's faketime package")
-        pytest.skip("faketime (Debian's libfaketime) is not installed")
+        missing("faketime is missing; .ci/run installs Debian's faketime package",
+                "faketime (Debian's libfaketime) is not installed")
     return found
 
 
