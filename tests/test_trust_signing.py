@@ -23,7 +23,7 @@ from builder.core.config import load_config
 from builder.publish import trust
 from builder.publish.build import BuildOptions, build
 from builder.publish.digests import DIGESTS_NAME, digests_document, digests_path, skill_units
-from builder.publish.trust import TUF_DIR, published_skills, sign_output
+from builder.publish.trust import TUF_DIR, first_expiring, published_skills, sign_output
 from builder.publish.trustbins import MAX_BINS, MIN_BINS, SKILLS_PER_BIN, bins_for
 
 
@@ -257,9 +257,10 @@ def test_a_skill_gone_from_the_output_leaves_its_bin(signed: dict[str, Path], tm
         elif path.exists():
             path.unlink()
     before = _metadata(site)
-    sign_output(load_config(signed["registry"] / "registry.yaml"), site, signed["keys"],
-                changed={"todo-collector"}, index_before=index)
+    signing = sign_output(load_config(signed["registry"] / "registry.yaml"), site, signed["keys"],
+                          changed={"todo-collector"}, index_before=index)
     assert reads.names == []
+    assert signing.first_expiry is not None and signing.first_expiry == first_expiring(site)
     after = _metadata(site)
     assert len([n for n in after if ".bins-" in n and before.get(n) != after[n]]) == 1
     seen = _verified(site, tmp_path / "client", [digests_path("todo-collector"), digests_path("adr-writer")])
@@ -288,7 +289,9 @@ def test_metadata_no_change_touches_is_renewed_at_half_its_life(signed: dict[str
     subprocess.run(["git", "commit", "-q", "-m", "notes"], cwd=registry, check=True,
                    env={**os.environ, **GIT_ENV, "GIT_COMMITTER_DATE": later.isoformat()})
     index = (site / "api/v1/index.json").read_bytes()  # no unsigned build in between: only changed bins are read
-    sign_output(load_config(config_file), site, signed["keys"], changed=set(), index_before=index)
+    signing = sign_output(load_config(config_file), site, signed["keys"], changed=set(), index_before=index)
+    # What the signing says expires first is what the files it left say, kept or signed again.
+    assert signing.first_expiry is not None and signing.first_expiry == first_expiring(site)
     after = {n: b for n, b in _metadata(site).items() if ".bins-" in n}
     assert len(after) == len(before)
     if not renewed:

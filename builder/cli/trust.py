@@ -41,12 +41,12 @@ def init(obj: Context, keys: Path) -> None:
 @pass_context
 def refresh(obj: Context, keys: Path, out: Path) -> None:
     """Sign a new timestamp.json for the build in --out, so clients do not see it as frozen; nothing else changes."""
-    from ..publish.trust import refresh_timestamp, renewal_warning, trust_settings
+    from ..publish.trust import first_expiring, refresh_timestamp, renewal_warning, trust_settings
 
     config = obj.registry("trust refresh")
     path = refresh_timestamp(config, out, keys)
     click.echo(f"Refreshed {display_path(path)}; it expires in {trust_settings(config).timestamp_days:g} days")
-    warning = renewal_warning(out)
+    warning = renewal_warning(out, first_expiring(out))
     if warning is not None:
         click.echo(f"Warning: {warning}", err=True)
 

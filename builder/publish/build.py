@@ -183,9 +183,9 @@ def _sign(config: RegistryConfig, place: OutputPlace, keys: Path, result: BuildR
 
     # Every skill this build's workers wrote staged its digests.json from the bytes it staged; a retired skill
     # kept whole keeps the one an earlier signing build's worker wrote, or has none and gets it from the output.
-    sign_build(config, place.base, place.state, keys, {*result.written, *result.removed, *result.retired},
-               index_before, staged={*result.written, *result.retired})
-    warning = renewal_warning(place.base)
+    signed = sign_build(config, place.base, place.state, keys, {*result.written, *result.removed, *result.retired},
+                        index_before, staged={*result.written, *result.retired})
+    warning = renewal_warning(place.base, signed.first_expiry)
     return result if warning is None else replace(result, warnings=(*result.warnings, warning))
 
 

@@ -151,13 +151,20 @@ class _Signed:
         self.versions: dict[str, int] = {}
         self.written: dict[str, bytes] = {}
         self.kept: set[str] = set()  # files of the previous signing left in place, unread
+        self.expiries: dict[str, dt.datetime] = {}  # role -> when its file, written or kept, expires
 
-    def keep(self, role: str) -> None:
-        """Keep the previous signing's file of ``role`` as it is, at its version."""
+    def keep(self, role: str, expires: dt.datetime) -> None:
+        """Keep the previous signing's file of ``role``, which expires at ``expires``, as it is, at its version."""
         name = self.previous.file_name(role)
         if name is not None:
             self.versions[role] = self.previous.version(role)
             self.kept.add(name)
+            self.expiries[role] = expires
+
+    def first_expiring(self) -> tuple[str, dt.datetime] | None:
+        """The file of this signing that expires first, as ``first_expiring`` would find it in the output."""
+        return _first((f"{self.versions[role]}.{role}.json", self.expiries[role])
+                      for role in sorted(self.expiries, key=lambda role: (role != Snapshot.type, role)))
 
     def lasts(self, old_expiry: dt.datetime, new_expiry: dt.datetime) -> bool:
         """Whether metadata expiring at ``old_expiry`` may be kept rather than signed again to ``new_expiry``: only
@@ -177,12 +184,14 @@ class _Signed:
             if old.signed.to_dict() == metadata.signed.to_dict() and _signed_by(old, signer):
                 self.versions[role] = old.signed.version
                 self.written[f"{old.signed.version}.{role}.json"] = old_bytes
+                self.expiries[role] = old.signed.expires
                 return
             metadata.signed.expires = expires
         metadata.signed.version = max(self.clock.generation, self.previous.version(role) + 1)
         metadata.sign(signer)
         self.versions[role] = metadata.signed.version
         self.written[f"{metadata.signed.version}.{role}.json"] = metadata.to_bytes(SERIALIZER)
+        self.expiries[role] = metadata.signed.expires
 
 
 def _parsed(data: bytes | None) -> Metadata[Any] | None:
@@ -230,6 +239,15 @@ def write_digests(out: Path, names: Iterable[str], changed: set[str] | None,
 
 
 @dataclass(frozen=True)
+class SignedOutput:
+    """What a signing did: the metadata file names it wrote, and the file other than the timestamp that expires
+    first, with when (None: none)."""
+
+    written: list[str]
+    first_expiry: tuple[str, dt.datetime] | None
+
+
+@dataclass(frozen=True)
 class _Inputs:
     """What one signing signs: the output, its skills, the bin layout, and what changed since the last signing."""
 
@@ -244,12 +262,13 @@ class _Inputs:
 
 def sign_output(config: RegistryConfig, out: Path, keys: Path, *, changed: set[str] | None = None,
                 previous_dir: Path | None = None, now: dt.datetime | None = None,
-                index_before: bytes | None = None, staged: AbstractSet[str] = frozenset()) -> list[str]:
-    """Sign the built output ``out``; returns the metadata file names written. ``changed``: the skills whose files
-    this build rewrote (None: all). ``previous_dir``: where the last signed metadata was kept (default: out's own).
-    ``index_before``: the output's index.json before this build; only when it is the one the last signing in the
-    output covered are ``changed``'s bins alone signed again (else every skill's digests are read). ``staged``:
-    the skills whose digests.json the build's workers wrote from the bytes they staged, not made again here."""
+                index_before: bytes | None = None, staged: AbstractSet[str] = frozenset()) -> SignedOutput:
+    """Sign the built output ``out``; returns the metadata file names written and the file that expires first.
+    ``changed``: the skills whose files this build rewrote (None: all). ``previous_dir``: where the last signed
+    metadata was kept (default: out's own). ``index_before``: the output's index.json before this build; only when
+    it is the one the last signing in the output covered are ``changed``'s bins alone signed again (else every
+    skill's digests are read). ``staged``: the skills whose digests.json the build's workers wrote from the bytes
+    they staged, not made again here."""
     settings = trust_settings(config)
     chain = read_chain(config)
     root = chain.latest.signed
@@ -279,7 +298,7 @@ def sign_output(config: RegistryConfig, out: Path, keys: Path, *, changed: set[s
     signed.settle(Snapshot.type, Metadata(snapshot), signers["snapshot"])
     timestamp = _timestamp(previous.timestamp, signed.versions[Snapshot.type], clock.now, settings)
     timestamp.sign(signers["timestamp"])
-    return _publish(tuf, chain, signed, timestamp)
+    return SignedOutput(_publish(tuf, chain, signed, timestamp), signed.first_expiring())
 
 
 def _sign_changed_bins(inputs: _Inputs, signed: _Signed) -> bool:
@@ -297,7 +316,7 @@ def _sign_changed_bins(inputs: _Inputs, signed: _Signed) -> bool:
         if role.startswith(f"{BIN_PREFIX}-") and role not in bins:
             expiry = signed.previous.expiry_of(role)
             if expiry is not None and signed.lasts(expiry, inputs.expires):
-                signed.keep(role)
+                signed.keep(role, expiry)
                 continue
             kept = signed.previous.bin_targets(role)  # near its expiry: the same targets, signed again
             if kept is None:
@@ -338,7 +357,7 @@ def _publish(tuf: Path, chain: RootChain, signed: _Signed, timestamp: Metadata[T
 
 
 def sign_build(config: RegistryConfig, out: Path, state: Path, keys: Path, changed: set[str] | None,
-               index_before: bytes | None = None, staged: AbstractSet[str] = frozenset()) -> list[str]:
+               index_before: bytes | None = None, staged: AbstractSet[str] = frozenset()) -> SignedOutput:
     """The build's signing stage: sign ``out`` and keep a copy of the metadata in the output's ``state`` folder, so
     a rebuild that replaced the whole output still finds the versions it must go past. A cold build in CI names the
     last published metadata, restored outside the work tree, with ``SKILLREG_TRUST_PREVIOUS`` (it is checked
@@ -349,10 +368,10 @@ def sign_build(config: RegistryConfig, out: Path, state: Path, keys: Path, chang
     kept = state / "tuf"
     restored = os.environ.get(PREVIOUS_ENV)
     previous_dir = tuf if (tuf / "timestamp.json").is_file() else Path(restored) if restored else kept
-    written = sign_output(config, out, keys, changed=changed, previous_dir=previous_dir, index_before=index_before,
-                          staged=staged)
-    _mirror(tuf, kept, set(written))
-    return written
+    signed = sign_output(config, out, keys, changed=changed, previous_dir=previous_dir, index_before=index_before,
+                         staged=staged)
+    _mirror(tuf, kept, set(signed.written))
+    return signed
 
 
 def _mirror(tuf: Path, kept: Path, written: set[str]) -> None:
@@ -402,21 +421,30 @@ def first_expiring(out: Path) -> tuple[str, dt.datetime] | None:
                  *(f"{meta['version']}.{role}" for role, meta in sorted(snapshot["meta"].items()))]
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    return _first((name, expires) for name in names if (expires := _expiry_in(tuf / name)) is not None)
+
+
+def _expiry_in(path: Path) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromisoformat(json.loads(path.read_bytes())["signed"]["expires"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _first(found: Iterable[tuple[str, dt.datetime]]) -> tuple[str, dt.datetime] | None:
+    """The first of ``found`` with the earliest expiry."""
     first: tuple[str, dt.datetime] | None = None
-    for name in names:
-        try:
-            expires = dt.datetime.fromisoformat(json.loads((tuf / name).read_bytes())["signed"]["expires"])
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
+    for name, expires in found:
         if first is None or expires < first[1]:
             first = (name, expires)
     return first
 
 
-def renewal_warning(out: Path, *, now: dt.datetime | None = None) -> str | None:
-    """A warning when a signed file other than the timestamp expires within RENEW_WARNING_DAYS: its expiry counts
-    from the commit built, so only a build of a later commit renews it."""
-    found = first_expiring(out)
+def renewal_warning(out: Path, found: tuple[str, dt.datetime] | None, *,
+                    now: dt.datetime | None = None) -> str | None:
+    """A warning when ``found``, the signed file of ``out`` other than the timestamp that expires first (and
+    when), expires within RENEW_WARNING_DAYS: its expiry counts from the commit built, so only a build of a later
+    commit renews it."""
     if found is None:
         return None
     name, expires = found
