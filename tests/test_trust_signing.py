@@ -110,9 +110,10 @@ def test_a_small_registry_gets_few_bins(signed: dict[str, Path]) -> None:
 
 
 def test_a_one_skill_rebuild_signs_one_bin_again(signed: dict[str, Path]) -> None:
-    """Only csv-profiler's digests are hashed; its bin, the top-level targets (index.json changed), the snapshot and
-    the timestamp are new, every other file keeps its name and bytes."""
-    assert json.loads((signed["base"] / "rebuild-reads.json").read_text()) == ["csv-profiler"]
+    """No skill's digests.json is read (csv-profiler's worker reported its length and sha256); its bin, the
+    top-level targets (index.json changed), the snapshot and the timestamp are new, every other file keeps its name
+    and bytes."""
+    assert json.loads((signed["base"] / "rebuild-reads.json").read_text()) == []
     v1, v2 = _metadata(signed["v1"]), _metadata(signed["v2"])
     new = sorted(n for n in v2 if v1.get(n) != v2[n])
     roles = sorted(n.split(".", 1)[1] for n in new)
@@ -180,8 +181,9 @@ def test_a_signing_build_writes_each_digests_json_from_the_bytes_it_staged(
 def test_an_unsigned_build_in_between_makes_the_next_signing_read_everything(
         signed: dict[str, Path], tmp_path: Path, reads: DigestReads) -> None:
     """The unsigned build changed adr-writer without signing: the next signed build cannot trust its own list of
-    changes, reads every skill, and adr-writer's signed digests match its files. A retired skill's digests are
-    signed again too; a later one-skill rebuild is incremental again."""
+    changes, reads every skill but the one it retired (its worker reported that digests.json), and adr-writer's
+    signed digests match its files. A retired skill's digests are signed again too; a later one-skill rebuild is
+    incremental again."""
     registry = tmp_path / "registry"
     shutil.copytree(signed["registry"], registry)
     site = _signed_build(registry, tmp_path / "site", signed["keys"])  # this test's own build record
@@ -194,7 +196,7 @@ def test_an_unsigned_build_in_between_makes_the_next_signing_read_everything(
     shutil.rmtree(registry / "skills" / "todo-collector")
     commit(registry, "todo-collector retired")
     _signed_build(registry, site, signed["keys"])
-    assert sorted(reads.names) == published_skills(site)
+    assert sorted(reads.names) == [name for name in published_skills(site) if name != "todo-collector"]
     for name in ("adr-writer", "todo-collector"):
         assert (site / digests_path(name)).read_bytes() == digests_document(site, name)
     seen = _verified(site, tmp_path / "client", _skill_targets(site))
@@ -206,7 +208,7 @@ def test_an_unsigned_build_in_between_makes_the_next_signing_read_everything(
     readme.write_text(readme.read_text(encoding="utf-8") + "\nAnother line.\n", encoding="utf-8")
     commit(registry, "readme-writer: another line")
     _signed_build(registry, site, signed["keys"])
-    assert sorted(reads.names) == ["readme-writer", "todo-collector"]  # retired skills are always passed
+    assert sorted(reads.names) == ["todo-collector"]  # retired skills are always passed; readme-writer's is known
 
 
 def test_a_damaged_bin_in_the_output_makes_the_signing_read_everything(signed: dict[str, Path], tmp_path: Path,

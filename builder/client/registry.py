@@ -35,7 +35,7 @@ from ..core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, SHARDS_ROOT, Sea
 from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, head_path
 from .documents import MAX_DOCUMENT_BYTES, document_limit, parse_json
 from .search import ShardedSearch
-from .transport import Deadline, DeadlineRequest, TooSlow, Transport, host_kind
+from .transport import Deadline, DeadlineRequest, TooLarge, TooSlow, Transport, host_kind
 from .transport import Unreachable as Unreachable  # defined beside the transport, so client/trust.py can catch it
 
 DEFAULT_TIMEOUT = 30.0  # seconds for one whole request: connecting, the headers and the body
@@ -571,7 +571,7 @@ class Registry:
         except OSError as exc:
             raise ClientError(f"cannot read {target}: {exc.strerror}") from None
         if len(data) >= limit:
-            raise ClientError(f"{target} is larger than the client accepts ({limit - 1:,} bytes)")
+            raise TooLarge(f"{target} is larger than the client accepts ({limit - 1:,} bytes)")
         return data
 
     def _document_bytes(self, path: str, *, state: str | None = None, limit: int | None = None) -> bytes:
@@ -638,7 +638,7 @@ class Registry:
     def _read_body(self, resp: http.client.HTTPResponse, limit: int, url: str, deadline: Deadline) -> bytes:
         declared = resp.headers.get("Content-Length")
         if declared is not None and declared.isdigit() and int(declared) >= limit:
-            raise ClientError(f"{url}: the response is {int(declared):,} bytes, larger than the {limit - 1:,} "
+            raise TooLarge(f"{url}: the response is {int(declared):,} bytes, larger than the {limit - 1:,} "
                               "expected; refusing it")
         chunks: list[bytes] = []
         total = 0
@@ -653,7 +653,7 @@ class Registry:
                 break
             total += len(chunk)
             if total >= limit:
-                raise ClientError(f"{url}: the response is larger than the {limit - 1:,} bytes expected; refusing it")
+                raise TooLarge(f"{url}: the response is larger than the {limit - 1:,} bytes expected; refusing it")
             chunks.append(chunk)
         if deadline.expired:
             raise TooSlow(total)

@@ -413,6 +413,10 @@ class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
         return new
 
 
+class TooLarge(ClientError):
+    """A document or file is larger than the client accepts for it (for a signed file: than its signed length)."""
+
+
 class Unreachable(ClientError):
     """The registry did not answer usefully after every retry (refused, timed out, unknown host, 5xx)."""
 

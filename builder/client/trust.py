@@ -33,7 +33,7 @@ from ..core.errors import ClientError, UsageError
 from ..core.fs import state_dir, write_atomic
 from ..core.model import sha256_hex
 from ..core.urls import API_ROOT
-from .transport import Unreachable
+from .transport import TooLarge, Unreachable
 
 
 class Registry(Protocol):
@@ -160,7 +160,10 @@ class Verifier:
         if name not in self._digests:
             path = f"{API_ROOT}/skills/{name}/digests.json"
             info = self._target(path)
-            data = self.registry.kept(path, info.length + 1) or b""
+            try:
+                data = self.registry.kept(path, info.length + 1) or b""
+            except TooLarge:
+                raise self._tampered(path, "it is larger than its signed length") from None
             try:
                 info.verify_length_and_hashes(data)
                 doc = json.loads(data)

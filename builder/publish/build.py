@@ -20,9 +20,9 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .. import __version__
@@ -88,6 +88,9 @@ class BuildResult:
     retired: tuple[str, ...] = ()  # skills gone from skills/ whose versions stay published
     packed: int = 0  # old versions' zips packed from git objects (the others came from the bundle cache)
     warnings: tuple[str, ...] = ()  # what the user should know about the output, e.g. a shallow history
+    # A signing build: the length and sha256 of the digests.json its workers staged for each skill written or
+    # retired in this run, which the signing stage signs without reading the files again.
+    staged_digests: Mapping[str, tuple[int, str]] = field(default_factory=dict)
 
 
 
@@ -183,8 +186,10 @@ def _sign(config: RegistryConfig, place: OutputPlace, keys: Path, result: BuildR
 
     # Every skill this build's workers wrote staged its digests.json from the bytes it staged; a retired skill
     # kept whole keeps the one an earlier signing build's worker wrote, or has none and gets it from the output.
+    staged: dict[str, tuple[int, str] | None] = {name: None for name in result.retired}
+    staged.update(result.staged_digests)
     signed = sign_build(config, place.base, place.state, keys, {*result.written, *result.removed, *result.retired},
-                        index_before, staged={*result.written, *result.retired})
+                        index_before, staged=staged)
     warning = renewal_warning(place.base, signed.first_expiry)
     return result if warning is None else replace(result, warnings=(*result.warnings, warning))
 
@@ -462,6 +467,7 @@ def _record(path: Path, plan: _Plan, checked: _Checked) -> None:
 def _result(b: _Build, checked: _Checked, removed: list[str]) -> BuildResult:
     fresh = {o.name for o in checked.built}
     kept = checked.kept
+    fresh_kept = {o.name for o in kept if o.name in fresh}
     return BuildResult(
         out=b.place.out, report=checked.report,
         published=tuple(o.name for o in kept),
@@ -473,4 +479,6 @@ def _result(b: _Build, checked: _Checked, removed: list[str]) -> BuildResult:
         retired=tuple(sorted(o.name for o in checked.retired)),
         warnings=b.warnings,
         packed=sum(o.packed for o in checked.built),
+        staged_digests={o.name: o.signed for o in checked.built
+                        if o.signed is not None and (o.name in fresh_kept or o.retired)},
     )

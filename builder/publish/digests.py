@@ -9,11 +9,11 @@ TUF, so workers that write it stay light.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..core.bundle import dumps
 from ..core.model import sha256_hex
 from ..core.urls import API_ROOT, WELL_KNOWN_V1, detail_path
 
@@ -31,8 +31,7 @@ def skill_units(name: str) -> tuple[str, ...]:
 
 
 def _document(name: str, files: dict[str, dict[str, int | str]]) -> bytes:
-    return json.dumps({"api_version": 1, "name": name, "files": dict(sorted(files.items()))},
-                      sort_keys=True, indent=1).encode() + b"\n"
+    return dumps({"api_version": 1, "name": name, "files": files})  # the API's one encoding: sorted keys, compact
 
 
 def _entry(data: bytes) -> dict[str, int | str]:
@@ -50,7 +49,7 @@ class DigestRecorder:
         self.files[rel] = _entry(data)
 
     def document(self) -> tuple[str, bytes]:
-        """digests.json's path and bytes."""
+        """digests.json's path and bytes (its length and sha256 are what the signing stage signs)."""
         own = digests_path(self.name)
         return own, _document(self.name, {rel: entry for rel, entry in self.files.items() if rel != own})
 

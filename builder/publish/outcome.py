@@ -53,6 +53,8 @@ class SkillOutcome:
     latest: str | None = None  # its versions.json's latest (what head.json and state.json publish)
     retired: bool = False  # gone from skills/: only its versions are published
     packed: int = 0  # old versions' zips packed from git in this run (not kept in the manifest)
+    signed: tuple[int, str] | None = None  # the length and sha256 of the digests.json staged in this run (a signing
+    # build; not kept in the manifest)
     rows: tuple[bytes | None, ...] = ()  # the rows above encoded, in ``ROW_KINDS`` order (``encoded``)
 
     def head(self, folder: Path | None = None) -> Skill:

@@ -83,9 +83,14 @@ class _Stager:
         if self.recorder is not None:
             self.recorder.add(rel, data)
 
-    def finish(self) -> None:
-        if self.recorder is not None:
-            stage_file(self.tmp, *self.recorder.document())
+    def finish(self) -> tuple[int, str] | None:
+        """Stage digests.json (a signing build); returns its length and sha256, which the signing stage signs
+        without reading the file again (None: not a signing build)."""
+        if self.recorder is None:
+            return None
+        rel, data = self.recorder.document()
+        stage_file(self.tmp, rel, data)
+        return len(data), sha256_hex(data)
 
 
 _JOB: SkillJob | None = None
@@ -133,9 +138,9 @@ def _build_retired(name: str) -> SkillOutcome:
     assert job is not None
     stage = _Stager(job, name)
     digests, latest, packed = _publish_versions(job, stage, name, None)
-    stage.finish()
     return SkillOutcome(name=name, folder="", skill_md="", declared=None, name_line=0, diagnostics=(), signature="",
-                    history=job.git.fingerprint(name), digests=digests, latest=latest, retired=True, packed=packed)
+                    history=job.git.fingerprint(name), digests=digests, latest=latest, retired=True, packed=packed,
+                    signed=stage.finish())
 
 
 def build_task(task: tuple[str, Path | None]) -> SkillOutcome:
@@ -207,8 +212,8 @@ def _build_one(folder: Path) -> SkillOutcome:
     digests, latest, packed = _publish_versions(job, stage, skill.name, Head(skill.digest, version_of(skill),
                                                                              zip_art.to_dict(job.config),
                                                                              skill.files), prov.updated)
-    stage.finish()
     return replace(checked, digest=skill.digest, key=key, index=index_entry(skill, prov),
                    v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill),
-                   history=job.git.fingerprint(skill.name), digests=digests, latest=latest, packed=packed)
+                   history=job.git.fingerprint(skill.name), digests=digests, latest=latest, packed=packed,
+                   signed=stage.finish())
 
