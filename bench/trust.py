@@ -5,8 +5,13 @@ One run measures, side by side: the bytes an update check moves through python-t
 127.0.0.1 (five installed skills, after an unrelated skill changed; warm: the client's metadata cache from before
 the change, cold: the trusted root only; and with nothing changed), for several bin counts, each response counted
 gzip-compressed as GitHub Pages serves it plus this server's status line and headers; and what signing adds to
-the build: a cold build signed beside one unsigned, one after the other in the same run, and a one-skill rebuild
-signed beside one unsigned (the whole CLI, wall and CPU of every process).
+the build: a cold build signed beside one unsigned, and a one-skill rebuild signed beside one unsigned (the whole
+CLI, wall and CPU of every process).
+
+The two cold builds of a pair run at the same time, one worker each, into two outputs: on a shared virtual
+machine the speed of a core drifts by 10% and more from one minute to the next (the same unsigned build measured
+364 s and 397 s of CPU one after the other), which swamps a 10% difference measured in turn; built side by side,
+both builds meet the same machine.
 
 The output is kept in the cache folder (``trust-<corpus>/``, with its own state folder so rebuilds are
 rebuilds); each bin count signs the cold signed build's output again into its own ``api/v1/tuf`` (a view of the
@@ -160,10 +165,19 @@ class _Place:
     def keys(self) -> Path:
         return self.work / "keys"
 
-    def build(self, sign: bool) -> Any:
-        command = [*skillreg_command(), "--config", str(self.config), "build", "--keep-going", "--out",
-                   str(self.site), *([] if self.site_pages else ["--no-site"])]
-        return run_process([*command, "--sign", str(self.keys)] if sign else command, env=self.env, timeout=7200)
+    def output(self, sign: bool) -> tuple[Path, Path]:
+        """The output folder and its state folder: the kept ones signed, a second pair for the unsigned cold
+        build that runs beside the signed one."""
+        return (self.site, self.work / "state") if sign else (self.work / "site-unsigned",
+                                                              self.work / "state-unsigned")
+
+    def build(self, sign: bool, *, cold_pair: bool = False) -> Any:
+        """Build into the kept output (``cold_pair``: into the signed or unsigned output of a pair, one worker)."""
+        out, state = self.output(sign) if cold_pair else (self.site, self.work / "state")
+        command = [*skillreg_command(), "--config", str(self.config), "build", "--keep-going", "--out", str(out),
+                   *([] if self.site_pages else ["--no-site"]), *(["--jobs", "1"] if cold_pair else [])]
+        return run_process([*command, "--sign", str(self.keys)] if sign else command,
+                           env={**self.env, "SKILLREG_STATE_DIR": str(state)}, timeout=7200)
 
 
 def _place(ctx: BenchContext, n: int) -> _Place:
@@ -174,13 +188,31 @@ def _place(ctx: BenchContext, n: int) -> _Place:
     return _Place(corpus, config, work, {**os.environ, "SKILLREG_STATE_DIR": str(work / "state")}, ctx.site)
 
 
-def _cold_build(ctx: BenchContext, place: _Place, *, sign: bool) -> Any:
-    """A cold build of the corpus into the kept output (its state folder emptied too), signed or not."""
-    shutil.rmtree(place.site, ignore_errors=True)
-    shutil.rmtree(place.work / "state", ignore_errors=True)
-    ctx.log(f"  building {place.corpus.name} cold, {'signed' if sign else 'unsigned'}, "
+def _cold_pair(ctx: BenchContext, place: _Place) -> tuple[Any, Any]:
+    """A cold build of the corpus signed into the kept output and one unsigned into the other, at the same time
+    with one worker each (their outputs and state folders moved out of the way first); (signed, unsigned)."""
+    for sign in (True, False):
+        for folder in place.output(sign):
+            ctx.discard(folder)
+    ctx.log(f"  building {place.corpus.name} cold, signed and unsigned side by side, "
             f"{'with' if place.site_pages else 'without'} the website ...")
-    return place.build(sign=sign)
+    done: dict[bool, Any] = {}
+    failed: list[BaseException] = []
+
+    def run(sign: bool) -> None:
+        try:
+            done[sign] = place.build(sign, cold_pair=True)
+        except BaseException as exc:  # noqa: BLE001 - raised again below, in the bench's thread
+            failed.append(exc)
+
+    threads = [threading.Thread(target=run, args=(sign,)) for sign in (True, False)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failed:
+        raise failed[0]
+    return done[True], done[False]
 
 
 def _keys(place: _Place) -> None:
@@ -351,12 +383,14 @@ def trust_bench(ctx: BenchContext) -> list[Row]:
     n = ctx.skills or (QUICK_SKILLS if ctx.quick else DEFAULT_SKILLS)
     place = _place(ctx, n)
     _keys(place)
-    # Signed, unsigned, unsigned, signed (unsigned then signed in a quick run): a machine that warms up or slows
-    # down during the run weighs on both sides alike, and the last, signed output is the one the curve signs.
-    order = (False, True) if ctx.quick or ctx.repeat < 2 else (True, False, False, True)
+    # The last pair's signed output is the one the curve signs and the rebuilds rebuild.
     colds: dict[bool, list[Any]] = {True: [], False: []}
-    for sign in order:
-        colds[sign].append(_cold_build(ctx, place, sign=sign))
+    for _ in range(1 if ctx.quick else max(1, ctx.repeat)):
+        signed, unsigned = _cold_pair(ctx, place)
+        colds[True].append(signed)
+        colds[False].append(unsigned)
+    for folder in place.output(False):
+        ctx.discard(folder)
     installed, changed = _pick(place)
     figures: dict[str, Any] = {}
 
@@ -391,13 +425,13 @@ def _rows(n: int, site: bool, cold: Sequence[Any], cold_signed: Sequence[Any], s
     def walls(builds: Sequence[Any]) -> str:
         return "wall " + ", ".join(f"{b.seconds:.1f}" for b in builds) + " s"
 
-    # Each signed build against the unsigned one beside it in the run's order.
+    # Each signed build against the unsigned one built at the same time.
     shares = tuple(100 * (s.cpu_seconds / u.cpu_seconds - 1) for s, u in zip(cold_signed, cold))
     medians = statistics.median(b.cpu_seconds for b in cold_signed) / statistics.median(b.cpu_seconds for b in cold)
     rows = [
-        Row("trust", f"cold build {what}, unsigned (CPU, all processes)", n, "s",
+        Row("trust", f"cold build {what}, unsigned (CPU, one worker, beside the signed one)", n, "s",
             tuple(b.cpu_seconds for b in cold), walls(cold)),
-        Row("trust", f"cold build {what}, signed (CPU, all processes)", n, "s",
+        Row("trust", f"cold build {what}, signed (CPU, one worker, beside the unsigned one)", n, "s",
             tuple(b.cpu_seconds for b in cold_signed), walls(cold_signed)),
         Row("trust", "what signing adds to the cold build (CPU, signed / unsigned - 1)", n, "%", shares,
             f"signed median / unsigned median - 1: {100 * (medians - 1):+.1f}%",
