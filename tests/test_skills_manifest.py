@@ -69,3 +69,43 @@ def test_every_row_is_what_the_detail_document_says_through_rebuilds(tmp_path: P
     fresh = registry / "fresh"
     build(config, fresh, BuildOptions(site=False))
     assert all_files(out) == all_files(fresh)
+
+
+def test_a_rebuild_of_the_same_skills_reads_only_the_shards_holding_a_built_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(skills_manifest, "SHARD_SIZE", 2)
+    registry = make_registry(tmp_path / "repo")
+    config = load_config(registry / "registry.yaml")
+    out = registry / "site"
+    build(config, out, BuildOptions(site=False))
+    read: list[str] = []
+    real_loads = json.loads
+
+    def loads(data: str | bytes) -> object:
+        doc = real_loads(data)
+        if isinstance(doc, dict) and "skills" in doc and "count" not in doc:
+            read.append(doc["skills"][0]["name"])
+        return doc
+
+    def whole(_: Path) -> object:
+        raise AssertionError("every shard was read")
+
+    md = registry / "skills/secret-scanner/SKILL.md"  # in the second shard of two
+    md.write_text(md.read_text() + "\nAn added line.\n")
+    with monkeypatch.context() as patched:
+        patched.setattr(skills_manifest, "_previous_shards", whole)
+        patched.setattr(skills_manifest.json, "loads", loads)
+        build(config, out, BuildOptions(site=False))
+    assert read == ["secret-scanner"]
+    fresh = registry / "fresh"
+    build(config, fresh, BuildOptions(site=False))
+    assert all_files(out) == all_files(fresh)
+
+    index = out / SKILLS_MANIFEST_PATH  # an index that is not the one recorded: every shard is read again
+    index.write_bytes(index.read_bytes().replace(b'"count"', b' "count"', 1))
+    md.write_text(md.read_text() + "\nAnother line.\n")
+    build(config, out, BuildOptions(site=False))
+    shutil.rmtree(fresh)
+    build(config, fresh, BuildOptions(site=False))
+    assert rows(out) == [expected(out, name) for name in sorted(SKILLS)]
+    assert all_files(out) == all_files(fresh)

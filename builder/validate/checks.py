@@ -122,7 +122,7 @@ class Tally:
 
 @dataclass(frozen=True)
 class ValidationReport:
-    skills: tuple[Skill, ...]
+    skills: Sequence[Skill]
     diagnostics: tuple[Diagnostic, ...]
 
     def __iter__(self) -> Iterator[Diagnostic]:
