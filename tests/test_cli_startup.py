@@ -107,3 +107,27 @@ def test_the_reference_page_is_written_from_every_command() -> None:
     page = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     assert [line[len("## skillreg "):] for line in page.splitlines() if line.startswith("## skillreg ")] == \
         sorted(all_commands())
+
+
+# Every module that imports python-tuf or securesystemslib, each first in a fresh interpreter.
+TUF_USERS = [m for m in (REPO / "builder").rglob("*.py")
+             if "\nfrom tuf" in (text := m.read_text(encoding="utf-8")) or "\nfrom securesystemslib" in text]
+
+
+def test_every_module_using_python_tuf_imports_lean_tuf_before_it() -> None:
+    assert len(TUF_USERS) >= 5
+    for path in TUF_USERS:
+        text = path.read_text(encoding="utf-8")
+        first = min(text.index(s) for s in ("\nfrom tuf", "\nfrom securesystemslib") if s in text)
+        assert "from ..core import lean_tuf" in text[:first], path
+
+
+@pytest.mark.parametrize("path", TUF_USERS, ids=lambda p: p.stem)
+def test_python_tuf_is_imported_without_boto3_and_boto3_still_imports(path: Path) -> None:
+    pytest.importorskip("boto3")  # installed with the test extras; without it there is nothing to hide
+    module = ".".join(path.relative_to(REPO).with_suffix("").parts)
+    check = (f"import sys, importlib; importlib.import_module({module!r}); assert 'boto3' not in sys.modules; "
+             "import boto3, securesystemslib.signer; assert boto3.client and securesystemslib.signer.CryptoSigner; "
+             "print('ok')")
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.stdout.strip() == "ok", done.stderr

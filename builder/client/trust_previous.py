@@ -10,6 +10,10 @@ tampered site each give one warning, and the build then signs everything afresh.
 
 from __future__ import annotations
 
+from ..core import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
+
+# isort: split
+
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field

@@ -11,6 +11,10 @@ bins of the skills it changed (trustbins.py says how, and how many bins there ar
 
 from __future__ import annotations
 
+from ..core import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
+
+# isort: split
+
 import datetime as dt
 import json
 import os

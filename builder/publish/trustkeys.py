@@ -7,6 +7,10 @@ the registry's repository (``trust/N.root.json``), so a cold build in CI publish
 
 from __future__ import annotations
 
+from ..core import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
+
+# isort: split
+
 import datetime as dt
 import os
 from collections.abc import Mapping
