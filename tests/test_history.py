@@ -24,6 +24,7 @@ from builder.core.errors import ConfigError
 from builder.core.model import SkillFile, skill_digest
 from builder.publish import history as history_module
 from builder.publish import provenance as provenance_module
+from builder.publish import skill_output
 from builder.publish.build import BuildOptions, BuildResult, build
 from builder.publish.schemas import load_schema
 
@@ -435,6 +436,40 @@ def test_a_skill_left_out_under_keep_going_keeps_its_published_versions(tmp_path
     # The committed broken state is listed, withdrawn by today's rules, never published.
     assert broken["status"] == "withdrawn" and broken["zip"] is None and broken["rules"]
     assert not (out / "api/v1/skills/hello.json").exists()
+
+
+def test_the_kept_versions_of_a_skill_left_out_are_built_again_only_when_its_history_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, digests = three_versions(tmp_path)
+    out = tmp_path / "site"
+    (repo / "skills/hello/SKILL.md").write_text("---\nname: hello\n---\nno description\n")
+    commit(repo, "broken", "2026-04-01T00:00:00Z")
+
+    def with_site(target: Path) -> BuildResult:  # the website too: its pages of the skill must not change either
+        return build(load_config(repo / "registry.yaml"), target, BuildOptions(keep_going=True))
+
+    first = with_site(out)
+    built: list[str] = []
+    real = skill_output._build_retired
+
+    def counted(name: str) -> Any:
+        built.append(name)
+        return real(name)
+
+    monkeypatch.setattr(skill_output, "_build_retired", counted)
+    before = all_files(out)
+    again = with_site(out)  # nothing changed
+    assert built == [] and again.retired == first.retired == ("hello",) and all_files(out) == before
+    (repo / "skills/hello/SKILL.md").write_text("---\nname: hello\n---\nstill no description\n")
+    again = with_site(out)  # the folder changed, its history did not
+    assert built == [] and again.skipped == ("hello",) and all_files(out) == before
+    commit(repo, "broken again", "2026-04-02T00:00:00Z")
+    with_site(out)
+    assert built == ["hello"]
+    fresh = tmp_path / "fresh"
+    with_site(fresh)
+    assert all_files(out) == all_files(fresh)
+    assert [v["digest"] for v in versions(out, "hello")["versions"]][-3:] == digests
 
 
 def test_old_files_over_todays_limits_or_with_undecodable_names_withdraw_their_version(tmp_path: Path) -> None:

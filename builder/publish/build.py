@@ -358,15 +358,45 @@ def _check(b: _Build, plan: _Plan, tmp: Path, built: list[SkillOutcome]) -> _Che
             for unit in skill_units(o.name):
                 remove_path(tmp / unit)
     # Left out under --keep-going, an invalid skill still keeps what it published before.
-    still = [(name, None) for name in sorted(invalid) if b.git.of(name) and name not in b.gone]
-    if still:
-        built_retired = _build_skills(b, tmp, still, jobs=1)
-        retired += built_retired
+    still = [name for name in sorted(invalid) if b.git.of(name) and name not in b.gone]
+    kept_versions, to_build = _kept_versions(b, plan, still)
+    if to_build:
+        built_retired = _build_skills(b, tmp, to_build, jobs=1)
+        kept_versions += built_retired
         built += built_retired
+    if kept_versions:
+        retired = sorted([*retired, *kept_versions], key=lambda o: o.name)
+    plan.meta[KEPT_VERSIONS_KEY] = json.dumps({o.name: [o.history, " ".join(o.digests), o.latest]
+                                               for o in kept_versions}, sort_keys=True)
     by_name = {o.name: o for o in [*kept, *retired] if o.digests}
     check_marks(b.config.history, b.config.path, lambda name: set(by_name[name].digests) if name in by_name
                 else None, {o.name: o.digest for o in kept if o.digest})
     return _Checked(report, frozenset(invalid), tuple(outcomes), tuple(kept), tuple(retired), tuple(built))
+
+
+KEPT_VERSIONS_KEY = "kept_versions"  # the build record's versions of the skills left out under --keep-going
+
+
+def _kept_versions(b: _Build, plan: _Plan, names: Sequence[str]) -> tuple[list[SkillOutcome], list[tuple[str, None]]]:
+    """The published versions of the invalid skills ``names``, left out under --keep-going: as the last build
+    recorded them when the skill's history is the same (its output still holds them), else to be built again."""
+    try:
+        recorded = json.loads(plan.stored.meta.get(KEPT_VERSIONS_KEY, "{}")) if plan.stored is not None else {}
+    except ValueError:
+        recorded = {}
+    fingerprint = _fingerprints(b.git)
+    kept: list[SkillOutcome] = []
+    to_build: list[tuple[str, None]] = []
+    for name in names:
+        old = recorded.get(name) if isinstance(recorded, dict) else None
+        history = fingerprint(name)
+        if isinstance(old, list) and len(old) == 3 and old[0] == history:
+            kept.append(SkillOutcome(name=name, folder="", skill_md="", declared=None, name_line=0, diagnostics=(),
+                                     signature="", history=history, digests=tuple(str(old[1]).split()),
+                                     latest=old[2], retired=True, fresh=False))
+        else:
+            to_build.append((name, None))
+    return kept, to_build
 
 
 class _Heads(Sequence[Skill]):
@@ -444,8 +474,8 @@ def _changes(b: _Build, plan: _Plan, checked: _Checked) -> tuple[list[str], list
     retired_names = {o.name for o in checked.retired}
     removed = sorted(name for name, o in plan.previous.items()
                      if name not in kept_names and name not in retired_names and _published(out, name, o))
-    changed = sorted({o.name for o in checked.built if o.name in kept_names} | retired_names - {
-        o.name for o in plan.reused if o.retired}) + removed
+    changed = sorted({o.name for o in checked.built if o.name in kept_names} | {
+        o.name for o in checked.retired if o.fresh}) + removed
     return removed, changed
 
 
