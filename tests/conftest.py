@@ -80,18 +80,17 @@ def grows_linearly(work: Callable[[int], object], size: int) -> tuple[bool, str]
     """Whether ``work(n)`` costs about four times as much CPU time of this process at ``size`` as at a quarter of
     it, as linear work does, rather than the sixteen times of quadratic work. The bound, 8, sits between the two,
     so a busy machine's noise does not fail a linear read and a quadratic one still fails; CPU time rather than
-    wall time, the quickest of three runs, and a collected heap before each, for the same reason. Returns the
+    wall time, the quickest of five runs of each size, taken in turn (quarter, whole, quarter, ...) so that a slow
+    spell of the machine weighs on both sizes, and a collected heap before each, for the same reason. Returns the
     verdict and the two times, for the failure message."""
-    def cpu(n: int) -> float:
-        best = float("inf")
-        for _ in range(3):
+    best = {size // 4: float("inf"), size: float("inf")}
+    for _ in range(5):
+        for n in best:
             gc.collect()
             started = time.process_time()
             work(n)
-            best = min(best, time.process_time() - started)
-        return best
-
-    quarter, full = cpu(size // 4), cpu(size)
+            best[n] = min(best[n], time.process_time() - started)
+    quarter, full = best[size // 4], best[size]
     return full < 8.0 * max(quarter, 0.01), f"{quarter:.3f} s at {size // 4:,}, {full:.3f} s at {size:,}"
 
 
