@@ -131,7 +131,7 @@ def _validate_hostile(folder: Path, text: str) -> None:
 @pytest.mark.parametrize("unit", ["![a](", "[a](", "[a](<b", "[a](b 'c", "[" * 50 + "a](", "<", "](", "a:\\"])
 def test_a_hostile_skill_md_at_the_size_cap_validates_in_linear_time(tmp_path: Path, unit: str) -> None:
     """Each of these took quadratic time in a regular expression (`![a](` x 12,000 took 44 s): the CPU time at
-    the size cap is compared with that at a quarter of it, since an absolute bound would depend on the machine
+    the size cap is compared with that at an eighth of it, since an absolute bound would depend on the machine
     and on what else runs beside the test."""
     head = skill_md("hostile", "# Hostile\n\n")
     count = (CAP - len(head)) // len(unit)
