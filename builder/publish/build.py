@@ -391,9 +391,7 @@ def _kept_versions(b: _Build, plan: _Plan, names: Sequence[str]) -> tuple[list[S
         old = recorded.get(name) if isinstance(recorded, dict) else None
         history = fingerprint(name)
         if isinstance(old, list) and len(old) == 3 and old[0] == history:
-            kept.append(SkillOutcome(name=name, folder="", skill_md="", declared=None, name_line=0, diagnostics=(),
-                                     signature="", history=history, digests=tuple(str(old[1]).split()),
-                                     latest=old[2], retired=True, fresh=False))
+            kept.append(SkillOutcome.versions_only(name, history, tuple(str(old[1]).split()), old[2], fresh=False))
         else:
             to_build.append((name, None))
     return kept, to_build

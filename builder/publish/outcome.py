@@ -57,6 +57,13 @@ class SkillOutcome:
     # build; not kept in the manifest)
     rows: tuple[bytes | None, ...] = ()  # the rows above encoded, in ``ROW_KINDS`` order (``encoded``)
 
+    @classmethod
+    def versions_only(cls, name: str, history: str | None, digests: tuple[str, ...], latest: str | None,
+                      **more: Any) -> SkillOutcome:
+        """A skill of which only its versions are published: gone from skills/, or left out under --keep-going."""
+        return cls(name=name, folder="", skill_md="", declared=None, name_line=0, diagnostics=(), signature="",
+                   history=history, digests=digests, latest=latest, retired=True, **more)
+
     def head(self, folder: Path | None = None) -> Skill:
         """What the registry-wide rules read of the skill; ``folder``, when given, is ``Path(self.folder)``."""
         data = {"name": self.declared} if self.declared is not None else {}

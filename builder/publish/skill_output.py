@@ -138,9 +138,8 @@ def _build_retired(name: str) -> SkillOutcome:
     assert job is not None
     stage = _Stager(job, name)
     digests, latest, packed = _publish_versions(job, stage, name, None)
-    return SkillOutcome(name=name, folder="", skill_md="", declared=None, name_line=0, diagnostics=(), signature="",
-                    history=job.git.fingerprint(name), digests=digests, latest=latest, retired=True, packed=packed,
-                    signed=stage.finish())
+    return SkillOutcome.versions_only(name, job.git.fingerprint(name), digests, latest, packed=packed,
+                                      signed=stage.finish())
 
 
 def build_task(task: tuple[str, Path | None]) -> SkillOutcome:
