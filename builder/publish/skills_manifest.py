@@ -17,6 +17,7 @@ from typing import Any
 from ..core.bundle import dumps
 from ..core.model import sha256_hex
 from ..core.urls import API_VERSION, SKILLS_MANIFEST_PATH, SKILLS_MANIFEST_ROOT, detail_path
+from .documents import read_or_none
 from .transaction import stage_content_named
 
 SHARD_SIZE = 1500  # skills per shard: 60,000 skills in 40 pages (MCP hosts follow at most 50 pages)
@@ -91,9 +92,10 @@ def _rows(tmp: Path, out: Path, names: Sequence[str], built: set[str],
 def _same_names(tmp: Path, out: Path, names: Sequence[str], built: set[str], recorded: str | None) -> \
         dict[str, bytes] | None:
     """The manifest's files when the output's index is the one the last build recorded (``recorded``) and that
-    build published the same ``names``: each shard then holds the same skills, a shard with none of ``built`` keeps
-    its bytes and only the others are read and made again. None when anything differs."""
-    data = None if recorded is None else _read_or_none(out / SKILLS_MANIFEST_PATH)
+    build published the same ``names``: each shard then holds the same skills, so a shard with none of ``built``
+    keeps its bytes (checked against its digest, not parsed) and only the others are parsed and made again. None
+    when anything differs."""
+    data = None if recorded is None else read_or_none(out / SKILLS_MANIFEST_PATH)
     if data is None or sha256_hex(data) != recorded:
         return None
     try:
@@ -122,13 +124,6 @@ def _same_names(tmp: Path, out: Path, names: Sequence[str], built: set[str], rec
     return files
 
 
-def _read_or_none(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
 def stage_skills_manifest(tmp: Path, out: Path, names: Iterable[str], built: Iterable[str], *, whole: bool,
                           stored_meta: Mapping[str, str] | None = None,
                           meta: dict[str, str] | None = None) -> list[str]:
@@ -136,7 +131,7 @@ def stage_skills_manifest(tmp: Path, out: Path, names: Iterable[str], built: Ite
     index, the shards the output lacks, and each old shard no longer named (to be removed). ``built``: the skills
     whose detail documents this build wrote into ``tmp``; ``whole``: a build with no previous output. A shard
     whose skills are the same and none of them built keeps its bytes without being encoded again; when the last
-    build (its record's ``stored_meta``) published the same skills as this one (``meta``), no such shard is read
+    build (its record's ``stored_meta``) published the same skills as this one (``meta``), no such shard is parsed
     either. ``meta`` records the digest of the index staged."""
     built = set(built)
     names = sorted(set(names))
