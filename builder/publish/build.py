@@ -384,11 +384,13 @@ def _kept_versions(b: _Build, plan: _Plan, names: Sequence[str]) -> tuple[list[S
         recorded = json.loads(plan.stored.meta.get(KEPT_VERSIONS_KEY, "{}")) if plan.stored is not None else {}
     except ValueError:
         recorded = {}
+    if not isinstance(recorded, dict):
+        recorded = {}
     fingerprint = _fingerprints(b.git)
     kept: list[SkillOutcome] = []
     to_build: list[tuple[str, None]] = []
     for name in names:
-        old = recorded.get(name) if isinstance(recorded, dict) else None
+        old = recorded.get(name)
         history = fingerprint(name)
         if isinstance(old, list) and len(old) == 3 and old[0] == history:
             kept.append(SkillOutcome.versions_only(name, history, tuple(str(old[1]).split()), old[2], fresh=False))
