@@ -193,6 +193,19 @@ def test_a_replaced_zip_with_every_document_rewritten_is_refused(signed: dict[st
     _refused(code, output, project, before, "was tampered with", "nothing was installed")
 
 
+def test_a_digests_json_served_longer_than_its_signed_length_is_refused_as_tampered(signed: dict[str, Path],
+                                                                                     tmp_path: Path) -> None:
+    site = _copy(signed["v1"], tmp_path / "site")
+    digests = site / f"api/v1/skills/{SKILL}/digests.json"
+    digests.write_bytes(digests.read_bytes() + b" " * 64)  # the same JSON, longer than the signed length
+    project = tmp_path / "p"
+    project.mkdir()
+    before = tree(project)
+    with RegistryServer(site) as server:
+        code, output = _install(server.url, project, "install", SKILL)
+    _refused(code, output, project, before, "was tampered with", "larger than its signed length")
+
+
 def test_an_older_signed_build_after_a_newer_one_is_refused(signed: dict[str, Path], tmp_path: Path) -> None:
     project = tmp_path / "p"
     with RegistryServer(signed["v2"]) as server:
