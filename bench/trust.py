@@ -99,7 +99,7 @@ class _Server(ThreadingHTTPServer):
         self.log = _Log()
 
     def locate(self, rel: str) -> Path | None:
-        from builder.publish.trust import TUF_DIR
+        from builder.signing.metadata import TUF_DIR
 
         if ".." in rel.split("/"):
             return None
@@ -126,8 +126,8 @@ def update_check(server: _Server, cache: Path, installed: Sequence[str], root: b
     """(requests, bytes) of a refresh and the five skills' targets; ``root``: bootstrap an empty cache with it."""
     from tuf.ngclient import Updater, UpdaterConfig
 
-    from builder.publish.digests import digests_path
-    from builder.publish.trust import TUF_DIR
+    from builder.signing.digests import digests_path
+    from builder.signing.metadata import TUF_DIR
 
     url = f"http://127.0.0.1:{server.server_address[1]}/"
     cache.mkdir(parents=True, exist_ok=True)
@@ -218,7 +218,7 @@ def _cold_pair(ctx: BenchContext, place: _Place) -> tuple[Any, Any]:
 def _keys(place: _Place) -> None:
     """KEYS and trust/1.root.json beside the corpus's registry.yaml, made once (again if either went missing)."""
     from builder.core.config import load_config
-    from builder.publish.trustkeys import init_keys
+    from builder.signing.keys import init_keys
 
     chain = place.corpus / "trust"
     if place.keys.is_dir() and (chain / "1.root.json").is_file():
@@ -240,7 +240,7 @@ def _signer_config(place: _Place, bins: int) -> Path:
 
 def _view(place: _Place, bins: int) -> Path:
     """A folder that is the output but for its own, empty api/v1/tuf/: every other entry a symbolic link."""
-    from builder.publish.trust import TUF_DIR
+    from builder.signing.metadata import TUF_DIR
 
     view = place.work / f"view-{bins}"
     shutil.rmtree(view, ignore_errors=True)
@@ -260,9 +260,9 @@ def _view(place: _Place, bins: int) -> Path:
 def _pick(place: _Place) -> tuple[list[str], str]:
     """Five installed skills spread over the corpus, and an unrelated skill to change: one in none of their bins
     at the smallest bin count of the curve (so in none at any larger one)."""
-    from builder.publish.digests import digests_path
-    from builder.publish.trust import published_skills
-    from builder.publish.trustbins import bin_layout
+    from builder.signing.bins import bin_layout
+    from builder.signing.digests import digests_path
+    from builder.signing.metadata import published_skills
 
     names = published_skills(place.site)
     installed = [names[len(names) * (i + 1) // (INSTALLED + 2)] for i in range(INSTALLED)]
@@ -296,7 +296,7 @@ class _Curve:
 def _sign_views(place: _Place, counts: Sequence[int], changed: set[str] | None, index_before: bytes | None) -> None:
     """Sign each bin count's view: from nothing (``changed`` None) or after ``changed`` (only their bins)."""
     from builder.core.config import load_config
-    from builder.publish.trust import sign_output
+    from builder.signing.metadata import sign_output
 
     for bins in counts:
         view = place.work / f"view-{bins}" if changed is not None else _view(place, bins)
@@ -311,9 +311,9 @@ def _metadata_sizes(view: Path, installed: Sequence[str]) -> dict[str, int]:
     """Gzipped bytes of the snapshot, the top-level targets and the first installed skill's bin."""
     from tuf.api.metadata import Metadata, Root
 
-    from builder.publish.digests import digests_path
-    from builder.publish.trust import TUF_DIR
-    from builder.publish.trustbins import read_previous
+    from builder.signing.bins import read_previous
+    from builder.signing.digests import digests_path
+    from builder.signing.metadata import TUF_DIR
 
     tuf = view / TUF_DIR
     previous = read_previous(tuf, Metadata[Root].from_bytes((tuf / "1.root.json").read_bytes()).signed)
@@ -332,7 +332,7 @@ def _curve(place: _Place, installed: list[str], changed: str, counts: Sequence[i
            rebuild: Any) -> _Curve:
     """Sign every view, warm a client of each, change ``changed`` (``rebuild`` makes the output again), sign the
     views again and run the three update checks against each."""
-    from builder.publish.trust import TUF_DIR
+    from builder.signing.metadata import TUF_DIR
 
     curve = _Curve()
     index_before = (place.site / "api/v1/index.json").read_bytes()
@@ -360,8 +360,8 @@ def _fetch_previous(place: _Place, bins: int) -> tuple[float, int, int]:
     127.0.0.1: (wall seconds, requests, bytes counted)."""
     from tuf.api.metadata import Metadata, Root
 
-    from builder.client.trust_previous import fetch_previous
-    from builder.publish.trust import TUF_DIR
+    from builder.ops.trust_previous import fetch_previous
+    from builder.signing.metadata import TUF_DIR
 
     tuf = place.work / f"view-{bins}" / TUF_DIR
     root = Metadata[Root].from_bytes((tuf / "1.root.json").read_bytes()).signed
@@ -401,7 +401,7 @@ def trust_bench(ctx: BenchContext) -> list[Row]:
 
     ctx.log(f"  signing with {', '.join(map(str, bin_counts(n)))} bins and checking for updates ...")
     curve = _curve(place, installed, changed, bin_counts(n), rebuild)
-    from builder.publish.trustbins import bins_for
+    from builder.signing.bins import bins_for
 
     default = bins_for(n)
     fetched = _fetch_previous(place, default) if default in curve.checks else None

@@ -589,9 +589,19 @@ def test_same_output_names_every_file_that_differs(tmp_path: Path) -> None:
 
 
 def test_same_output_commits_the_fixed_registry_with_fixed_dates(tmp_path: Path) -> None:
-    repo = same_output.fixed_registry(tmp_path, "lean-two-versions")
+    repo = same_output.fixed_registry(tmp_path, "lean-two-versions", "skillreg-is-not-run")
     log = subprocess.run(["git", "log", "--format=%an %aI %cI"], cwd=repo, capture_output=True, text=True,
                          check=True).stdout.splitlines()
     assert log == ["Fixed 2026-01-01T13:00:00+00:00 2026-01-01T13:00:00+00:00",
                    "Fixed 2026-01-01T12:00:00+00:00 2026-01-01T12:00:00+00:00"]
     assert "publish" in (repo / "registry.yaml").read_text(encoding="utf-8")
+
+
+def test_same_output_signs_the_fixed_registry_with_keys_made_once(tmp_path: Path) -> None:
+    program = str(Path(sys.executable).parent / "skillreg")
+    repo = same_output.fixed_registry(tmp_path, "signed", program)
+    tracked = subprocess.run(["git", "ls-files", "trust"], cwd=repo, capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert tracked == ["trust/1.root.json"]
+    assert sorted(p.name for p in same_output.keys_of(repo).iterdir()) == [
+        "root.pem", "snapshot.pem", "targets.pem", "timestamp.pem"]

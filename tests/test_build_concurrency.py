@@ -222,7 +222,7 @@ def test_workers_of_a_killed_build_neither_hold_the_lock_nor_linger(tmp_path: Pa
 
 
 def test_serve_rebuilds_wait_for_the_lock_and_say_so(holder) -> None:  # type: ignore[no-untyped-def]
-    from builder.publish.serve import ServeEvent, serve
+    from builder.ops.serve import ServeEvent, serve
 
     repo, lock_holder = holder
     events: list[ServeEvent] = []

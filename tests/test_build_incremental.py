@@ -255,7 +255,7 @@ def test_outcomes_and_heads_made_without_init_equal_those_made_with_it() -> None
 def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A large registry's rebuild compares folder signatures in workers; a small one shows the same result."""
-    import builder.publish.signatures as building
+    import builder.publish.folder_changes as building
 
     repo = make_registry(tmp_path / "repo", [*SKILLS, *MORE], commit=False)
     folders = sorted((repo / "skills").iterdir())
@@ -369,7 +369,7 @@ FOLDER_CHANGES: dict[str, Callable[[Path], None]] = {
 def test_restating_the_listed_entries_sees_every_change_survey_sees(tmp_path: Path, change: str) -> None:
     """``restat`` stats the entries ``survey`` listed, without listing folders: unchanged it gives the same
     signature; after any change below the folder, a different one (as a new survey does)."""
-    from builder.publish.signatures import restat, survey
+    from builder.publish.folder_changes import restat, survey
 
     folder = tmp_path / "skill"
     (folder / "references").mkdir(parents=True)
@@ -385,7 +385,7 @@ def test_restating_the_listed_entries_sees_every_change_survey_sees(tmp_path: Pa
 
 
 def test_entries_that_cannot_be_listed_again_are_stated_never_equal(tmp_path: Path) -> None:
-    from builder.publish.signatures import restat, survey
+    from builder.publish.folder_changes import restat, survey
 
     folder = tmp_path / "skill"
     folder.mkdir()

@@ -14,7 +14,7 @@ from conftest import REPO, write_tree
 
 from builder.cli.app import cli
 from builder.core.model import SkillFile
-from builder.publish.codec import CodecError, parse, serialize
+from builder.ops.codec import CodecError, parse, serialize
 
 REGISTRY_YAML = "title: T\nprofile: spec\ncategories:\n  - slug: data\n    title: Data\n"
 SKILL_MD = ("---\nname: demo\ndescription: Demonstrates the codec. Use when testing.\nmetadata:\n  category: data\n"

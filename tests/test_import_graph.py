@@ -18,11 +18,13 @@ PACKAGE = REPO / "builder"
 # Each stage and what it may import besides itself (and the package root, which holds only __version__).
 ALLOWED = {
     "core": set(),
+    "signing": {"core"},
     "validate": {"core"},
     "site": {"core"},
-    "publish": {"core", "validate", "site"},
-    "client": {"core"},
-    "cli": {"core", "validate", "site", "publish", "client"},
+    "publish": {"core", "signing", "validate", "site"},
+    "client": {"core", "signing"},
+    "ops": {"core", "signing", "validate", "site", "publish", "client"},
+    "cli": {"core", "signing", "validate", "site", "publish", "client", "ops"},
 }
 
 
@@ -93,11 +95,22 @@ def test_lower_stages_never_import_higher_ones() -> None:
     assert wrong == []
 
 
-def test_nothing_imports_the_cli_and_the_client_needs_only_core() -> None:
+def test_nothing_imports_the_cli_and_the_client_needs_only_core_and_signing() -> None:
     assert sorted(f"{n} imports {t}" for n, ts in GRAPH.items() if stage(n) != "cli"
                   for t in ts if stage(t) == "cli") == []
     client = {t for n, ts in GRAPH.items() if stage(n) == "client" for t in ts}
-    assert {stage(t) for t in client} <= {"client", "core", "root"}
+    assert {stage(t) for t in client} <= {"client", "core", "signing", "root"}
+
+
+def test_publish_holds_only_the_build_pipeline() -> None:
+    """The commands that act on a registry without building it live in ops/; signing is its own package."""
+    assert {"builder.ops.serve", "builder.ops.upload", "builder.ops.deploy", "builder.ops.scaffold",
+            "builder.ops.codec", "builder.ops.prompt", "builder.ops.trust_previous"} <= set(MODULES)
+    publish = {name for name in MODULES if stage(name) == "publish"}
+    assert not {n for n in publish if n.rpartition(".")[2] in {"serve", "objectstore", "upload", "deploy", "scaffold",
+                                                               "codec", "prompt", "trust", "trustbins", "trustkeys"}}
+    assert sorted(n for n, ts in GRAPH.items() if "builder.publish.build" in ts) == [
+        "builder.cli.registry", "builder.ops.serve"]
 
 
 def test_the_client_imports_nothing_from_the_registry_extra() -> None:
@@ -125,7 +138,7 @@ def test_search_is_split_by_who_uses_it() -> None:
 # The build's parts below its pipeline (publish.build): what each may import from publish/ besides itself.
 BUILD_PARTS = {
     "builder.publish.transaction": set(),  # the output transaction: locks, journal, swap, trash
-    "builder.publish.signatures": set(),  # change detection: folder signatures
+    "builder.publish.folder_changes": set(),  # change detection: folder signatures
     "builder.publish.outcome": {"builder.publish.api", "builder.publish.manifest", "builder.publish.provenance"},
     "builder.publish.documents": {"builder.publish.manifest", "builder.publish.outcome",
                                   "builder.publish.provenance", "builder.publish.search_shards",

@@ -13,7 +13,7 @@ from conftest import REPO, write_tree
 
 from builder.cli.app import cli
 from builder.core.config import load_config
-from builder.publish.marketplace import MARKETPLACE_PATH, marketplace_document, render, stale_reason
+from builder.ops.marketplace import MARKETPLACE_PATH, marketplace_document, render, stale_reason
 
 SCHEMA = json.loads((Path(__file__).parent / "schemas/claude-plugin-marketplace.schema.json").read_text())
 REGISTRY = """\

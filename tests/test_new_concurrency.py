@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import write_tree
 
-from builder.publish.scaffold import skills_lock
+from builder.ops.scaffold import skills_lock
 
 pytestmark = pytest.mark.slow  # real processes racing
 
@@ -107,7 +107,7 @@ def test_a_writer_waits_for_the_lock_and_then_finds_the_folder(registry: Path) -
 
 def test_a_killed_holder_never_blocks(registry: Path) -> None:
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pathlib import Path; from builder.publish.scaffold import skills_lock\n"
+        "import sys, time; from pathlib import Path; from builder.ops.scaffold import skills_lock\n"
         f"with skills_lock(Path({str(registry / 'skills')!r})):\n    print('held', flush=True); time.sleep(60)")],
         stdout=subprocess.PIPE)
     assert holder.stdout is not None and holder.stdout.readline() == b"held\n"

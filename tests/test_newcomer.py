@@ -21,7 +21,7 @@ from site_helpers import bundled_site
 
 from builder.cli.app import cli
 from builder.core.config import load_config
-from builder.publish.serve import ServeEvent, serve
+from builder.ops.serve import ServeEvent, serve
 
 DETAIL = "api/v1/skills/csv-profiler.json"
 

@@ -24,8 +24,8 @@ from conftest import write_tree
 
 from builder.cli.app import cli
 from builder.core.config import load_config
+from builder.ops.serve import ServeEvent, serve, snapshot
 from builder.publish.build import build
-from builder.publish.serve import ServeEvent, serve, snapshot
 
 REGISTRY = """\
 title: Serve test

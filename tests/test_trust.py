@@ -19,7 +19,7 @@ from tuf.api.serialization.json import JSONSerializer
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build
-from builder.publish.trust import TUF_DIR, refresh_timestamp, sign_output
+from builder.signing.metadata import TUF_DIR, refresh_timestamp, sign_output
 
 SKILL = "adr-writer"
 

@@ -16,7 +16,7 @@ from client_helpers import RegistryServer, run, tree
 from conftest import missing
 from test_trust import SKILL, _copy, _signed_build, signed_builds
 
-from builder.publish.trust import TUF_DIR
+from builder.signing.metadata import TUF_DIR
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +182,7 @@ def test_offline_expired_trusted_metadata_is_refused_and_nothing_changes(signed:
 
     from builder.client.trust import store_folder
     from builder.core.config import load_config
-    from builder.publish.trust import refresh_timestamp
+    from builder.signing.metadata import refresh_timestamp
 
     url = _online_then_stopped(signed["v2"], tmp_path / "p")
     later = _copy(signed["v2"], tmp_path / "later")  # the registry's next timestamp, valid once and expired now

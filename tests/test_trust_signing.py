@@ -20,11 +20,12 @@ from tuf.api.metadata import Metadata, TargetFile, Targets
 from tuf.ngclient import Updater, UpdaterConfig
 
 from builder.core.config import load_config
-from builder.publish import trust
+from builder.core.urls import skill_units
 from builder.publish.build import BuildOptions, build
-from builder.publish.digests import DIGESTS_NAME, digests_document, digests_path, skill_units
-from builder.publish.trust import TUF_DIR, first_expiring, published_skills, sign_output
-from builder.publish.trustbins import MAX_BINS, MIN_BINS, SKILLS_PER_BIN, bins_for
+from builder.signing import metadata as trust
+from builder.signing.bins import MAX_BINS, MIN_BINS, SKILLS_PER_BIN, bins_for
+from builder.signing.digests import DIGESTS_NAME, digests_document, digests_path
+from builder.signing.metadata import TUF_DIR, first_expiring, published_skills, sign_output
 
 
 class DigestReads:

@@ -30,8 +30,7 @@ from moto.server import ThreadedMotoServer
 from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.core.words import counted
-from builder.publish.build import BuildOptions, build
-from builder.publish.objectstore import (
+from builder.ops.upload import (
     DELETE_AFTER,
     IMMUTABLE,
     INDEX,
@@ -48,6 +47,7 @@ from builder.publish.objectstore import (
     scan_output,
     upload,
 )
+from builder.publish.build import BuildOptions, build
 
 LONG = "public, max-age=31536000, immutable"
 SHORT = "public, max-age=60, must-revalidate"

@@ -111,7 +111,7 @@ def _batched(pieces: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
 @pass_context
 def new(obj: Context, name: str, description: str | None, category: str | None) -> None:
     """Create skills/NAME/ with a SKILL.md to fill in."""
-    from ..publish.scaffold import new_skill
+    from ..ops.scaffold import new_skill
 
     config = obj.registry("new")
     folder = new_skill(config, name, description, category, on_wait=_say_waiting_for_writer(config.skills_path))
@@ -223,9 +223,9 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
 @pass_context
 def serve(obj: Context, port: int, out: Path) -> None:
     """Build, serve the site on 127.0.0.1 and rebuild whenever a skill or registry.yaml changes (Ctrl-C stops)."""
+    from ..ops.serve import ServeEvent
+    from ..ops.serve import serve as run_serve
     from ..publish.build import BuildFailed
-    from ..publish.serve import ServeEvent
-    from ..publish.serve import serve as run_serve
     from ..validate.report import format_text
 
     def show(event: ServeEvent) -> None:
@@ -282,7 +282,7 @@ def _registry_skill(obj: Context, name: str) -> Skill:
 def export(obj: Context, name: str, fmt: str, output: Path | None) -> None:
     """Write one skill as a single file: the same bytes the registry would publish."""
     from ..core.bundle import dumps, json_bundle, zip_bytes
-    from ..publish.codec import serialize
+    from ..ops.codec import serialize
 
     skill = _registry_skill(obj, name)
     if fmt == "zip":
@@ -322,8 +322,8 @@ def _named(files: list[Any], name: str, max_frontmatter_bytes: int) -> list[Any]
 def import_(obj: Context, source: Any, name: str | None) -> None:
     """Create skills/NAME/ from a prompts.chat multi-file text (FILE, or - for stdin), then validate it."""
     from ..core.frontmatter import parse_skill_md
-    from ..publish.codec import CodecError, parse
-    from ..publish.scaffold import add_skill_folder
+    from ..ops.codec import CodecError, parse
+    from ..ops.scaffold import add_skill_folder
     from ..validate.checks import name_problems, validate_paths
     from ..validate.report import format_text
 
@@ -364,7 +364,7 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
 def prompt(obj: Context, names: tuple[str, ...]) -> None:
     """Print the <available_skills> block for agent system prompts (all skills, or NAMES)."""
     from ..core.loader import find_skill_folders, load_skill
-    from ..publish.prompt import to_prompt
+    from ..ops.prompt import to_prompt
 
     config = obj.registry("prompt", reads=True)
     if names:
@@ -379,7 +379,7 @@ def prompt(obj: Context, names: tuple[str, ...]) -> None:
 @pass_context
 def marketplace(obj: Context, check: bool) -> None:
     """Write .claude-plugin/marketplace.json: one Claude Code plugin per category, listing its skills."""
-    from ..publish.marketplace import MARKETPLACE_PATH, stale_reason, write_marketplace
+    from ..ops.marketplace import MARKETPLACE_PATH, stale_reason, write_marketplace
 
     config = obj.registry("marketplace")
     if check:
@@ -410,14 +410,14 @@ def rules(markdown: bool) -> None:
               help="Seconds between attempts.")
 def check_deploy(url: str, commit: str, timeout: float, interval: float) -> None:
     """Check that the site at URL serves api/v1/index.json built from --commit; retry until --timeout."""
-    from ..publish.deploy import check_deploy as run_check
+    from ..ops.deploy import check_deploy as run_check
 
     def show(attempt: int, seen: str) -> None:
         click.echo(f"attempt {attempt}: index {seen}; retrying in {interval:g}s", err=True)
 
     result = run_check(url, commit, timeout=timeout, interval=interval, on_attempt=show)
     click.echo(f"{result.url} serves commit {commit} (attempt {result.attempts})")
-    from ..publish.trust import live_timestamp_warning
+    from ..signing.metadata import live_timestamp_warning
 
     expiring = live_timestamp_warning(url)
     if expiring is not None:
@@ -447,8 +447,8 @@ def upload(dest: str, out: Path, endpoint_url: str | None, region: str | None, m
     Credentials come from the usual AWS environment variables or configuration files (needs boto3:
     pip install 'skill-registry[s3]').
     """
-    from ..publish.objectstore import DELETE_AFTER, describe
-    from ..publish.objectstore import upload as run_upload
+    from ..ops.upload import DELETE_AFTER, describe
+    from ..ops.upload import upload as run_upload
 
     if delete_after is None:
         delete_after = DELETE_AFTER

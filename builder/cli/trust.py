@@ -26,7 +26,7 @@ def init(obj: Context, keys: Path) -> None:
     Keep KEYS/root.pem offline; the other three (targets, snapshot, timestamp) are the online keys a CI secret
     holds. Commit trust/: it is public, and every signed build publishes it.
     """
-    from ..publish.trustkeys import init_keys
+    from ..signing.keys import init_keys
 
     written = init_keys(obj.registry("trust init"), keys)
     for path in written:
@@ -41,7 +41,7 @@ def init(obj: Context, keys: Path) -> None:
 @pass_context
 def refresh(obj: Context, keys: Path, out: Path) -> None:
     """Sign a new timestamp.json for the build in --out, so clients do not see it as frozen; nothing else changes."""
-    from ..publish.trust import first_expiring, refresh_timestamp, renewal_warning, trust_settings
+    from ..signing.metadata import first_expiring, refresh_timestamp, renewal_warning, trust_settings
 
     config = obj.registry("trust refresh")
     path = refresh_timestamp(config, out, keys)
@@ -58,7 +58,7 @@ def refresh(obj: Context, keys: Path, out: Path) -> None:
 def rotate(obj: Context, role: str, keys: Path) -> None:
     """Make a new ROLE key and the next root version, signed by the current root key (and the new one, for root),
     so clients that trust the current root follow. Build with --sign afterwards to publish it."""
-    from ..publish.trustkeys import rotate_key
+    from ..signing.keys import rotate_key
 
     written = rotate_key(obj.registry("trust rotate"), keys, role)
     click.echo(f"Wrote {display_path(written)} and a new {display_path(keys / (role + '.pem'))}; "
@@ -74,8 +74,8 @@ def fetch_previous(obj: Context, url: str, folder: Path) -> None:
     files signed by the keys of this registry's root; then build with SKILLREG_TRUST_PREVIOUS=FOLDER so unchanged
     bins keep their bytes. A site without signed metadata (a first deploy), an unreachable or a tampered one is a
     warning, never a failure: the build then signs everything afresh."""
-    from ..client.trust_previous import fetch_previous as fetch
-    from ..publish.trustkeys import read_chain
+    from ..ops.trust_previous import fetch_previous as fetch
+    from ..signing.keys import read_chain
 
     root = read_chain(obj.registry("trust fetch-previous")).latest.signed
     fetched = fetch(url, folder, root)

@@ -15,7 +15,7 @@ expired, and only cached files it covers are accepted.
 
 from __future__ import annotations
 
-from ..core import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
+from ..signing import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
 
 # isort: split
 

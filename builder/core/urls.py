@@ -28,6 +28,12 @@ def detail_path(name: str) -> str:
     return f"{API_ROOT}/skills/{name}.json"
 
 
+def skill_units(name: str) -> tuple[str, ...]:
+    """The paths a skill owns in the output; each is replaced as a whole, and a signed registry's digests.json covers
+    every file in them but itself."""
+    return (detail_path(name), f"{API_ROOT}/skills/{name}", f"{API_ROOT}/bundles/{name}", f"{WELL_KNOWN_V1}/{name}")
+
+
 def scoped_discovery_path(name: str) -> str:
     """A discovery v0.2 index of ``name`` alone, under the folder ``skills add <registry>/api/v1/skills/<name>``
     names: vercel's skills CLI then fetches this index and one archive, where with the registry's root index it

@@ -1,3 +1,4 @@
-"""Publishing: the build (API documents, bundles, provenance, permissions, schemas, marketplace, the website
-through ``site``), the deploy check, scaffolding and import/export, and ``serve`` (build, serve, rebuild).
+"""The build pipeline (``build``) and what it writes: API documents, bundles, provenance, version history,
+permissions, schemas, search shards and the skills manifest, the website through ``site``, signed by
+``signing`` when asked, put in place by one output transaction.
 """

@@ -35,19 +35,18 @@ from ..core.fs import remove_path
 from ..core.loader import display_path, find_skill_folders
 from ..core.model import Skill, sha256_hex
 from ..core.search import SHARDS_INDEX_PATH
-from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, versions_path
+from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, skill_units, versions_path
 from ..core.workers import PausedCollector, paused_collector, run_parallel
 from ..site.bodies import BODIES_STATE
 from ..validate.checks import ValidationReport, check_registry
 from .bundlecache import check_cache_place
-from .digests import skill_units
 from .documents import read_or_none, stage_documents
+from .folder_changes import changed_folders
 from .history import GitHistory, check_marks, read_skills_history, state_document
 from .manifest import MANIFEST_VERSION, StoredManifest, read_manifest, write_manifest
 from .outcome import SkillOutcome, findings_from_json, findings_json, previous_outcomes
 from .provenance import ProvenanceHistory, read_history
 from .schemas import SCHEMA_DIR, write_schemas
-from .signatures import changed_folders
 from .skill_output import SkillJob, build_task, close_objects, init_worker, skill_key
 from .skills_manifest import stage_skills_manifest
 from .transaction import (
@@ -181,9 +180,9 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
 
 def _sign(config: RegistryConfig, place: OutputPlace, keys: Path, result: BuildResult,
           index_before: bytes | None) -> BuildResult:
-    """The signing stage (publish/trust.py): TUF metadata over what this build left in the output; the result
+    """The signing stage (signing/metadata.py): TUF metadata over what this build left in the output; the result
     gains a warning when signed files expire soon (the same commit built again does not renew them)."""
-    from .trust import renewal_warning, sign_build
+    from ..signing.metadata import renewal_warning, sign_build
 
     # Every skill this build's workers wrote staged its digests.json from the bytes it staged; a retired skill
     # kept whole keeps the one an earlier signing build's worker wrote, or has none and gets it from the output.

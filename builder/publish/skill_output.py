@@ -19,6 +19,7 @@ from ..core.model import Skill, sha256_hex
 from ..core.search import search_entry
 from ..core.urls import WELL_KNOWN_V1, detail_path, head_path, raw_path, scoped_discovery_path, versions_path
 from ..core.workers import collect_as_usual
+from ..signing.digests import DigestRecorder
 from ..site.bodies import body_key, render_once
 from ..validate.checks import validate_folder
 from .api import (
@@ -32,7 +33,7 @@ from .api import (
     raw_copies,
 )
 from .bundlecache import BundleCache
-from .digests import DigestRecorder
+from .folder_changes import survey
 from .git_objects import GitObjects
 from .history import (
     GitHistory,
@@ -45,7 +46,6 @@ from .history import (
 )
 from .outcome import SkillOutcome
 from .provenance import ProvenanceHistory
-from .signatures import survey
 from .transaction import forget_made_folders, make_folder, stage_file
 
 

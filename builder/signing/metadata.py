@@ -6,12 +6,12 @@ bin. The registry-wide documents (index.json, state.json, the discovery and sear
 top-level targets role. Metadata versions come from git (the first-parent commit count) or the previous signed
 metadata, whichever is higher, never from an empty state; expiries come from the commit time. Only the timestamp
 reads the clock. A bin whose targets did not change keeps its bytes and version; a rebuild signs again only the
-bins of the skills it changed (trustbins.py says how, and how many bins there are).
+bins of the skills it changed (signing/bins.py says how, and how many bins there are).
 """
 
 from __future__ import annotations
 
-from ..core import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
+from . import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
 
 # isort: split
 
@@ -42,8 +42,7 @@ from ..core.errors import ConfigError, UsageError
 from ..core.fs import write_atomic
 from ..core.git import git_output
 from ..core.urls import API_ROOT, WELL_KNOWN_V1, WELL_KNOWN_V2
-from .digests import digests_document, digests_path
-from .trustbins import (
+from .bins import (
     BIN_PREFIX,
     Previous,
     bin_layout,
@@ -53,7 +52,8 @@ from .trustbins import (
     previous_bin_count,
     read_previous,
 )
-from .trustkeys import ONLINE_ROLES, SERIALIZER, RootChain, check_online_keys, load_signer, read_chain
+from .digests import digests_document, digests_path
+from .keys import ONLINE_ROLES, SERIALIZER, RootChain, check_online_keys, load_signer, read_chain
 
 TUF_DIR = f"{API_ROOT}/tuf"
 PREVIOUS_ENV = "SKILLREG_TRUST_PREVIOUS"
@@ -68,7 +68,7 @@ TOP_LEVEL_EXTRA = ("api/v1/search/index.json", f"{WELL_KNOWN_V1}/index.json", f"
 class TrustSettings:
     """registry.yaml's ``trust:`` section."""
 
-    bins: int | None = None  # None: chosen from the number of signed skills (trustbins.bins_for)
+    bins: int | None = None  # None: chosen from the number of signed skills (bins.bins_for)
     timestamp_days: float = DEFAULT_TIMESTAMP_DAYS
     metadata_days: float = DEFAULT_METADATA_DAYS
 

@@ -9,7 +9,7 @@ and never shrinks by itself: changing it re-signs every bin and renames them, so
 
 from __future__ import annotations
 
-from ..core import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
+from . import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
 
 # isort: split
 

@@ -10,7 +10,7 @@ tampered site each give one warning, and the build then signs everything afresh.
 
 from __future__ import annotations
 
-from ..core import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
+from ..signing import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
 
 # isort: split
 
@@ -22,10 +22,10 @@ from typing import Any
 
 from tuf.api.metadata import Metadata, MetaFile, Root, Snapshot, Targets, Timestamp
 
+from ..client.registry import Registry
 from ..core.errors import ClientError, UsageError
 from ..core.fs import write_atomic
 from ..core.urls import API_ROOT
-from .registry import Registry
 
 TUF_DIR = f"{API_ROOT}/tuf"
 MAX_TIMESTAMP_BYTES = 16_384  # python-tuf's client bounds

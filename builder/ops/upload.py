@@ -75,7 +75,7 @@ DELETE_AFTER = 3600
 # it names, so what an index names is always in place before the index itself.
 PHASES = ("immutable files", "other files", "per-skill indexes", "registry indexes", INDEX_PATH, STATE_PATH,
           "signed targets metadata", "signed snapshot", "signed timestamp")
-TUF_ROOT = f"{API_ROOT}/tuf"  # a signed build's metadata (publish/trust.py writes it)
+TUF_ROOT = f"{API_ROOT}/tuf"  # a signed build's metadata (signing/metadata.py writes it)
 
 _HEX = f"[0-9a-f]{{{HASH_CHARS}}}"
 _BUNDLE = re.compile(rf"{re.escape(API_ROOT)}/bundles/(?P<name>[^/]+)/(?P=name)-(?P<digest>[0-9a-f]{{12}})"
@@ -510,7 +510,7 @@ def upload(out: Path, dest: str, *, endpoint_url: str | None = None, region: str
            on_wait: Callable[[int | None], None] | None = None) -> tuple[UploadPlan, UploadResult | None]:
     """Upload the built output ``out`` to ``dest`` (``s3://bucket/prefix``), holding the output's build lock so
     no build replaces files while they are read. ``dry_run`` plans without sending or deleting anything."""
-    from .transaction import output_lock, recover
+    from ..publish.transaction import output_lock, recover
 
     destination = Destination.parse(dest)
     if not out.is_dir():

@@ -1,5 +1,5 @@
 """A skill's ``digests.json``: the sha256 and length of every file the skill publishes, the one target a signed
-registry signs for it (publish/trust.py).
+registry signs for it (signing/metadata.py).
 
 A signing build's workers write it from the bytes they stage (``DigestRecorder``), so the signing stage reads no
 skill's files again; a skill the build kept from an earlier, unsigned build has none, and the signing stage
@@ -15,19 +15,13 @@ from pathlib import Path
 
 from ..core.bundle import dumps
 from ..core.model import sha256_hex
-from ..core.urls import API_ROOT, WELL_KNOWN_V1, detail_path
+from ..core.urls import API_ROOT, skill_units
 
 DIGESTS_NAME = "digests.json"
 
 
 def digests_path(name: str) -> str:
     return f"{API_ROOT}/skills/{name}/{DIGESTS_NAME}"
-
-
-def skill_units(name: str) -> tuple[str, ...]:
-    """The paths a skill owns in the output; each is replaced as a whole, and digests.json covers every file in
-    them but itself."""
-    return (detail_path(name), f"{API_ROOT}/skills/{name}", f"{API_ROOT}/bundles/{name}", f"{WELL_KNOWN_V1}/{name}")
 
 
 def _document(name: str, files: dict[str, dict[str, int | str]]) -> bytes:

@@ -7,7 +7,7 @@ the registry's repository (``trust/N.root.json``), so a cold build in CI publish
 
 from __future__ import annotations
 
-from ..core import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
+from . import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
 
 # isort: split
 

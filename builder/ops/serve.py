@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from ..core.config import RegistryConfig, merge_flags
 from ..core.errors import SkillRegError
-from .build import BuildOptions, BuildResult, build
+from ..publish.build import BuildOptions, BuildResult, build
 
 Snapshot = dict[str, tuple[int, int]]
 
