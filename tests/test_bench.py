@@ -13,13 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from helpers import REPO, write_tree
 from skills_ref.validator import validate as skills_ref_validate
 
-REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part of the installed package
     sys.path.insert(0, str(REPO))
-
-from conftest import write_tree  # noqa: E402
 
 from bench import same_output  # noqa: E402
 from bench.corpus import (  # noqa: E402
@@ -484,7 +482,7 @@ def test_scale_counts_every_path_and_the_search_page_transfer(tmp_path: Path) ->
     import gzip
     import shutil
 
-    from site_helpers import bundled_site
+    from helpers.site import bundled_site
 
     from bench.scale import output_sizes, part_of, search_transfer
 

@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import write_tree
+from helpers import REPO, write_tree
 
-REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part of the installed package
     sys.path.insert(0, str(REPO))
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from build_helpers import SKILLS, all_files, git, make_registry
 from click.testing import CliRunner
-from conftest import write_tree
+from helpers import write_tree
+from helpers.build import SKILLS, all_files, git, make_registry
 
 from builder.cli.app import cli
 from builder.core.config import load_config

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from build_helpers import SKILLS, all_files, leftovers, make_registry, skillreg, start_skillreg
+from helpers.build import SKILLS, all_files, leftovers, make_registry, skillreg, start_skillreg
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build

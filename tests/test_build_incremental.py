@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from build_helpers import SKILLS, all_files, git, make_registry
+from helpers import REPO
+from helpers.build import SKILLS, all_files, git, make_registry
 
 from builder.core.bundle import dumps
 from builder.core.config import load_config
@@ -46,7 +47,7 @@ def _append(rel: str, text: str) -> Step:
 
 def _add(name: str) -> Step:
     def step(repo: Path) -> None:
-        shutil.copytree(Path(__file__).parent.parent / "skills" / name, repo / "skills" / name)
+        shutil.copytree(REPO / "skills" / name, repo / "skills" / name)
     return step
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from build_helpers import SKILLS, all_files, git, make_registry
+from helpers.build import SKILLS, all_files, git, make_registry
 
 from builder.core import markdown
 from builder.core.config import load_config

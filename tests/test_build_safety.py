@@ -15,7 +15,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from build_helpers import SKILLS, all_files, git, leftovers, make_registry, skillreg
+from helpers.build import SKILLS, all_files, git, leftovers, make_registry, skillreg
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from changes_helpers import SKILLS, digest_of, git, make_repo
 from click.testing import CliRunner
-from conftest import write_tree
+from helpers import write_tree
+from helpers.changes import SKILLS, digest_of, git, make_repo
 
 from builder.cli.app import cli
 from builder.core.config import load_config

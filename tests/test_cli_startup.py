@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import REPO, write_tree
+from helpers import REPO, write_tree
 
 from builder.cli import client
 from builder.cli.app import CLIENT_COMMANDS, all_commands, cli

@@ -9,13 +9,12 @@ import jsonschema
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from conftest import write_tree
+from helpers import REPO, write_tree
 
 from builder.cli.app import cli
 from builder.core.diagnostics import RULES
 from builder.publish.schemas import load_schema
 
-REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 SCHEMA = load_schema("validate")
 
@@ -322,7 +321,7 @@ def test_validate_writes_nothing(registry: Path, fmt: str) -> None:
 
 def test_an_unwritable_step_summary_is_a_message_not_a_traceback(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from click.testing import CliRunner
-    from conftest import REPO
+    from helpers import REPO
 
     from builder.cli.app import cli
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from client_helpers import NEW_VERSION, RegistryServer, run, source_files, tree
+from helpers.client import NEW_VERSION, RegistryServer, run, source_files, tree
 
 from builder.client.agents import agent_table
 from builder.client.lock import user_lock_path

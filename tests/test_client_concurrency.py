@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from client_helpers import RegistryServer, run, run_skillreg, tree
+from helpers.client import RegistryServer, run, run_skillreg, tree
 
 from builder.client.lock import side_lock_path
 
@@ -42,7 +42,7 @@ def finish(processes: list[subprocess.Popen]) -> None:
 @pytest.mark.parametrize("round_", range(3))
 def test_parallel_installs_updates_and_removes_all_land(round_: int, site: Path, site_v2: Path,
                                                         project: Path) -> None:
-    from client_helpers import mcp_session
+    from helpers.client import mcp_session
 
     with RegistryServer(site) as server:
         assert run("install", "csv-profiler", "adr-writer", "branch-cleanup", "changelog-from-git",

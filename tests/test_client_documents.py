@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import Fault, RegistryServer, run
+from helpers.client import Fault, RegistryServer, run
 
 from builder.core.search import SHARDS_INDEX_PATH
 

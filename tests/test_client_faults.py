@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from client_helpers import Fault, RegistryServer, run, run_skillreg, tree, wait_for, zeros_bomb
+from helpers.client import Fault, RegistryServer, run, run_skillreg, tree, wait_for, zeros_bomb
 
 from builder.client.archive import UnpackLimits, UnsafeBundle, read_bundle
 from builder.core.bundle import zip_bytes

@@ -10,7 +10,7 @@ import select
 import subprocess
 from pathlib import Path
 
-from client_helpers import SKILLREG, Fault, RegistryServer, run, search_overrides
+from helpers.client import SKILLREG, Fault, RegistryServer, run, search_overrides
 
 from builder.client.archive import read_bundle
 from builder.core.bundle import zip_bytes

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from client_helpers import GIT_ENV, RegistryServer, commit, run
+from helpers.client import GIT_ENV, RegistryServer, commit, run
 
 
 @pytest.fixture

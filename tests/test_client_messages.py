@@ -9,7 +9,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from client_helpers import (
+from helpers import REPO
+from helpers.client import (
     NEW_VERSION,
     RegistryServer,
     build_site,
@@ -73,8 +74,8 @@ def test_restoring_a_version_built_from_uncommitted_files_names_a_next_step_that
         tmp_path: Path, project: Path) -> None:
     registry = tmp_path / "registry"
     registry.mkdir()
-    shutil.copy2(Path(__file__).resolve().parent.parent / "registry.yaml", registry / "registry.yaml")
-    shutil.copytree(Path(__file__).resolve().parent.parent / "skills" / CSV, registry / "skills" / CSV)
+    shutil.copy2(REPO / "registry.yaml", registry / "registry.yaml")
+    shutil.copytree(REPO / "skills" / CSV, registry / "skills" / CSV)
     commit(registry, "skills")
     skill_md = registry / "skills" / CSV / "SKILL.md"
     committed = skill_md.read_bytes()

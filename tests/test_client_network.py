@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 from click.testing import Result
-from client_helpers import Fault, RegistryServer, run, run_skillreg, search_overrides
+from helpers.client import Fault, RegistryServer, run, run_skillreg, search_overrides
 
 from builder.client.documents import MAX_JSON_CONTAINERS, json_shape_problem
 from builder.client.registry import Registry
@@ -65,7 +65,7 @@ def test_a_server_dripping_its_headers_is_given_up_at_the_deadline(site: Path, p
 
 def test_the_mcp_server_gives_up_at_the_deadline_too(site: Path, project: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from client_helpers import mcp_session
+    from helpers.client import mcp_session
 
     monkeypatch.setenv("SKILLREG_TIMEOUT", "2")
     bundle = json.loads((site / DETAIL).read_text())["bundles"]["zip"]["path"]

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from client_helpers import RegistryServer
-from conftest import REPO, missing
+from helpers import REPO, missing
+from helpers.client import RegistryServer
 
 from builder.cli.app import REGISTRY_EXTRA_MODULES
 

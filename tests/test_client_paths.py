@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from client_helpers import GIT_ENV, RegistryServer, commit, run, tree
+from helpers.client import GIT_ENV, RegistryServer, commit, run, tree
 
 SKILL = "csv-profiler"
 
@@ -130,7 +130,7 @@ def test_global_installs_stay_in_the_home_folder(server: RegistryServer, tmp_pat
 def test_the_mcp_install_tool_refuses_an_agent_folder_that_links_out(server: RegistryServer, victim: Path,
                                                                       tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from client_helpers import mcp_session
+    from helpers.client import mcp_session
 
     before = tree(victim.parent)
     project = checkout(tmp_path, {".agents/skills": "../../../victim/.config"}, {}, monkeypatch)

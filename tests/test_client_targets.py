@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from client_helpers import GIT_ENV, REPO, RegistryServer, build_site, commit, mcp_session, run, tree
+from helpers.client import GIT_ENV, REPO, RegistryServer, build_site, commit, mcp_session, run, tree
 
 PYTHON = f"python{sys.version_info.major}.{sys.version_info.minor}"
 SITE_PACKAGES = f".venv/lib/{PYTHON}/site-packages"

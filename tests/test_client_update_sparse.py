@@ -14,7 +14,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from client_helpers import Fault, RegistryServer, _Handler, build_site, commit, copy_registry, old_builder, run
+from helpers.client import Fault, RegistryServer, _Handler, build_site, commit, copy_registry, old_builder, run
 
 from builder.core.urls import INDEX_PATH, STATE_PATH, head_path, state_digest, versions_path
 from builder.publish.schemas import load_schema

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from client_helpers import RegistryServer, run
+from helpers.client import RegistryServer, run
 
 TARGET = ".claude/skills/csv-profiler"
 PLANTED = ["scripts/__pycache__/profile_csv.cpython-311.pyc", ".DS_Store", "references/.DS_Store",

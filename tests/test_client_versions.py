@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from client_helpers import (
+from helpers.client import (
     NEW_VERSION,
     REPO,
     RegistryServer,

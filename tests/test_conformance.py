@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import write_tree
+from helpers import write_tree
 from skills_ref.validator import validate as skills_ref_validate
 
 from builder.core.config import RegistryConfig

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from build_helpers import SKILLS, all_files, leftovers, make_registry, skillreg
+from helpers.build import SKILLS, all_files, leftovers, make_registry, skillreg
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from build_helpers import skillreg_command
 from click.testing import CliRunner
+from helpers.build import skillreg_command
 
 from builder.cli.app import all_commands, cli
 

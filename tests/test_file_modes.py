@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from build_helpers import make_registry
 from click.testing import CliRunner
+from helpers.build import make_registry
 
 from builder.cli.app import cli
 from builder.core.fs import write_atomic

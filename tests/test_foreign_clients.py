@@ -9,62 +9,22 @@ published there and downloads one archive, which is what the skill page tells us
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
-from client_helpers import RegistryServer
-from conftest import missing
-from site_helpers import bundled_site
+from helpers import REPO
+from helpers.client import RegistryServer
+from helpers.foreign import installed_files, skills_add
+from helpers.site import bundled_site
 
 from builder.core.urls import API_ROOT, INDEX_PATH, WELL_KNOWN_V2, detail_path, scoped_discovery_path
-
-FOREIGN = Path(__file__).resolve().parent / "foreign"
-NODE = FOREIGN / "node_modules" / ".bin" / "node"
-SKILLS_CLI = FOREIGN / "node_modules" / "skills" / "bin" / "cli.mjs"
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled registry built with its website (the client tests' ``site`` has no pages)."""
     return bundled_site(tmp_path_factory.getbasetemp())
-
-
-def foreign_command(script: Path) -> list[str]:
-    """``script`` of tests/foreign run by its pinned node; skips (fails under CI) when that is not installed."""
-    if not (NODE.exists() and script.exists()):
-        missing("tests/foreign is not installed (npm ci --prefix tests/foreign), and CI must run it",
-                "tests/foreign is not installed: npm ci --prefix tests/foreign")
-    return [str(NODE), str(script)]
-
-
-@pytest.fixture(scope="module")
-def skills_cli() -> list[str]:
-    return foreign_command(SKILLS_CLI)
-
-
-def skills_add(cli: list[str], source: str, project: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return skills_run(cli, project, "add", source, "-y", "--agent", "claude-code", "--copy", *extra)
-
-
-def skills_run(cli: list[str], project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """vercel's CLI run in ``project`` with a home folder of the test's own and no request beyond 127.0.0.1."""
-    home = project.parent / "home"
-    home.mkdir(exist_ok=True)
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-           "XDG_DATA_HOME": str(home / ".local/share"), "XDG_STATE_HOME": str(home / ".local/state"),
-           "XDG_CACHE_HOME": str(home / ".cache"),
-           # No telemetry or audit requests, and nothing of skills.sh: the test touches only 127.0.0.1.
-           "DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1", "SKILLS_API_URL": "http://127.0.0.1:9",
-           "SKILLS_DOWNLOAD_URL": "http://127.0.0.1:9", "NO_COLOR": "1"}
-    return subprocess.run([*cli, *args], cwd=project, env=env, capture_output=True, text=True, timeout=120)
-
-
-def installed_files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def zips_fetched(server: RegistryServer) -> list[str]:

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import write_tree
+from helpers import write_tree
 
 from builder.core.config import load_config
 from builder.core.frontmatter import parse_skill_md

@@ -12,11 +12,11 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
-from build_helpers import all_files, git, make_registry, skillreg
 from click.testing import CliRunner
-from conftest import write_tree
+from helpers import write_tree
+from helpers.build import all_files, git, make_registry, skillreg
+from helpers.history import commit, new_registry, skill_md, versions
 
 from builder.cli.app import cli
 from builder.core.config import load_config
@@ -26,41 +26,13 @@ from builder.publish import history as history_module
 from builder.publish import provenance as provenance_module
 from builder.publish import skill_output
 from builder.publish.build import BuildOptions, BuildResult, build
-from builder.publish.schemas import load_schema
 
 QUOTE = '"'
 SVG_SCRIPT = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
 
 
-def skill_md(name: str, version: str, extra: str = "") -> str:
-    return (f"---\nname: {name}\ndescription: Says hello in {name}; use it when a greeting is wanted.\n"
-            f"metadata:\n  version: \"{version}\"\n---\n# {name}\n\nSay hello.{extra}\n")
-
-
-def new_registry(root: Path, skills: dict[str, str]) -> Path:
-    """A git repository holding registry.yaml and ``skills`` (name -> version), one commit."""
-    write_tree(root, {"registry.yaml": "title: History test\nbase_url: https://example.invalid/r/\n"})
-    for name, version in skills.items():
-        write_tree(root / "skills" / name, {"SKILL.md": skill_md(name, version)})
-    git(root, "init", "-q", "-b", "main")
-    commit(root, "first", "2026-01-01T00:00:00Z")
-    return root
-
-
-def commit(repo: Path, message: str, date: str) -> str:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message, date=date)
-    return git(repo, "rev-parse", "HEAD").strip()
-
-
 def run_build(repo: Path, out: Path, **kwargs: Any) -> BuildResult:
     return build(load_config(repo / "registry.yaml"), out, BuildOptions(site=False, **kwargs))
-
-
-def versions(out: Path, name: str) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads((out / f"api/v1/skills/{name}/versions.json").read_text())
-    jsonschema.validate(doc, load_schema("versions"))
-    return doc
 
 
 def zip_files(out: Path, entry: dict[str, Any]) -> dict[str, tuple[bytes, int]]:

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from build_helpers import all_files, git, skillreg, skillreg_command
 from click.testing import CliRunner
-from conftest import write_tree
-from test_history import commit, new_registry, skill_md, versions
+from helpers import write_tree
+from helpers.build import all_files, git, skillreg, skillreg_command
+from helpers.history import commit, new_registry, skill_md, versions
 
 from builder.cli.app import cli
 from builder.core.bundle import zip_bytes

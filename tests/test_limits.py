@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from client_helpers import RegistryServer, build_site, commit, run
-from conftest import write_tree
+from helpers import write_tree
+from helpers.client import RegistryServer, build_site, commit, run
 
 from builder.cli.app import cli
 from builder.client.archive import UnpackLimits

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from conftest import REPO, write_tree
+from helpers import REPO, write_tree
 
 from builder.cli.app import cli
 from builder.core.config import load_config

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from client_helpers import RegistryServer, mcp_session, tree
+from helpers.client import RegistryServer, mcp_session, tree
 
 from builder.core.search import rank
 

@@ -11,8 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp_helpers import http_server
-from test_foreign_clients import FOREIGN, foreign_command
+from helpers.foreign import FOREIGN, foreign_command
+from helpers.mcp import http_server
 
 from builder.core.urls import detail_path
 

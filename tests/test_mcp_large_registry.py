@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_helpers import list_all, request, session
+from helpers.mcp import list_all, request, session
 
 from builder.core.bundle import dumps
 from builder.publish.skills_manifest import shard_documents

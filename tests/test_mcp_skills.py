@@ -19,9 +19,9 @@ from typing import Any
 
 import anyio
 import pytest
-from client_helpers import REPO, RegistryServer
+from helpers.client import REPO, RegistryServer
+from helpers.mcp import free_port, http_server, list_all, request, session, skillreg_command
 from mcp.shared.exceptions import MCPError
-from mcp_helpers import free_port, http_server, list_all, request, session, skillreg_command
 
 from builder.core.urls import SKILLS_MANIFEST_PATH, detail_path
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import write_tree
+from helpers import write_tree
 
 from builder.ops.scaffold import skills_lock
 

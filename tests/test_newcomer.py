@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from client_helpers import Fault, RegistryServer, mcp_session, run, tree
-from conftest import write_tree
-from site_helpers import bundled_site
+from helpers import write_tree
+from helpers.client import Fault, RegistryServer, mcp_session, run, tree
+from helpers.site import bundled_site
 
 from builder.cli.app import cli
 from builder.core.config import load_config

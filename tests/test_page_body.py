@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from build_helpers import make_registry
-from conftest import REPO, write_tree
-from site_helpers import Page, broken_links, internal_target, set_page_body, write_hostile_registry
+from helpers import REPO, write_tree
+from helpers.build import make_registry
+from helpers.site import Page, broken_links, internal_target, set_page_body, write_hostile_registry
 
 from builder.core.config import load_config
 from builder.core.errors import ConfigError

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from changes_helpers import git, make_repo
 from click.testing import CliRunner
-from conftest import REPO, write_tree
+from helpers import REPO, write_tree
+from helpers.changes import git, make_repo
 
 from builder.cli.app import cli
 from builder.core.config import Policy, load_config

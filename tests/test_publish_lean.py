@@ -17,10 +17,10 @@ from urllib.parse import unquote
 
 import jsonschema
 import pytest
-from build_helpers import SKILLS, all_files, git, make_registry
 from click.testing import CliRunner
-from client_helpers import RegistryServer, mcp_session, old_builder, run, tree
-from conftest import REPO, write_tree
+from helpers import REPO, write_tree
+from helpers.build import SKILLS, all_files, git, make_registry
+from helpers.client import RegistryServer, mcp_session, old_builder, run, tree
 
 from builder.cli.app import cli
 from builder.core.bundle import dumps

@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from helpers import REPO
 
 pytestmark = pytest.mark.slow  # the README's quickstart, run as written
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import REPO
+from helpers import REPO
 
 from builder.cli.app import all_commands
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from click.testing import CliRunner
-from conftest import REPO
+from helpers import REPO
 
 from builder.cli.app import cli
 from builder.core.diagnostics import RULES

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO, missing
+from helpers import REPO, missing
 
 from builder.client.search import ShardedSearch
 from builder.core.search import SHARDS_INDEX_PATH, rank

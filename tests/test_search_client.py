@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import RegistryServer, old_builder, run
+from helpers.client import RegistryServer, old_builder, run
 
 from builder.core.bundle import dumps
 from builder.core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, SHARDS_ROOT, rank
@@ -396,7 +396,7 @@ def test_a_truncated_result_says_how_many_matched_and_how_to_see_them(server: Re
                                                     "it")])
 def test_past_fifty_matches_the_note_says_how_to_narrow_the_search(limit: str, note: str, site: Path,
                                                                    project: Path) -> None:
-    from client_helpers import search_overrides
+    from helpers.client import search_overrides
 
     def sixty_more(rows: list[list]) -> None:
         rows += [[f"zz-copy-{i:02}", "A copy to make the registry larger.", "", [], ""] for i in range(60)]

@@ -16,8 +16,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from build_helpers import make_registry
-from conftest import REPO
+from helpers import REPO
+from helpers.build import make_registry
 
 pytestmark = pytest.mark.slow
 

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from client_helpers import RegistryServer, run, source_files, tree
-from test_foreign_clients import NODE, installed_files, skills_add, skills_cli, skills_run
+from helpers.client import RegistryServer, run, source_files, tree
+from helpers.foreign import NODE, installed_files, skills_add, skills_run
 
 from builder.client.folder_hash import collated, folder_hash
 from builder.publish.schemas import load_schema
 
-__all__ = ["skills_cli"]  # the fixture, used by name
 CSV, ADR = "csv-profiler", "adr-writer"
 
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
-from site_helpers import broken_links, bundled_site, hostile_site, read_page
+from helpers import REPO
+from helpers.site import broken_links, bundled_site, hostile_site, read_page
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions
@@ -340,7 +340,7 @@ def test_permissions_say_in_one_line_that_a_skill_ships_no_scripts(bundled: Path
 
 
 def test_a_skill_with_no_scripts_or_tools_gets_the_one_line(tmp_path: Path) -> None:
-    from conftest import write_tree
+    from helpers import write_tree
 
     from builder.core.config import load_config
     from builder.publish.build import build

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO
-from site_helpers import QuietHandler, bundled_site, hostile_site, serve, set_page_body, write_hostile_registry
+from helpers import REPO
+from helpers.site import QuietHandler, bundled_site, hostile_site, serve, set_page_body, write_hostile_registry
 
 from builder.core.search import rank
 from builder.publish.build import BuildOptions
@@ -342,7 +342,7 @@ def test_a_skill_with_scripted_files_is_refused_and_nothing_of_it_runs(
         driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 11, item 4: raw files are served from the registry's origin, so the build must not publish these."""
     from click.testing import CliRunner
-    from conftest import write_tree
+    from helpers import write_tree
 
     from builder.cli.app import cli
 
@@ -427,7 +427,7 @@ PROTOTYPE_SKILLS = {
 
 def _prototype_site(base: Path) -> Path:
     """A registry whose skills are named, tagged and described with Object.prototype's keys, built once."""
-    from conftest import write_tree
+    from helpers import write_tree
 
     from builder.core.config import load_config
     from builder.publish.build import build

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from build_helpers import make_registry
-from conftest import write_tree
-from site_helpers import bundled_site
+from helpers import write_tree
+from helpers.build import make_registry
+from helpers.site import bundled_site
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build

@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from build_helpers import make_registry
-from conftest import REPO
+from helpers import REPO
+from helpers.build import make_registry
 
 from builder.core.config import load_config
 from builder.publish.build import build
@@ -110,7 +110,7 @@ def test_a_rebuild_with_nothing_changed_writes_no_page(tmp_path: Path) -> None:
 
 
 def test_long_listings_are_paginated_with_stable_links_between_pages(tmp_path: Path, small_pages: None) -> None:
-    from site_helpers import broken_links, read_page
+    from helpers.site import broken_links, read_page
 
     registry = make_registry(tmp_path / "repo", NAMES)
     out = tmp_path / "out"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import grows_linearly
+from helpers.timing import grows_linearly
 
 from builder.core.markdown import links
 from builder.site.render import BodyRenderer

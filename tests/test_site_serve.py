@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from build_helpers import all_files
 from click.testing import CliRunner
-from conftest import write_tree
+from helpers import write_tree
+from helpers.build import all_files
 
 from builder.cli.app import cli
 from builder.core.config import load_config

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from build_helpers import SKILLS, all_files, make_registry
+from helpers.build import SKILLS, all_files, make_registry
 
 from builder.core.config import load_config
 from builder.core.model import sha256_hex

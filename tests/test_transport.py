@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from client_helpers import Fault, RegistryServer, _Handler
+from helpers.client import Fault, RegistryServer, _Handler
 
 from builder.client.registry import NotFound, Registry, Unreachable
 from builder.client.trust import _remember_unsigned, store_folder

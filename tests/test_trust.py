@@ -11,59 +11,19 @@ import stat
 from pathlib import Path
 
 import pytest
-from client_helpers import RegistryServer, commit, copy_registry, edit_csv_profiler, run, tree
-from conftest import LONG_LIVED
+from helpers.client import RegistryServer, commit, run, tree
+from helpers.trust import SKILL, copy_tree, signed_build, signed_builds
 from securesystemslib.signer import CryptoSigner
 from tuf.api.metadata import Metadata, Root
 from tuf.api.serialization.json import JSONSerializer
 
 from builder.core.config import load_config
-from builder.publish.build import BuildOptions, build
 from builder.signing.metadata import TUF_DIR, refresh_timestamp, sign_output
-
-SKILL = "adr-writer"
-
-
-def _signed_build(registry: Path, out: Path, keys: Path) -> Path:
-    build(load_config(registry / "registry.yaml"), out, BuildOptions(keep_going=True, site=False, sign=keys))
-    return out
 
 
 @pytest.fixture(scope="module")
 def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return signed_builds(tmp_path_factory.mktemp("signed"))
-
-
-def signing_registry(base: Path, trust: str) -> tuple[Path, Path]:
-    """The bundled registry as a git repository in ``base`` with ``trust`` (lines of registry.yaml's `trust:`
-    section), keys made by `skillreg trust init` and the first root committed: (registry, keys)."""
-    registry = copy_registry(base / "registry")
-    with open(registry / "registry.yaml", "a", encoding="utf-8") as fh:
-        fh.write(f"trust:\n{trust}{LONG_LIVED}")
-    keys = base / "keys"
-    cwd = Path.cwd()
-    os.chdir(registry)
-    try:
-        result = run("trust", "init", str(keys))
-    finally:
-        os.chdir(cwd)
-    assert result.exit_code == 0, result.output
-    commit(registry, "trust: first root")
-    return registry, keys
-
-
-def signed_builds(base: Path) -> dict[str, Path]:
-    """Two signed builds of the bundled registry (v2 changes csv-profiler), with the keys that signed them."""
-    registry, keys = signing_registry(base, "  bins: 16\n")
-    v1 = _copy(_signed_build(registry, base / "site", keys), base / "site-v1")
-    edit_csv_profiler(registry)
-    v2 = _signed_build(registry, base / "site", keys)  # a rebuild of the same output
-    return {"registry": registry, "keys": keys, "v1": v1, "v2": v2, "base": base}
-
-
-def _copy(site: Path, dest: Path) -> Path:
-    shutil.copytree(site, dest)
-    return dest
 
 
 def _install(url: str, project: Path, *args: str) -> tuple[int, str]:
@@ -124,7 +84,7 @@ def test_a_rebuild_keeps_the_bytes_of_unchanged_metadata(signed: dict[str, Path]
 
 def test_signing_again_changes_only_the_timestamp(signed: dict[str, Path], tmp_path: Path) -> None:
     config = load_config(signed["registry"] / "registry.yaml")
-    site = _copy(signed["v2"], tmp_path / "site")
+    site = copy_tree(signed["v2"], tmp_path / "site")
     before = tree(site)
     sign_output(config, site, signed["keys"])
     after = tree(site)
@@ -138,7 +98,7 @@ def test_cold_signing_of_one_commit_is_byte_identical_but_for_the_timestamp(sign
     config = load_config(signed["registry"] / "registry.yaml")
     made = []
     for attempt in ("a", "b"):
-        site = _copy(signed["v2"], tmp_path / attempt)
+        site = copy_tree(signed["v2"], tmp_path / attempt)
         shutil.rmtree(site / TUF_DIR)
         sign_output(config, site, signed["keys"], previous_dir=tmp_path / "none")
         made.append({k: v for k, v in tree(site).items() if not k.endswith("timestamp.json")})
@@ -183,7 +143,7 @@ def _rewrite_zip_everywhere(site: Path) -> None:
 
 
 def test_a_replaced_zip_with_every_document_rewritten_is_refused(signed: dict[str, Path], tmp_path: Path) -> None:
-    site = _copy(signed["v1"], tmp_path / "site")
+    site = copy_tree(signed["v1"], tmp_path / "site")
     _rewrite_zip_everywhere(site)
     project = tmp_path / "p"
     project.mkdir()
@@ -195,7 +155,7 @@ def test_a_replaced_zip_with_every_document_rewritten_is_refused(signed: dict[st
 
 def test_a_digests_json_served_longer_than_its_signed_length_is_refused_as_tampered(signed: dict[str, Path],
                                                                                      tmp_path: Path) -> None:
-    site = _copy(signed["v1"], tmp_path / "site")
+    site = copy_tree(signed["v1"], tmp_path / "site")
     digests = site / f"api/v1/skills/{SKILL}/digests.json"
     digests.write_bytes(digests.read_bytes() + b" " * 64)  # the same JSON, longer than the signed length
     project = tmp_path / "p"
@@ -218,7 +178,7 @@ def test_an_older_signed_build_after_a_newer_one_is_refused(signed: dict[str, Pa
 
 
 def test_expired_metadata_is_refused_with_its_date(signed: dict[str, Path], tmp_path: Path) -> None:
-    site = _copy(signed["v2"], tmp_path / "site")
+    site = copy_tree(signed["v2"], tmp_path / "site")
     past = dt.datetime.now(dt.UTC) - dt.timedelta(days=30)
     refresh_timestamp(load_config(signed["registry"] / "registry.yaml"), site, signed["keys"], now=past)
     expires = json.loads((site / TUF_DIR / "timestamp.json").read_text())["signed"]["expires"]
@@ -231,7 +191,7 @@ def test_expired_metadata_is_refused_with_its_date(signed: dict[str, Path], tmp_
 
 
 def test_signed_metadata_removed_is_a_refused_downgrade(signed: dict[str, Path], tmp_path: Path) -> None:
-    unsigned = _copy(signed["v2"], tmp_path / "site")
+    unsigned = copy_tree(signed["v2"], tmp_path / "site")
     shutil.rmtree(unsigned / TUF_DIR)
     project = tmp_path / "p"
     with RegistryServer(signed["v2"]) as server:
@@ -244,7 +204,7 @@ def test_signed_metadata_removed_is_a_refused_downgrade(signed: dict[str, Path],
 
 
 def test_a_root_signed_by_an_unknown_key_is_refused(signed: dict[str, Path], tmp_path: Path) -> None:
-    site = _copy(signed["v2"], tmp_path / "site")
+    site = copy_tree(signed["v2"], tmp_path / "site")
     project = tmp_path / "p"
     with RegistryServer(site) as server:
         code, output = _install(server.url, project, "info", SKILL)
@@ -266,7 +226,7 @@ def test_a_root_signed_by_an_unknown_key_is_refused(signed: dict[str, Path], tmp
 def test_a_bin_of_another_skill_swapped_in_is_refused(signed: dict[str, Path], tmp_path: Path) -> None:
     from tuf.api.metadata import SuccinctRoles
 
-    site = _copy(signed["v2"], tmp_path / "site")
+    site = copy_tree(signed["v2"], tmp_path / "site")
     succinct = SuccinctRoles([], 1, 4, "bins")
     ours = succinct.get_role_for_target(f"api/v1/skills/{SKILL}/digests.json")
     snapshot_version = json.loads((site / TUF_DIR / "timestamp.json").read_text())["signed"]["meta"][
@@ -288,9 +248,9 @@ def test_a_bin_of_another_skill_swapped_in_is_refused(signed: dict[str, Path], t
 @pytest.mark.parametrize("role", ["timestamp", "root"])
 def test_a_rotated_key_is_followed_by_a_client_that_trusted_the_old_root(signed: dict[str, Path], tmp_path: Path,
                                                                          role: str) -> None:
-    registry = _copy(signed["registry"], tmp_path / "registry")
-    keys = _copy(signed["keys"], tmp_path / "keys")
-    old = _signed_build(registry, tmp_path / "old", keys)
+    registry = copy_tree(signed["registry"], tmp_path / "registry")
+    keys = copy_tree(signed["keys"], tmp_path / "keys")
+    old = signed_build(registry, tmp_path / "old", keys)
     project = tmp_path / "p"
     with RegistryServer(old) as server:
         code, output = _install(server.url, project, "info", SKILL)
@@ -303,7 +263,7 @@ def test_a_rotated_key_is_followed_by_a_client_that_trusted_the_old_root(signed:
             os.chdir(cwd)
         assert result.exit_code == 0, result.output
         commit(registry, f"trust: rotate the {role} key")
-        server.state.root = _signed_build(registry, tmp_path / "new", keys)
+        server.state.root = signed_build(registry, tmp_path / "new", keys)
         code, output = _install(server.url, project, "install", SKILL)
     assert code == 0, output
     assert "trusting the signing keys" not in output  # the old root was followed, not trusted again
@@ -327,7 +287,7 @@ def test_the_lock_records_the_root_and_a_fresh_clone_verifies_against_it(signed:
         assert code == 0, output
         assert "trusting the signing keys" not in output
         assert (project / ".claude/skills" / SKILL / "SKILL.md").is_file()
-        unsigned = _copy(signed["v2"], tmp_path / "unsigned")
+        unsigned = copy_tree(signed["v2"], tmp_path / "unsigned")
         shutil.rmtree(unsigned / TUF_DIR)
         server.state.root = unsigned
         shutil.rmtree(project / ".claude")
@@ -339,7 +299,7 @@ def test_the_lock_records_the_root_and_a_fresh_clone_verifies_against_it(signed:
 
 def test_search_reads_a_signed_registry_and_refuses_a_rewritten_search_manifest(signed: dict[str, Path],
                                                                                 tmp_path: Path) -> None:
-    site = _copy(signed["v2"], tmp_path / "site")
+    site = copy_tree(signed["v2"], tmp_path / "site")
     with RegistryServer(site) as server:
         code, output = _install(server.url, tmp_path / "p", "search", "csv")
         assert code == 0, output
@@ -353,7 +313,7 @@ def test_search_reads_a_signed_registry_and_refuses_a_rewritten_search_manifest(
 
 def test_check_deploy_warns_when_the_live_timestamp_expires_within_two_days(signed: dict[str, Path],
                                                                            tmp_path: Path) -> None:
-    site = _copy(signed["v2"], tmp_path / "site")
+    site = copy_tree(signed["v2"], tmp_path / "site")
     commit_sha = json.loads((site / "api/v1/index.json").read_text())["source"]["commit"]
     with RegistryServer(site) as server:
         fresh = run("check-deploy", server.url, "--commit", commit_sha, "--timeout", "0")
@@ -367,9 +327,9 @@ def test_check_deploy_warns_when_the_live_timestamp_expires_within_two_days(sign
 
 def test_the_mcp_server_verifies_a_signed_registry(signed: dict[str, Path], tmp_path: Path) -> None:
     import anyio
-    from client_helpers import mcp_session
+    from helpers.client import mcp_session
 
-    site = _copy(signed["v2"], tmp_path / "site")
+    site = copy_tree(signed["v2"], tmp_path / "site")
     project = tmp_path / "project"
     project.mkdir()
     with RegistryServer(site) as server:
@@ -385,14 +345,14 @@ def test_the_mcp_server_verifies_a_signed_registry(signed: dict[str, Path], tmp_
 def test_a_cold_build_given_the_last_published_metadata_keeps_unchanged_bins(signed: dict[str, Path], tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """As pages.yml builds: from scratch, with the live site's api/v1/tuf/ restored outside the work tree."""
-    restored = _copy(signed["v1"] / TUF_DIR, tmp_path / "restored")
+    restored = copy_tree(signed["v1"] / TUF_DIR, tmp_path / "restored")
     tampered = next(p for p in sorted(restored.iterdir()) if ".bins-" in p.name)
     doc = json.loads(tampered.read_text())
     doc["signatures"][0]["sig"] = "00" * 64
     tampered.write_text(json.dumps(doc))  # a bad copy is never published: that bin is signed again
     monkeypatch.setenv("SKILLREG_TRUST_PREVIOUS", str(restored))
     monkeypatch.setenv("SKILLREG_STATE_DIR", str(tmp_path / "ci-state"))
-    cold = _signed_build(signed["registry"], tmp_path / "cold", signed["keys"])
+    cold = signed_build(signed["registry"], tmp_path / "cold", signed["keys"])
     v1 = {p.name: p.read_bytes() for p in (signed["v1"] / TUF_DIR).iterdir()}
     made = {p.name: p.read_bytes() for p in (cold / TUF_DIR).iterdir()}
     kept = {n for n in made if ".bins-" in n and made[n] == v1.get(n)}

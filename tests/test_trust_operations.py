@@ -12,9 +12,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from client_helpers import RegistryServer, run, tree
-from conftest import missing
-from test_trust import SKILL, _copy, _signed_build, signed_builds
+from helpers import missing
+from helpers.client import RegistryServer, run, tree
+from helpers.trust import SKILL, copy_tree, signed_build, signed_builds
 
 from builder.signing.metadata import TUF_DIR
 
@@ -41,7 +41,7 @@ def _fetch(signed: dict[str, Path], url: str, folder: Path) -> tuple[int, str]:
 def _cold_build(signed: dict[str, Path], tmp_path: Path, previous: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SKILLREG_TRUST_PREVIOUS", str(previous))
     monkeypatch.setenv("SKILLREG_STATE_DIR", str(tmp_path / "ci-state"))  # a fresh runner: no kept copy
-    return _signed_build(signed["registry"], tmp_path / "cold", signed["keys"])
+    return signed_build(signed["registry"], tmp_path / "cold", signed["keys"])
 
 
 def _metadata(folder: Path) -> dict[str, bytes]:
@@ -96,7 +96,7 @@ def test_fetch_previous_of_an_unreachable_site_warns(signed: dict[str, Path], tm
 
 
 def test_fetch_previous_keeps_nothing_of_a_forged_timestamp(signed: dict[str, Path], tmp_path: Path) -> None:
-    site = _copy(signed["v1"], tmp_path / "site")
+    site = copy_tree(signed["v1"], tmp_path / "site")
     stamp = json.loads((site / TUF_DIR / "timestamp.json").read_text())
     stamp["signed"]["version"] += 1  # the signature no longer covers what it says
     (site / TUF_DIR / "timestamp.json").write_text(json.dumps(stamp))
@@ -112,7 +112,7 @@ def test_fetch_previous_keeps_nothing_of_a_forged_timestamp(signed: dict[str, Pa
 
 def test_fetch_previous_leaves_out_a_tampered_bin_which_is_signed_again(
         signed: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    site = _copy(signed["v1"], tmp_path / "site")
+    site = copy_tree(signed["v1"], tmp_path / "site")
     tampered = next(p for p in sorted((site / TUF_DIR).iterdir()) if ".bins-" in p.name)
     doc = json.loads(tampered.read_text())
     doc["signatures"][0]["sig"] = "00" * 64
@@ -185,7 +185,7 @@ def test_offline_expired_trusted_metadata_is_refused_and_nothing_changes(signed:
     from builder.signing.metadata import refresh_timestamp
 
     url = _online_then_stopped(signed["v2"], tmp_path / "p")
-    later = _copy(signed["v2"], tmp_path / "later")  # the registry's next timestamp, valid once and expired now
+    later = copy_tree(signed["v2"], tmp_path / "later")  # the registry's next timestamp, valid once and expired now
     refresh_timestamp(load_config(signed["registry"] / "registry.yaml"), later, signed["keys"],
                       now=dt.datetime.now(dt.UTC) - dt.timedelta(days=30))
     store = store_folder(url)
@@ -223,7 +223,7 @@ def test_an_outage_halfway_through_a_refresh_leaves_the_verified_metadata_usable
     """The registry moves on to its next signed build and fails after the timestamp, which python-tuf has saved
     by then: the client works offline from what it verified before, with one warning, and the trust store is as it
     was; once the registry answers again the next command verifies the new build."""
-    from client_helpers import Fault
+    from helpers.client import Fault
 
     from builder.client.trust import store_folder
 
@@ -256,17 +256,17 @@ def test_a_pinned_later_root_is_recorded_so_a_teammate_verifies_against_the_same
         signed: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
 
-    from client_helpers import commit
+    from helpers.client import commit
 
     from builder.client.trust import TRUST_ROOT_ENV
 
-    registry = _copy(signed["registry"], tmp_path / "registry")
-    keys = _copy(signed["keys"], tmp_path / "keys")
+    registry = copy_tree(signed["registry"], tmp_path / "registry")
+    keys = copy_tree(signed["keys"], tmp_path / "keys")
     for _ in range(2):  # root v3: the first root's key is long retired
         code, output = _in(registry, "trust", "rotate", "root", "--keys", str(keys))
         assert code == 0, output
         commit(registry, "trust: rotate the root key")
-    site = _signed_build(registry, tmp_path / "site", keys)
+    site = signed_build(registry, tmp_path / "site", keys)
     pinned = registry / "trust/3.root.json"
     assert (site / TUF_DIR / "3.root.json").read_bytes() == pinned.read_bytes()
     project = tmp_path / "p"
@@ -324,7 +324,7 @@ def test_with_the_clock_moved_past_expiry_the_client_refuses_the_registry(signed
     days) the same registry, served unchanged, is refused as expired, and nothing on disk changes."""
     import subprocess
 
-    from client_helpers import SKILLREG
+    from helpers.client import SKILLREG
 
     faketime = _faketime()
     project = tmp_path / "p"
@@ -350,7 +350,7 @@ def test_with_the_clock_moved_past_expiry_the_client_refuses_the_registry(signed
 # --- refreshing the timestamp ------------------------------------------------------------------------------------
 
 def test_trust_refresh_signs_a_later_timestamp_and_nothing_else(signed: dict[str, Path], tmp_path: Path) -> None:
-    site = _copy(signed["v2"], tmp_path / "site")
+    site = copy_tree(signed["v2"], tmp_path / "site")
     before = _metadata(site / TUF_DIR)
     code, output = _in(signed["registry"], "trust", "refresh", "--sign", str(signed["keys"]), "--out", str(site))
     assert code == 0, output
@@ -367,9 +367,9 @@ def test_signing_warns_when_a_file_only_a_new_commit_renews_expires_within_30_da
     import datetime as dt
     import subprocess
 
-    from client_helpers import commit
-    from conftest import LONG_LIVED
-    from test_trust import signing_registry
+    from helpers import LONG_LIVED
+    from helpers.client import commit
+    from helpers.trust import signing_registry
 
     registry, keys = signing_registry(tmp_path, "")
     committed = int(subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=registry, check=True,

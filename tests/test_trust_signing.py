@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_helpers import GIT_ENV, RegistryServer, commit, edit_csv_profiler
-from conftest import LONG_LIVED
-from test_trust import signing_registry
+from helpers import LONG_LIVED
+from helpers.client import GIT_ENV, RegistryServer, commit, edit_csv_profiler
+from helpers.trust import signing_registry
 from tuf.api.metadata import Metadata, TargetFile, Targets
 from tuf.ngclient import Updater, UpdaterConfig
 

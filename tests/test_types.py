@@ -6,7 +6,7 @@ import subprocess
 import sys
 import tomllib
 
-from conftest import REPO
+from helpers import REPO
 
 
 def test_mypy_is_configured_strict() -> None:

@@ -21,10 +21,10 @@ from urllib.parse import unquote, urlsplit
 
 import boto3
 import pytest
-from build_helpers import make_registry
 from click.testing import CliRunner
-from client_helpers import commit, edit_csv_profiler, run
-from conftest import LONG_LIVED
+from helpers import LONG_LIVED
+from helpers.build import make_registry
+from helpers.client import commit, edit_csv_profiler, run
 from moto.server import ThreadedMotoServer
 
 from builder.cli.app import cli

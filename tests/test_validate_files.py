@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import write_tree
+from helpers import write_tree
 
 from builder.core.config import RegistryConfig, load_config
 from builder.core.loader import load_skill, path_problems

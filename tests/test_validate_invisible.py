@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_tree
+from helpers import write_tree
 
 from builder.cli.app import cli
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import grows_linearly, write_tree
+from helpers import REPO, write_tree
+from helpers.timing import grows_linearly
 
 from builder.cli.app import cli
 from builder.core.config import Limits, load_config
@@ -190,7 +191,7 @@ def test_unterminated_html_in_the_body_validates_in_linear_time(tmp_path: Path) 
         resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
 
     child = subprocess.run([sys.executable, "-c", _TIMED, str(tmp_path)], capture_output=True, text=True,
-                           preexec_fn=limit_cpu, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+                           preexec_fn=limit_cpu, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert child.returncode == 0, child.stderr
     times = json.loads(child.stdout)
     assert sorted(times) == sorted(names.values())

@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from conftest import REPO, write_tree
+from helpers import REPO, write_tree
 from selectolax.lexbor import LexborHTMLParser
 
 from builder.core.config import load_config

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import write_tree
+from helpers import write_tree
 
 from builder.core.config import RegistryConfig, load_config
 from builder.core.errors import UsageError

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import REPO, write_tree
+from helpers import REPO, write_tree
 
 from builder.cli.app import cli
 from builder.core.config import RegistryConfig, load_config

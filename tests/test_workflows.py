@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 import yaml
-from changes_helpers import digest_of, git, make_repo
 from click.testing import CliRunner
-from conftest import LONG_LIVED, REPO, write_tree
+from helpers import LONG_LIVED, REPO, write_tree
+from helpers.changes import digest_of, git, make_repo
 
 from builder.cli.app import cli
 from builder.core.bundle import zip_bytes

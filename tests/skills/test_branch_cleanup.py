@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from script_helpers import git_env, run_script
+from helpers.scripts import git_env, run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "branch-cleanup" / "scripts" / "stale_branches.sh"
 NOW = "1717977600"  # 2024-06-10T00:00:00Z

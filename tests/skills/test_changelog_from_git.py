@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from script_helpers import git_env as isolated_git_env, run_script
+from helpers.scripts import git_env as isolated_git_env, run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "changelog-from-git" / "scripts" / "build_changelog.py"
 

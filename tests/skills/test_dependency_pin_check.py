@@ -5,7 +5,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from script_helpers import run_script
+from helpers.scripts import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "dependency-pin-check" / "scripts" / "check_pins.py"
 HASH = "58cd2187c01e70e6e26505bca751777aa9f2ee0b7f4300988b709f44e013003f"

@@ -5,7 +5,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from script_helpers import run_script
+from helpers.scripts import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "json-schema-check" / "scripts" / "check_json_schema.py"
 

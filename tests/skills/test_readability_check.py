@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from script_helpers import run_script
+from helpers.scripts import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "readability-check" / "scripts" / "readability.py"
 

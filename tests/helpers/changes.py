@@ -7,10 +7,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from conftest import REPO
-
 from builder.core.config import load_config
 from builder.core.loader import load_skill
+from helpers import REPO
 
 SKILLS = ["csv-profiler", "secret-scanner", "log-summarizer", "changelog-from-git"]
 

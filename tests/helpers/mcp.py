@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-from client_helpers import SKILLREG, wait_for
+from helpers.client import SKILLREG, wait_for
 
 
 def skillreg_command() -> str:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import REPO
+from helpers import REPO
 
 SKILLS = ["csv-profiler", "secret-scanner", "changelog-from-git"]
 SKILLREG = Path(sys.executable).parent / "skillreg"

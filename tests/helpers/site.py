@@ -13,10 +13,9 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from conftest import REPO, write_tree
-
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build
+from helpers import REPO, write_tree
 
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "poster"}
 

@@ -29,8 +29,8 @@ from click.testing import CliRunner, Result
 from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build
+from helpers import REPO, missing
 
-REPO = Path(__file__).resolve().parent.parent
 SKILLREG = Path(sys.executable).parent / "skillreg"
 GIT_ENV = {"GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.com",
            "GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "author@example.com",
@@ -349,10 +349,7 @@ async def mcp_session(url: str, project: Path,
 def old_builder(tmp_path: Path, commit: str) -> Path:
     """The builder package as it was at ``commit``, out of this repository's history: a client already released.
     A shallow clone lacks it: the test skips, except in CI, which must fetch the whole history."""
-    from conftest import missing
-
-    repo = Path(__file__).resolve().parent.parent
-    found = subprocess.run(["git", "-C", str(repo), "archive", commit, "builder"], capture_output=True)
+    found = subprocess.run(["git", "-C", str(REPO), "archive", commit, "builder"], capture_output=True)
     if found.returncode != 0:
         missing(f"commit {commit[:12]} is not in this checkout; CI must fetch the whole history",
                 f"commit {commit[:12]} is not in this checkout (a shallow clone)")
