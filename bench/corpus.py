@@ -300,7 +300,7 @@ def _asset(rng: random.Random) -> tuple[str, bytes, bool]:
 # public registry, 8.2 KB and 2.0 files per skill on average (median 6.2 KB, 99th percentile 36 KB), SKILL.md
 # median 5.6 KB; over 2,918 public SKILL.md files, median 166 lines, 3.2 link constructs and 7.2 fenced code
 # blocks per file on average, nearly every file with at least one link. ``measure_shape`` reads these figures
-# back from a corpus, and tests/test_bench.py holds the generator to them.
+# back from a corpus, and tests/project/test_bench.py holds the generator to them.
 
 KB = 1024
 REAL_TARGET = {"mean_skill_kb": 8.2, "median_skill_kb": 6.2, "p99_skill_kb": 36.0, "mean_files": 2.0,

@@ -7,7 +7,7 @@ state folder, then rebuilds after one changed skill. Sizes are counted as ``uplo
 every path's size, hard links counted per path. Search transfer is what the search page fetches for the first
 results of a query, gzip-compressed as Pages serves it, library (``assets/search.js``) included: the whole
 ``search-index.json`` for a build without the sharded index, else the files ``ShardedSearch`` reads (the same
-files search.js reads; tests/test_search.py holds the two to one ranking). The CLI figures come from this
+files search.js reads; tests/core/test_search.py holds the two to one ranking). The CLI figures come from this
 checkout's client against each output served on 127.0.0.1 with ETags, as GitHub Pages serves it: its search,
 and ``skillreg update`` of five installed skills before the rebuild (nothing changed) and after it (another
 skill changed). What an extra version costs is measured on a git repository of 200 of the corpus's skills,

@@ -100,7 +100,7 @@ def _forget_fetchers() -> None:
 
 class ShardedSearch:
     """Queries over the sharded index, fetching only the files a query needs through ``fetch``, each once per
-    instance. Ranks exactly as ``rank`` over the whole index (tests/test_search.py).
+    instance. Ranks exactly as ``rank`` over the whole index (tests/core/test_search.py).
 
     ``fetch(path, sha256)`` returns the file's JSON object, refusing bytes whose SHA-256 is not ``sha256``: from
     a version-3 index the full digest the manifest (or the prefix file or facet index naming the file) gives, from

@@ -233,7 +233,7 @@ def update_search_files(names: Sequence[str], row_at: Callable[[int], Sequence[A
     order, from the files the previous build published (``read``: path -> bytes): the files that are new, with
     ``SHARDS_INDEX_PATH`` always among them, and the paths no longer named. Every row's postings, points and
     facets depend on that row only, so only the files holding a changed row's tokens, chunk or facets are made
-    again; each is what ``search_files`` would make (tests/test_search_update.py). None when it cannot be
+    again; each is what ``search_files`` would make (tests/publish/test_search_update.py). None when it cannot be
     applied (other names, a missing or altered file): the caller then makes the index whole."""
     try:
         return _update(names, row_at, changes, read)

@@ -1,4 +1,4 @@
-"""What a skill page may weigh, and how its bytes split: the budget tests/test_site_budget.py holds on a real build
+"""What a skill page may weigh, and how its bytes split: the budget tests/site/test_site_budget.py holds on a real build
 and ``python -m bench --scale N`` reports.
 
 A page is the theme's chrome (everything outside ``<article>``: head, header tabs, footer, the theme's config and

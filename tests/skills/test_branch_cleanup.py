@@ -5,7 +5,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from helpers.scripts import git_env, run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "branch-cleanup" / "scripts" / "stale_branches.sh"

@@ -6,8 +6,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from helpers.scripts import git_env as isolated_git_env, run_script
+from helpers.scripts import git_env as isolated_git_env
+from helpers.scripts import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "changelog-from-git" / "scripts" / "build_changelog.py"
 

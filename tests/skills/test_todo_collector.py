@@ -5,7 +5,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from helpers.scripts import git_env as isolated_git_env, run_script
+from helpers.scripts import git_env as isolated_git_env
+from helpers.scripts import run_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "skills" / "todo-collector" / "scripts" / "collect_todos.py"
 

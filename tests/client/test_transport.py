@@ -61,7 +61,7 @@ def server(site: Path) -> Iterator[RegistryServer]:
         running.httpd.drop_after = set()  # type: ignore[attr-defined]
         running.httpd.hang_up = set()  # type: ignore[attr-defined]
         # These tests follow each request over the connections; the client's hourly probe for signed metadata
-        # (tests/test_trust.py) would be one more, so the registry is one it already knows to be unsigned.
+        # (tests/signing/test_trust.py) would be one more, so the registry is one it already knows to be unsigned.
         _remember_unsigned(store_folder(Registry(running.url).url))
         yield running
 

@@ -306,7 +306,7 @@ def test_the_copy_button_never_covers_the_install_command(driver, site: str, wid
 
 
 
-ACTIVE = REPO / "tests" / "fixtures" / "active-content" / "active-content"
+ACTIVE = REPO / "tests" / "validate" / "fixtures" / "active-content" / "active-content"
 # Each scripted file, and what a visitor does to it; the payloads all set window.__pwned.
 SCRIPTED = {"assets/evil.html": None, "assets/evil.svg": None, "assets/onload.svg": None,
             "assets/link.svg": "a", "assets/page.xhtml": None, "assets/feed.xml": None}

@@ -29,7 +29,7 @@ if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part 
 
 from bench.corpus import generate  # noqa: E402
 
-FIXTURES = REPO / "tests" / "fixtures"
+FIXTURES = REPO / "tests" / "validate" / "fixtures"
 FRONTMATTER = "---\nname: {name}\ndescription: Checks links. Use when testing skillreg validate.\n---\n"
 
 

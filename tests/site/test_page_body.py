@@ -1,6 +1,6 @@
 """registry.yaml's ``publish.page_body: fetched``: a skill page loads its rendered SKILL.md from a compressed file
 beside it instead of holding it, and what the browser ends up showing is byte for byte what an inline page holds.
-(The browser half is in tests/test_site_browser.py.)"""
+(The browser half is in tests/site/test_site_browser.py.)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Every committed broken skill under tests/fixtures/ produces exactly the findings its expected.yaml lists.
+"""Every committed broken skill under tests/validate/fixtures/ produces exactly the findings its expected.yaml lists.
 
-The layout is described in tests/fixtures/README.md. Each case is validated from inside its own folder, so the
+The layout is described in tests/validate/fixtures/README.md. Each case is validated from inside its own folder, so the
 file paths in findings and messages are short and do not depend on where pytest was started.
 """
 
@@ -52,10 +52,10 @@ def test_every_fixture_folder_is_a_case_with_findings_of_known_rules() -> None:
 
 
 def test_every_rule_that_fits_in_a_committed_file_has_a_fixture() -> None:
-    """Rules about things git cannot hold are covered by tests/test_validate_files.py instead."""
+    """Rules about things git cannot hold are covered by tests/validate/test_validate_files.py instead."""
     made_in_tmp_path = {"SK501", "SK502", "SK503", "SK504", "SK505", "SK506", "SK510", "SK512", "SK513",
                         "SK514", "SK515", "SK516",  # names that would break a checkout on Windows or macOS
-                        "SK306"}  # needs git history: tests/test_policy.py
+                        "SK306"}  # needs git history: tests/validate/test_policy.py
     covered = {item["code"] for case in CASES for item in load_case(case)["findings"]}
     assert set(RULES) - made_in_tmp_path - covered == set()
 

@@ -25,7 +25,7 @@ from builder.core.loader import display_path, find_skill_folders
 from builder.validate.checks import _CHUNK, _LAST_CHUNK, ValidationRun, _chunks, check_registry, validate_folder
 from builder.validate.report import origin
 
-FIXTURES = REPO / "tests" / "fixtures"
+FIXTURES = REPO / "tests" / "validate" / "fixtures"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "expected.yaml").is_file())
 
 

@@ -15,7 +15,7 @@ from builder.cli.app import cli
 from builder.core.diagnostics import RULES
 from builder.publish.schemas import load_schema
 
-FIXTURES = REPO / "tests" / "fixtures"
+FIXTURES = REPO / "tests" / "validate" / "fixtures"
 SCHEMA = load_schema("validate")
 
 REGISTRY_YAML = """\

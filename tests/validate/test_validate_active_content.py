@@ -1,7 +1,7 @@
 """SK517: a skill file a browser would open as a page that runs script on the registry's site (issue 11, item 4).
 
 Each case is parsed as the host would serve it (the type comes from the extension); the committed fixture
-``tests/fixtures/active-content`` and the headless-browser test in ``test_site_browser.py`` cover the same rule
+``tests/validate/fixtures/active-content`` and the headless-browser test in ``test_site_browser.py`` cover the same rule
 end to end.
 """
 

@@ -107,7 +107,7 @@ def test_import_refuses_to_overwrite_and_validates(registry: Path) -> None:
     broken = text.replace(b"references/guide.md\x1e", b"references/other.md\x1e")
     renamed = run(registry, "import", "-", "--name", "demo-two", input=broken)
     assert renamed.exit_code == 1
-    assert "SK106" not in renamed.output  # --name rewrote the `name:` line (tests/test_newcomer.py)
+    assert "SK106" not in renamed.output  # --name rewrote the `name:` line (tests/cli/test_newcomer.py)
     assert "error SK404 link target `references/guide.md` does not exist in the skill" in renamed.output
 
 
