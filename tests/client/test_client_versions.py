@@ -204,7 +204,7 @@ def installed_tree(project: Path, name: str = CSV) -> dict[str, tuple[bytes, int
     return tree(project / ".claude/skills" / name)
 
 
-def test_the_issue_reproduction_restores_the_old_files_byte_identically(
+def test_a_frozen_install_after_an_upstream_change_restores_the_old_files_byte_identically(
         story: Story, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Install, change the skill upstream and commit, rebuild from scratch; `rm -rf .claude && install --frozen`
     restores the old files in two requests (versions.json and the zip), and a plain `install` keeps the lock."""

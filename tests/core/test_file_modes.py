@@ -1,4 +1,4 @@
-"""Files the CLI writes get the usual modes as the user's umask allows, not mkstemp's 0600 (issue 11 item 13)."""
+"""Files the CLI writes get the usual modes as the user's umask allows, not mkstemp's 0600."""
 
 from __future__ import annotations
 

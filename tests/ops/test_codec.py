@@ -167,7 +167,7 @@ SKILL_TEXT = "---\nname: paths\ndescription: Checks import paths. Use when testi
                          "read as a folder separator"),
 ])
 def test_import_refuses_paths_that_collide_or_name_folders(registry: Path, paths: list[str], message: str) -> None:
-    """These raised FileExistsError, or silently made a file of a folder name (issue 11, item 11)."""
+    """Each is one line and writes nothing: such paths once raised FileExistsError, or made a file of a folder name."""
     text = SKILL_TEXT + "".join(f"\n\x1fFILE:{p}\x1e\ncontent {i}\n" for i, p in enumerate(paths))
     result = run(registry, "import", "-", input=text.encode())
     assert (result.exit_code, result.output) == (2, f"Error: <stdin>: {message}\n")

@@ -1,7 +1,7 @@
 """``skillreg new`` and ``skillreg import`` run at once for one name: one wins, whole; the others say it exists.
 
 Real processes, started together; each round checks the folder is exactly one writer's files and that no
-temporary folder is left in ``skills/`` (issue 12: the registry's skills folder under concurrent writers).
+temporary folder is left in ``skills/``: the registry's skills folder holds up under concurrent writers.
 """
 
 from __future__ import annotations

@@ -172,9 +172,9 @@ def test_an_unknown_shape_is_refused(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-# Figures measured on public skills (issues 14 and 17) and how near a 300-skill real-shaped corpus must come to
-# each: +-15% for means and medians; the 99th percentile of 300 sizes rests on its three largest skills, so it
-# only has to fall between 25 and 50 KB.
+# Figures measured on public skills (sizes, files, links and code blocks) and how near a 300-skill real-shaped
+# corpus must come to each: +-15% for means and medians; the 99th percentile of 300 sizes rests on its three
+# largest skills, so it only has to fall between 25 and 50 KB.
 SHAPE_TOLERANCE = 0.15
 
 
@@ -411,7 +411,7 @@ def test_compare_refuses_a_program_that_is_not_there(tmp_path: Path) -> None:
     ("installs", "1 of 1 rounds: 8 concurrent installs kept every lock entry and folder"),
     ("builds", "1 of 1 rounds: 4 concurrent builds into one output ended clean"),
 ])
-def test_races_reproduce_issue_12_with_nothing_lost(race: str, line: str) -> None:
+def test_concurrent_installs_and_builds_race_with_nothing_lost(race: str, line: str) -> None:
     skillreg = str(Path(sys.executable).parent / "skillreg")
     done = subprocess.run([sys.executable, "-m", "bench.races", race, "--rounds", "1", "--skillreg", skillreg],
                           cwd=REPO, capture_output=True, text=True, timeout=300)
@@ -419,8 +419,8 @@ def test_races_reproduce_issue_12_with_nothing_lost(race: str, line: str) -> Non
 
 
 def test_scale_measures_two_programs_on_one_corpus(tmp_path: Path) -> None:
-    """``--scale N --baseline P``: both builds of one corpus, every figure of issue 17 in one table; here the same
-    program twice, whose outputs must then be equal in size and count."""
+    """``--scale N --baseline P``: both builds of one corpus, every figure of the scale benchmark in one table; here
+    the same program twice, whose outputs must then be equal in size and count."""
     skillreg = str(Path(sys.executable).parent / "skillreg")
     done = subprocess.run([sys.executable, "-m", "bench", "--scale", "8", "--baseline", skillreg, "--cache-dir",
                            str(tmp_path / "cache"), "--publish", "default"], cwd=REPO, capture_output=True, text=True,
@@ -438,7 +438,7 @@ def test_scale_measures_two_programs_on_one_corpus(tmp_path: Path) -> None:
                    "update check bytes per installed skill", "growth per extra version KB per skill"):
         assert len(rows[figure]) == 2 and all(rows[figure]), figure
     # The update check of 5 installed skills: one 304 when nothing changed, state.json and 5 heads after another
-    # skill changed, within the issue's 1 KB per installed skill plus 1 KB.
+    # skill changed, within the bound of 1 KB per installed skill plus 1 KB.
     assert rows["update check, nothing changed: requests"] == ["1", "1"]
     assert rows["update check of 5 skills, another changed: requests"] == ["6", "6"]
     assert all(float(b.replace(",", "")) <= 6 * 1024 for b in rows["update check of 5 skills, another changed: bytes"])
@@ -529,8 +529,8 @@ MIB_HELD = 64
 
 
 def test_run_process_measures_the_command_not_the_benchmark_nor_shared_pages_twice() -> None:
-    """Issue 14: a benchmark process that had held 60,000 skills (about 1 GB) reported that size as every later
-    command's peak, and the tree counted pages forked workers share once per worker."""
+    """A benchmark process that had held 60,000 skills (about 1 GB) once reported that size as every later
+    command's peak, and the tree counted pages forked workers share once per worker: neither happens."""
     from bench.harness import run_process
 
     big = bytearray(400 * MIB)  # the benchmark after an in-process run of a large corpus

@@ -1,6 +1,6 @@
-"""Builds hold their output (issue 12): concurrent builds of one output take turns, a second one says it waits
-or, with --no-wait, stops at once; a lock left by a killed process never blocks; a build killed part way is
-rolled back by the next one."""
+"""Builds hold their output: concurrent builds of one output take turns, a second one says it waits or, with
+--no-wait, stops at once; a lock left by a killed process never blocks; a build killed part way is rolled back by
+the next one."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """A checkout cannot steer the build outside its output: recovery journals, trash folders and manifests are
 the builder's own records in the user's state folder, and moving files never goes through a symbolic link.
 
-Issue 11 item 1: a committed `.site.journal.json` made a plain `skillreg build` write `../victim/.bashrc` and
-delete `../other-project/`; a committed `.site.trash-*` folder was deleted.
+The attack these hold off: a committed `.site.journal.json` made a plain `skillreg build` write `../victim/.bashrc`
+and delete `../other-project/`; a committed `.site.trash-*` folder was deleted.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def build_ok(repo: Path, out: str) -> str:
 
 
 def commit_hostile_checkout(repo: Path, out: str, journal: dict) -> None:
-    """The issue's reproduction: a journal beside --out, the backup it names, and the text to plant."""
+    """The hostile checkout: a journal beside --out, the backup it names, and the text to plant."""
     make_registry(repo, SKILLS[:1])
     (repo / f".{out}.journal.json").write_text(json.dumps(journal))
     (repo / "payload/a").mkdir(parents=True)

@@ -1,5 +1,5 @@
 """A full or read-only disk during `skillreg build` or `skillreg export` is one line naming the output and what
-to do, exit 1, no traceback, the previous output intact and no temporary folder left (issue 12).
+to do, exit 1, no traceback, the previous output intact and no temporary folder left.
 
 The disks are small tmpfs mounts made by the test, which needs root (or CAP_SYS_ADMIN); elsewhere it skips.
 """

@@ -1,5 +1,6 @@
 """Every version a skill had on the built branch: read from real git repositories made in tmp_path, published as
-versions.json and zips regenerated from git objects (issue 15, the builder's half)."""
+versions.json and zips regenerated from git objects (the builder's half: the client installs them in
+tests/client/test_client_versions.py)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def digest_of(files: dict[str, bytes]) -> str:
     return skill_digest([SkillFile(p, d) for p, d in files.items()])
 
 
-# --- the issue's reproduction ---------------------------------------------------------------------------------
+# --- an old version, rebuilt from git ------------------------------------------------------------------------
 
 def test_an_old_version_is_rebuilt_from_git_byte_for_byte_after_a_change(tmp_path: Path) -> None:
     repo = make_registry(tmp_path / "repo")

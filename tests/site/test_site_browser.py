@@ -188,7 +188,7 @@ def _keep_home_screenshot_for_the_readme() -> Iterator[None]:
                 shutil.copyfile(ARTIFACTS / shot, REPO / "docs" / name)
 
 
-# -- the skill page's layout at a desktop and a phone width (issue 16) ----------------------------------------
+# -- the skill page's layout at a desktop and a phone width ---------------------------------------------------
 
 WIDTHS = (1280, 390)  # a laptop, and a phone held upright
 README_SHOTS = {f"skill-page-{w}-{part}.png": f"screenshot-skill-{w}-{part}.png"
@@ -340,7 +340,7 @@ def test_the_scripted_files_really_run_when_served_as_they_are(driver, tmp_path:
 
 def test_a_skill_with_scripted_files_is_refused_and_nothing_of_it_runs(
         driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 11, item 4: raw files are served from the registry's origin, so the build must not publish these."""
+    """Raw files are served from the registry's origin, so the build must not publish these."""
     from click.testing import CliRunner
     from helpers import write_tree
 

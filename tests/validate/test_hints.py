@@ -1,4 +1,4 @@
-"""Hints and messages quote the value as the file writes it, never as YAML parsed it (issue 14, items 2 and 3).
+"""Hints and messages quote the value as the file writes it, never as YAML parsed it.
 
 `version: 1.10` parses to 1.1, `0xBB2B` to 47915, `yes` to True, `2024-01-01` to a date and `~` to None;
 a hint that wrote the parsed value back would change what the author meant.

@@ -1,4 +1,4 @@
-"""Registry policy versus the open standard (issue 14 item 4) and the version-bump rule (issue 15).
+"""Registry policy versus the open standard, and the version-bump rule of `validate --changed-since`.
 
 Semantic versions, categories, tags and template text are this registry's conventions, not the standard's:
 they are checked only where registry.yaml's `policy:` switches them on, and findings say where they come from.

@@ -1,8 +1,8 @@
-"""SK517: a skill file a browser would open as a page that runs script on the registry's site (issue 11, item 4).
+"""SK517: a skill file a browser would open as a page that runs script on the registry's site.
 
 Each case is parsed as the host would serve it (the type comes from the extension); the committed fixture
-``tests/validate/fixtures/active-content`` and the headless-browser test in ``test_site_browser.py`` cover the same rule
-end to end.
+``tests/validate/fixtures/active-content`` and the headless-browser test in ``tests/site/test_site_browser.py``
+cover the same rule end to end.
 """
 
 from __future__ import annotations

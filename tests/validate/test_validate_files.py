@@ -221,7 +221,7 @@ def test_a_folder_without_skill_md_is_still_reported(registry: RegistryConfig) -
     assert findings(registry) == [("SK001", "skills/empty", "no SKILL.md in skills/empty/")]
 
 
-# Names that are unsafe on another system (issue 11, item 9): each is refused where it is made.
+# Names that are unsafe on another system: each is refused where it is made.
 
 def test_a_backslash_name_that_climbs_out_on_windows(registry: RegistryConfig) -> None:
     write_tree(Path("skills/demo"), {"..\\..\\evil": "x\n", "assets\\logo.txt": "y\n"})
@@ -281,7 +281,7 @@ def test_a_windows_folder_name_is_reported_at_the_folder(registry: RegistryConfi
 
 
 def test_unsafe_names_stop_the_build_and_are_not_published(registry: RegistryConfig) -> None:
-    """`..\\..\\evil` and two `café.md` were published in the zip and under .well-known (issue 11, item 9)."""
+    """`..\\..\\evil` and two `café.md` are neither in the zip nor under .well-known: the build stops."""
     from click.testing import CliRunner
 
     from builder.cli.app import cli

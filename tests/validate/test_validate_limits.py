@@ -2,7 +2,7 @@
 
 Deep nesting is bounded by rules (SK015 in the frontmatter, SK407 in the body) so that nothing downstream,
 the Markdown renderer or the JSON writer, recurses past Python's limit; the deepest accepted content is
-built for real. Link scanning is timed on files at the size cap (issue 11, items 7 and 8).
+built for real. Link scanning is timed on files at the size cap.
 """
 
 from __future__ import annotations

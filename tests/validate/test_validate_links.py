@@ -42,7 +42,7 @@ def findings(tmp_path: Path, body: str, files: dict[str, str] | None = None) -> 
     return [f"{d.line}:{d.column} {d.code} {d.message}" for d in report.diagnostics]
 
 
-# --- the reproductions of issue 14, item 1, each with a neighbouring variant ---------------------------------------
+# --- links in parentheses, footnotes, fenced code and backslashed paths, each with a neighbouring variant ---------
 
 @pytest.mark.parametrize(("body", "files", "expected"), [
     ("See [the notes](docs/notes(v2).md).\n", {"docs/notes(v2).md": "x\n"}, []),
@@ -59,7 +59,8 @@ def findings(tmp_path: Path, body: str, files: dict[str, str] | None = None) -> 
     ("Read [x](../01-foundations/x.md).\n", {}, ["5:6 SK405 link `../01-foundations/x.md` leaves the skill folder"]),
     ("Read [x](<../a b.md>).\n", {}, ["5:6 SK405 link `../a b.md` leaves the skill folder"]),
 ])
-def test_issue_14_link_reproductions(tmp_path: Path, body: str, files: dict[str, str], expected: list[str]) -> None:
+def test_links_are_read_as_commonmark_reads_them(tmp_path: Path, body: str, files: dict[str, str],
+                                                 expected: list[str]) -> None:
     assert findings(tmp_path, body, files) == expected
 
 

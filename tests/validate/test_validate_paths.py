@@ -118,7 +118,7 @@ def test_absolute_user_paths_end_where_the_path_ends(line: str, found: list[str]
 @pytest.mark.parametrize("skills_dir", ["skills", "content/skills"])
 def test_a_linked_registry_folder_is_refused_by_validate_and_build(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, skills_dir: str) -> None:
-    """The loader never follows links, so neither may the folder it starts from (issue 11, item 12)."""
+    """The loader never follows links, so neither may the folder it starts from."""
     from click.testing import CliRunner
 
     from builder.cli.app import cli

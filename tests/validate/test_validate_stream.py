@@ -1,5 +1,5 @@
-"""``skillreg validate`` streams (issue 14 item 5): findings are written while later skills are still checked, in
-exactly the order and bytes of sorting every finding first, for every format.
+"""``skillreg validate`` streams: findings are written while later skills are still checked, in exactly the order
+and bytes of sorting every finding first, for every format.
 
 The reference below is the collect-then-sort algorithm the streamed run replaced: every skill checked, the
 registry-wide rules over all of them, one stable sort, one ``json.dumps``.
