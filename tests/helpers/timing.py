@@ -1,4 +1,6 @@
-"""A guarantee held by measuring time: linear growth on hostile input."""
+"""A guarantee held by measuring time: linear growth on hostile input. Tests that measure time are marked
+``timing`` and left out of the default run (pyproject.toml's addopts); ``python -m pytest -m timing`` runs them
+on a quiet machine."""
 
 from __future__ import annotations
 

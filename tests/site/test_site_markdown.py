@@ -127,6 +127,7 @@ HOSTILE = ["." * 4, "www.", "www.a_", "_www.a", "(www.a_", "a@", "a@a.", "a@a@a.
            ":", "a!://", "x://", "http://", "http://a(", "http://a)", "http://a.b;", "w", "[", "~a", "- [ ] x\n"]
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("unit", HOSTILE)
 def test_hostile_bodies_render_in_linear_time(unit: str) -> None:
     """A quadratic read (a scan from every `:` to the end of the paragraph took 60 s at 50,000 characters) fails."""

@@ -105,6 +105,7 @@ def test_an_entity_bomb_is_refused_without_expanding_it() -> None:
     assert found is not None and found[1].startswith(("XML that is not well-formed", "an entity `&a0;`")), found
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("unit", [b"<div>", b"<b>", b"<p><span>"])
 def test_a_deeply_nested_page_at_the_size_cap_is_refused_in_linear_time(unit: bytes) -> None:
     """An HTML5 tree builder is quadratic in nesting depth: 170,000 nested <div> took Lexbor about a minute."""
@@ -120,6 +121,7 @@ def test_a_deeply_nested_page_at_the_size_cap_is_refused_in_linear_time(unit: by
     assert elapsed < 2.0
 
 
+@pytest.mark.timing
 def test_a_page_with_the_most_tags_allowed_is_still_checked_quickly() -> None:
     import time
 

@@ -129,6 +129,7 @@ def _validate_hostile(folder: Path, text: str) -> None:
     assert not any(d.code == "SK507" for d in report.diagnostics)
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("unit", ["![a](", "[a](", "[a](<b", "[a](b 'c", "[" * 50 + "a](", "<", "](", "a:\\"])
 def test_a_hostile_skill_md_at_the_size_cap_validates_in_linear_time(tmp_path: Path, unit: str) -> None:
     """Each of these took quadratic time in a regular expression (`![a](` x 12,000 took 44 s): the CPU time at
@@ -173,6 +174,7 @@ print(json.dumps(times))
 """
 
 
+@pytest.mark.timing
 def test_unterminated_html_in_the_body_validates_in_linear_time(tmp_path: Path) -> None:
     """CPU time of a child process (with a hard CPU limit, so a regression fails instead of hanging the run)."""
     import os

@@ -249,6 +249,7 @@ def test_the_website_and_the_validator_see_the_same_links() -> None:
 
 # --- hostile bodies ----------------------------------------------------------------------------------------------
 
+@pytest.mark.timing
 @pytest.mark.parametrize("unit", ["![a](", "[a](", "[a](<b", "[a](b 'c", "[" * 50 + "a](", "](", "[a]: <"])
 @pytest.mark.parametrize("separator", ["", "\n", "\n\n"])
 def test_a_hostile_body_just_under_the_bracket_limit_is_read_in_seconds(unit: str, separator: str) -> None:
@@ -349,6 +350,7 @@ def test_most_plain_mixes_are_read_without_the_parser(monkeypatch: pytest.Monkey
     assert outcomes.count(True) > 300 and outcomes.count(False) > 100  # links found, and `[` read as text
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("runs", [
     "".join("`" * width + "x" for width in range(1, 1400)),  # openers of every width, none closed
     "".join("`" * width + "x" for width in range(1, 1400)) + "[a](a.md) " * 50,
