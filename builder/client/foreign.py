@@ -20,10 +20,11 @@ from ..core.model import SkillFile, short_digest, skill_digest
 from ..core.urls import API_ROOT, WELL_KNOWN_V2
 from .agents import agent_table
 from .archive import read_bundle
+from .documents import DIGEST
 from .folder_hash import computed_hash, folder_hash
 from .install import FetchedSkill, fetch_skill, fetch_version, write_skill
 from .lock import ForeignEntry, Lock
-from .registry import DIGEST, NotFound, Registry
+from .registry import NotFound, Registry
 from .targets import destinations, writable_folder
 from .versions import read_history
 

@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from ..core.diagnostics import Severity
-from ..core.errors import ClientError
+from ..core.errors import ClientError, disk_problem
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import remove_path, swap_into
 from ..core.limits import CLIENT
 from ..core.model import SkillFile, sha256_hex, short_digest, skill_digest
 from .archive import DEFAULT_LIMITS, UnpackLimits, read_bundle
-from .lock import disk_problem
 from .registry import Registry
 from .versions import PublishedVersion
 

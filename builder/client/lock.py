@@ -17,12 +17,11 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..core.errors import ClientError, UsageError, os_error_message
+from ..core.errors import ClientError, UsageError, disk_problem
 from ..core.fs import acquire_flock, state_dir
 from .documents import parse_json
 from .folder_hash import computed_hash, folder_files
-from .lock_format import ForeignEntry, LockEntry, dumps, parse_document
-from .registry import LOCK_FILE
+from .lock_format import LOCK_FILE, ForeignEntry, LockEntry, dumps, parse_document
 
 __all__ = ["ForeignEntry", "Lock", "LockEntry", "locked", "read_lock", "recorded", "write_lock"]
 
@@ -254,8 +253,3 @@ def _remove_stale_writes(path: Path) -> None:
         if name.startswith(f".{path.name}.") and name.endswith(".tmp"):
             with suppress(OSError):
                 os.unlink(path.parent / name)
-
-
-def disk_problem(exc: OSError) -> str:
-    """What went wrong and what to do, without the temporary file's name that the caller would only confuse."""
-    return os_error_message(OSError(exc.errno, exc.strerror)) if exc.errno else str(exc)

@@ -30,10 +30,11 @@ from .. import __version__
 from ..core.errors import ClientError, UsageError
 from ..core.fs import write_atomic
 from ..core.loader import path_problems
-from ..core.model import MAX_NAME, SLUG, sha256_hex
+from ..core.model import MAX_NAME, sha256_hex
 from ..core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, SHARDS_ROOT, SearchIndex
 from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, head_path
-from .documents import MAX_DOCUMENT_BYTES, document_limit, parse_json
+from .documents import DIGEST, MAX_DOCUMENT_BYTES, NAME, SHA256, document_limit, parse_json
+from .lock_format import LOCK_FILE
 from .search import ShardedSearch
 from .transport import Deadline, DeadlineRequest, TooLarge, TooSlow, Transport, host_kind
 from .transport import Unreachable as Unreachable  # defined beside the transport, so client/trust.py can catch it
@@ -44,10 +45,6 @@ BACKOFF = 0.25  # seconds before the first retry; doubled before each next one
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 DEFAULT_CACHE_MAX_MB = 512  # the download cache's size bound (SKILLREG_CACHE_MAX_MB)
 CHUNK = 64 * 1024
-LOCK_FILE = "skills-lock.json"  # the lock's name, for messages (lock.py imports this module)
-NAME = SLUG  # a skill name's form
-DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 _UNOPENED = object()  # the registry's verifier before its first use
