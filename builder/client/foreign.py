@@ -24,8 +24,9 @@ from .documents import DIGEST
 from .folder_hash import computed_hash, folder_hash
 from .install import FetchedSkill, fetch_skill, fetch_version, write_skill
 from .lock import ForeignEntry, Lock
-from .registry import NotFound, Registry
+from .registry import Registry
 from .targets import destinations, writable_folder
+from .transport import NotFound
 from .versions import read_history
 
 RESTORE_FOLDER = ".agents/skills"  # where vercel's CLI restores a project's skills

@@ -22,7 +22,9 @@ from ..core.limits import MCP_MAX_FILES, MCP_MAX_SKILL_BYTES
 from ..core.model import SkillFile
 from ..core.urls import INDEX_PATH, SKILLS_MANIFEST_PATH
 from .documents import DIGEST, NAME, SHA256, parse_json
-from .registry import NotFound, Registry, check_site_path
+from .locations import check_site_path
+from .registry import Registry
+from .transport import NotFound
 
 FALLBACK_PAGE = 1500  # skills a page when the registry publishes no manifest (as many as a manifest shard)
 KEPT_SHARDS = 2

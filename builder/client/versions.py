@@ -17,7 +17,9 @@ from ..core.errors import ClientError
 from ..core.model import short_digest
 from ..core.urls import API_ROOT, versions_path
 from .documents import DIGEST, SHA256
-from .registry import NotFound, Registry, check_site_path, require_skill_name
+from .locations import check_site_path, require_skill_name
+from .registry import Registry
+from .transport import NotFound
 
 STATUSES = ("available", "yanked", "withdrawn", "taken-down", "pruned")
 WITH_BYTES = ("available", "yanked")
