@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..core.errors import ClientError, UsageError, disk_problem
-from ..core.fs import acquire_flock, state_dir
+from ..core.fs import acquire_flock, create_file, state_dir
 from .documents import parse_json
 from .folder_hash import computed_hash, folder_files
 from .lock_format import LOCK_FILE, ForeignEntry, LockEntry, dumps, parse_document
@@ -221,14 +221,7 @@ def recorded(lock: Lock) -> Iterator[Lock]:
     try:
         if lock.global_:  # the user data folder may not exist yet; a project's folder does
             lock.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        try:
-            view = memoryview(lock.dumps())
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        create_file(tmp, lock.dumps())
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise ClientError(f"cannot write {lock.path}: {disk_problem(exc)}") from None
