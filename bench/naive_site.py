@@ -16,14 +16,15 @@ import yaml
 
 from builder.core.config import RegistryConfig
 from builder.core.urls import INDEX_PATH
-from builder.site import pages
+from builder.site import listings, pages, shells, skill_pages
 from builder.site.mkdocs_run import move_into, run_mkdocs
+from builder.site.page_templates import TEMPLATES, heading_text, page_environment
 from builder.site.render import BodyRenderer
 
 
 def naive_mkdocs_config(plan: Any, docs: Path, site_dir: Path) -> dict[str, Any]:
     """Our mkdocs.yml without our theme overrides, full-text search on, every skill page in the navigation."""
-    data = pages.mkdocs_config(plan, docs, site_dir)
+    data = shells.mkdocs_config(plan, docs, site_dir)
     data["plugins"] = ["search"]
     del data["theme"]["custom_dir"]
     del data["theme"]["static_templates"]  # the logo file is for our header, an override
@@ -33,21 +34,21 @@ def naive_mkdocs_config(plan: Any, docs: Path, site_dir: Path) -> dict[str, Any]
 
 def _sources(plan: Any) -> dict[str, str]:
     """Every page as Markdown, by its path in the docs folder."""
-    env = pages.page_environment()
+    env = page_environment()
     renderer = BodyRenderer()
-    groups = pages._groups(plan.index, plan.categories)
-    found = [pages._skill_page(plan, env, renderer, name) for name in plan.names]
-    nav = pages._nav_pages(plan, env, groups)
+    groups = listings.groups_of(plan.index, plan.categories)
+    found = [skill_pages._skill_page(plan, env, renderer, name) for name in plan.names]
+    nav = listings.nav_pages(plan, env, groups)
     for section, table in (("categories", groups.categories), ("tags", groups.tags)):
         for slug in table:
-            found += pages._group_pages(env, groups, section, slug)
+            found += listings.group_pages(env, groups, section, slug)
     sources = {}
     for page in nav:
-        src = pages.NAV_SHELLS[page.kind][0]
-        title = pages.heading_text(page.title) if page.kind == "home" else pages._NAV_TITLES[page.kind]
-        sources[src] = pages._nav_markdown(page.kind, title, page.article)
+        src = shells.NAV_SHELLS[page.kind][0]
+        title = heading_text(page.title) if page.kind == "home" else shells._NAV_TITLES[page.kind]
+        sources[src] = shells._nav_markdown(page.kind, title, page.article)
     for page in found:
-        sources[page.path.removesuffix("/index.html") + ".md"] = (f"# {pages.heading_text(page.heading)}\n\n"
+        sources[page.path.removesuffix("/index.html") + ".md"] = (f"# {heading_text(page.heading)}\n\n"
                                                                   f"{page.article}\n")
     return sources
 
@@ -63,7 +64,7 @@ def write_naive_site(config: RegistryConfig, root: Path) -> pages.SiteResult:
         for rel, text in sources.items():
             (docs / rel).parent.mkdir(parents=True, exist_ok=True)
             (docs / rel).write_text(text, encoding="utf-8")
-        shutil.copytree(pages.TEMPLATES / "assets", docs / "assets")
+        shutil.copytree(TEMPLATES / "assets", docs / "assets")
         site_dir = work / "site"
         mkdocs_yml = work / "mkdocs.yml"
         mkdocs_yml.write_text(yaml.safe_dump(naive_mkdocs_config(plan, docs, site_dir), sort_keys=False),

@@ -56,7 +56,7 @@ def validate_bench(ctx: BenchContext) -> list[Row]:
     from skills_ref.validator import validate as skills_ref_validate
 
     from builder.core.config import load_config
-    from builder.validate.checks import validate_paths
+    from builder.validate.run import validate_paths
 
     n = ctx.skills or (10**9 if ctx.real is not None else QUICK_N if ctx.quick else FULL_N)
     repeat = min(ctx.repeat, LARGE_REPEAT) if n >= LARGE else ctx.repeat

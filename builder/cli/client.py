@@ -82,7 +82,8 @@ def open_registry(location: str | None) -> Registry:
 def _registry_for(location: str | None) -> Callable[[str], Registry]:
     """The registry a lock entry came from, unless --registry (or $SKILLREG_REGISTRY) names one for all; each is
     opened once. A lock's registry on this machine or a local network is refused: only the user names those."""
-    from ..client.registry import Registry, check_lock_registry
+    from ..client.locations import check_lock_registry
+    from ..client.registry import Registry
 
     explicit = open_registry(location) if location else None
     opened: dict[str, Registry] = {}

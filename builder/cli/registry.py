@@ -46,8 +46,8 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
     PATHS are skill folders or folders of skills (default: the registry's skills/).
     Exit 0 when clean, 1 on errors (or warnings with --strict), 2 on usage errors.
     """
-    from ..validate.checks import ValidationRun
     from ..validate.report import Findings, iter_github, iter_json, iter_text, summary_head, summary_line
+    from ..validate.run import ValidationRun
 
     config = merge_flags(obj.config, profile=profile)
     changes = None
@@ -257,7 +257,7 @@ def serve(obj: Context, port: int, out: Path) -> None:
 
 def _registry_skill(obj: Context, name: str) -> Skill:
     """Load one skill of the registry by name, or by path to its folder; refuse it when it has errors."""
-    from ..validate.checks import validate_folder
+    from ..validate.run import validate_folder
 
     folder = Path(name)
     if not (folder.is_dir() and ((folder / "SKILL.md").is_file() or (folder / "skill.md").is_file())):
@@ -324,8 +324,9 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     from ..core.frontmatter import parse_skill_md
     from ..ops.codec import CodecError, parse
     from ..ops.scaffold import add_skill_folder
-    from ..validate.checks import name_problems, validate_paths
+    from ..validate.names import name_problems
     from ..validate.report import format_text
+    from ..validate.run import validate_paths
 
     config = obj.registry("import")
     raw = source.read()

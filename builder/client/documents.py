@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from typing import Any
 
 from ..core.errors import ClientError
+from ..core.model import SLUG
 from ..core.search import SEARCH_INDEX_PATH
 from ..core.urls import API_ROOT, INDEX_PATH, STATE_PATH
 
@@ -23,6 +25,11 @@ MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 MAX_HEAD_BYTES = 64 * 1024  # state.json and a skill's head.json: a few hundred bytes each
 MAX_JSON_CONTAINERS = 2_000_000
 MAX_JSON_DEPTH = 64
+
+# The forms of the names and digests that published documents give.
+NAME = SLUG  # a skill name's form
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 _KEEP = b'"[]{}'
 _DROP = bytes(b for b in range(256) if b not in _KEEP)

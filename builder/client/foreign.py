@@ -20,11 +20,13 @@ from ..core.model import SkillFile, short_digest, skill_digest
 from ..core.urls import API_ROOT, WELL_KNOWN_V2
 from .agents import agent_table
 from .archive import read_bundle
+from .documents import DIGEST
 from .folder_hash import computed_hash, folder_hash
 from .install import FetchedSkill, fetch_skill, fetch_version, write_skill
 from .lock import ForeignEntry, Lock
-from .registry import DIGEST, NotFound, Registry
+from .registry import Registry
 from .targets import destinations, writable_folder
+from .transport import NotFound
 from .versions import read_history
 
 RESTORE_FOLDER = ".agents/skills"  # where vercel's CLI restores a project's skills

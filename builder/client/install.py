@@ -20,21 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from ..core.diagnostics import Severity
-from ..core.errors import ClientError
+from ..core.errors import ClientError, disk_problem
 from ..core.frontmatter import parse_skill_md
-from ..core.fs import remove_path, swap_into
+from ..core.fs import create_file, remove_path, swap_into, sync_path
 from ..core.limits import CLIENT
 from ..core.model import SkillFile, sha256_hex, short_digest, skill_digest
 from .archive import DEFAULT_LIMITS, UnpackLimits, read_bundle
-from .lock import disk_problem
 from .registry import Registry
 from .versions import PublishedVersion
 
 TMP_PREFIX = ".skillreg-tmp-"
 OLD_PREFIX = ".skillreg-old-"
 MAX_FRONTMATTER_BYTES = CLIENT.max_frontmatter_bytes
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True)
@@ -231,7 +228,7 @@ def _write_skill(skill: FetchedSkill, folder: Path) -> None:
     except BaseException:
         remove_path(tmp, ignore_errors=True)
         raise
-    _fsync_dir(parent)
+    sync_path(parent, ignore_errors=True)
 
 
 def _write_file(root: Path, f: SkillFile) -> None:
@@ -243,37 +240,15 @@ def _write_file(root: Path, f: SkillFile) -> None:
         except FileExistsError:
             if not stat.S_ISDIR(os.lstat(current).st_mode):
                 raise ClientError(f"cannot write {f.path}: {part} is not a folder") from None
-    mode = 0o755 if f.executable else 0o644
-    fd = os.open(root / f.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode)
-    try:
-        view = memoryview(f.data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fchmod(fd, mode)  # whatever the umask says: scripts 0755, everything else 0644
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    # Whatever the umask says: scripts 0755, everything else 0644.
+    create_file(root / f.path, f.data, mode=0o755 if f.executable else 0o644, exact_mode=True)
 
 
 def _fsync_tree(root: Path) -> None:
     for current, dirs, _ in os.walk(root):
         for d in dirs:
-            _fsync_dir(Path(current) / d)
-    _fsync_dir(root)
+            sync_path(Path(current) / d, ignore_errors=True)
+    sync_path(root, ignore_errors=True)
 
 
 def check_written(folder: Path, skill: FetchedSkill) -> None:

@@ -17,12 +17,11 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..core.errors import ClientError, UsageError, os_error_message
-from ..core.fs import acquire_flock, state_dir
+from ..core.errors import ClientError, UsageError, disk_problem
+from ..core.fs import acquire_flock, create_file, state_dir
 from .documents import parse_json
 from .folder_hash import computed_hash, folder_files
-from .lock_format import ForeignEntry, LockEntry, dumps, parse_document
-from .registry import LOCK_FILE
+from .lock_format import LOCK_FILE, ForeignEntry, LockEntry, dumps, parse_document
 
 __all__ = ["ForeignEntry", "Lock", "LockEntry", "locked", "read_lock", "recorded", "write_lock"]
 
@@ -222,14 +221,7 @@ def recorded(lock: Lock) -> Iterator[Lock]:
     try:
         if lock.global_:  # the user data folder may not exist yet; a project's folder does
             lock.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        try:
-            view = memoryview(lock.dumps())
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        create_file(tmp, lock.dumps())
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise ClientError(f"cannot write {lock.path}: {disk_problem(exc)}") from None
@@ -254,8 +246,3 @@ def _remove_stale_writes(path: Path) -> None:
         if name.startswith(f".{path.name}.") and name.endswith(".tmp"):
             with suppress(OSError):
                 os.unlink(path.parent / name)
-
-
-def disk_problem(exc: OSError) -> str:
-    """What went wrong and what to do, without the temporary file's name that the caller would only confuse."""
-    return os_error_message(OSError(exc.errno, exc.strerror)) if exc.errno else str(exc)

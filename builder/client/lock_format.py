@@ -22,8 +22,9 @@ from urllib.parse import urlsplit
 from ..core.errors import ClientError
 from ..core.loader import path_problems
 from ..core.urls import API_ROOT
-from .registry import DIGEST, NAME, SHA256
+from .documents import DIGEST, NAME, SHA256
 
+LOCK_FILE = "skills-lock.json"
 FORMAT_VERSION = 1  # vercel's ``version``
 OLD_FORMAT_VERSION = 1  # our first format's ``lock_version``
 OUR_FIELDS = ("digest", "files", "name", "registry", "targets", "version")  # beside vercel's fields in each entry

@@ -112,7 +112,7 @@ class SkillCatalog:
         from ..core.frontmatter import parse_skill_md
         from .install import MAX_FRONTMATTER_BYTES
         from .project import choose_version
-        from .registry import NotFound
+        from .transport import NotFound
 
         skill = choose_version(self.registry, name, version)()
         try:

@@ -27,9 +27,11 @@ from .install import (
     unified_diff,
     write_skill,
 )
+from .locations import require_skill_name
 from .lock import Lock, LockEntry, recorded, write_lock
-from .registry import NotFound, Registry, require_skill_name
+from .registry import Registry
 from .targets import Refused, destinations, writable_folder
+from .transport import NotFound
 from .versions import PublishedVersions, choose, is_digest, read_history, unavailable, yanked_warning
 
 RegistryFor = Callable[[str], Registry]

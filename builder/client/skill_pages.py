@@ -21,8 +21,10 @@ from ..core.errors import ClientError
 from ..core.limits import MCP_MAX_FILES, MCP_MAX_SKILL_BYTES
 from ..core.model import SkillFile
 from ..core.urls import INDEX_PATH, SKILLS_MANIFEST_PATH
-from .documents import parse_json
-from .registry import DIGEST, NAME, SHA256, NotFound, Registry, check_site_path
+from .documents import DIGEST, NAME, SHA256, parse_json
+from .locations import check_site_path
+from .registry import Registry
+from .transport import NotFound
 
 FALLBACK_PAGE = 1500  # skills a page when the registry publishes no manifest (as many as a manifest shard)
 KEPT_SHARDS = 2

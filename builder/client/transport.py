@@ -413,16 +413,13 @@ class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
         return new
 
 
+class NotFound(ClientError):
+    """The registry answered that a document does not exist (HTTP 404, or no such file)."""
+
+
 class TooLarge(ClientError):
     """A document or file is larger than the client accepts for it (for a signed file: than its signed length)."""
 
 
 class Unreachable(ClientError):
     """The registry did not answer usefully after every retry (refused, timed out, unknown host, 5xx)."""
-
-
-class TooSlow(Exception):
-    def __init__(self, received: int) -> None:
-        self.received = received
-
-

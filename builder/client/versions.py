@@ -16,7 +16,10 @@ from typing import Any
 from ..core.errors import ClientError
 from ..core.model import short_digest
 from ..core.urls import API_ROOT, versions_path
-from .registry import DIGEST, SHA256, NotFound, Registry, check_site_path, require_skill_name
+from .documents import DIGEST, SHA256
+from .locations import check_site_path, require_skill_name
+from .registry import Registry
+from .transport import NotFound
 
 STATUSES = ("available", "yanked", "withdrawn", "taken-down", "pruned")
 WITH_BYTES = ("available", "yanked")

@@ -47,3 +47,8 @@ def os_error_message(exc: OSError) -> str:
     where = exc.filename if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
     what = _DISK_ADVICE.get(exc.errno or 0) or (exc.strerror or str(exc))
     return f"{where}: {what}" if where is not None else what
+
+
+def disk_problem(exc: OSError) -> str:
+    """What went wrong and what to do, without the temporary file's name that the caller would only confuse."""
+    return os_error_message(OSError(exc.errno, exc.strerror)) if exc.errno else str(exc)

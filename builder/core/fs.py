@@ -32,6 +32,44 @@ def state_dir() -> Path:
     return platformdirs.user_state_path("skillreg", appauthor=False)
 
 
+def create_file(path: Path, data: bytes, *, mode: int = 0o644, exact_mode: bool = False, sync: bool = True) -> None:
+    """Create ``path`` holding ``data``, with ``mode`` as the umask allows (``exact_mode``: as given, whatever the
+    umask), flushed to disk unless ``sync=False``.
+
+    Never replaces anything and never follows a link: FileExistsError when the name is taken. A failed write
+    leaves the file as far as it got, for the caller to delete with the rest of its staging.
+    """
+    fd = os.open(path, _NEW_FILE, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if exact_mode:
+            os.fchmod(fd, mode)
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sync_path(path: Path, *, ignore_errors: bool = False) -> None:
+    """Flush ``path``, an existing file or folder, to disk (a folder's entries: a rename into it then survives a
+    power cut). ``ignore_errors``: a file system that cannot open or flush it is left as it is."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        if ignore_errors:
+            return
+        raise
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not ignore_errors:
+            raise
+    finally:
+        os.close(fd)
+
+
 def write_atomic(path: Path, data: bytes, *, executable: bool = False, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` in one step, mode 0644 (0755 when ``executable``) as the umask allows.
 
@@ -43,20 +81,13 @@ def write_atomic(path: Path, data: bytes, *, executable: bool = False, durable: 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
-        # os.open applies the umask itself, as creating the file in place would; mkstemp would give 0600.
-        fd = os.open(tmp, _NEW_FILE, 0o755 if executable else 0o644)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
+        # The umask applies, as creating the file in place would; mkstemp would give 0600.
+        create_file(tmp, data, mode=0o755 if executable else 0o644, sync=durable)
         os.replace(tmp, path)
     except BaseException as exc:
-        with suppress(OSError):
-            tmp.unlink()
+        if not isinstance(exc, FileExistsError):  # a file of that name was there before: not ours to delete
+            with suppress(OSError):
+                tmp.unlink()
         if isinstance(exc, OSError) and exc.filename in (None, str(tmp), tmp):  # write() errors name no file
             raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
@@ -72,9 +103,7 @@ def write_new_folder(folder: Path, files: dict[str, tuple[bytes, bool]]) -> None
         for rel, (data, executable) in files.items():
             target = tmp / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(target, _NEW_FILE, 0o755 if executable else 0o644)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+            create_file(target, data, mode=0o755 if executable else 0o644, sync=False)
         os.rename(tmp, folder)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -175,12 +175,35 @@ class PausedCollector:
             gc.enable()
 
 
+_PAUSED: list[PausedCollector] = []  # the collector ``paused_collector`` paused, while it is
+
+
 @contextlib.contextmanager
 def paused_collector() -> Iterator[PausedCollector]:
     """The collector paused for the with-block, and restored as it was on any exit."""
     collector = PausedCollector()
     collector.pause()
+    _PAUSED.append(collector)
     try:
         yield collector
     finally:
+        _PAUSED.remove(collector)
         collector.restore()
+
+
+@contextlib.contextmanager
+def collecting_for_phase() -> Iterator[None]:
+    """Inside ``paused_collector``, the collector runs again for a phase that makes cyclic garbage (forking
+    workers, writing the website), and is paused after it. The objects made before the first such phase (the
+    records a build reads first and keeps to its end) are left out of every later collection. Outside
+    ``paused_collector`` nothing changes."""
+    if not _PAUSED:
+        yield
+        return
+    collector = _PAUSED[-1]
+    collector.keep()
+    collector.resume()
+    try:
+        yield
+    finally:
+        collector.pause()

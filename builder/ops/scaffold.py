@@ -14,7 +14,8 @@ from ..core.config import RegistryConfig
 from ..core.errors import UsageError
 from ..core.fs import exclusive_lock, state_dir, write_new_folder
 from ..core.loader import refuse_linked_folders
-from ..validate.checks import category_hint, name_problems
+from ..validate.checks import category_hint
+from ..validate.names import name_problems
 
 PLACEHOLDER_DESCRIPTION = "TODO: say what this skill does and when an agent should use it."
 

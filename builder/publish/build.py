@@ -36,18 +36,19 @@ from ..core.loader import display_path, find_skill_folders
 from ..core.model import Skill, sha256_hex
 from ..core.search import SHARDS_INDEX_PATH
 from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, skill_units, versions_path
-from ..core.workers import PausedCollector, paused_collector, run_parallel
+from ..core.workers import collecting_for_phase, paused_collector, run_parallel
 from ..site.bodies import BODIES_STATE
 from ..validate.checks import ValidationReport, check_registry
 from .bundlecache import check_cache_place
-from .documents import read_or_none, stage_documents
+from .documents import INDEX_KEY, read_or_none, stage_documents
 from .folder_changes import changed_folders
 from .history import GitHistory, check_marks, read_skills_history, state_document
 from .manifest import MANIFEST_VERSION, StoredManifest, read_manifest, write_manifest
-from .outcome import SkillOutcome, findings_from_json, findings_json, previous_outcomes
+from .outcome import PUBLISHED_KEY, SkillOutcome, findings_from_json, findings_json, previous_outcomes
 from .provenance import ProvenanceHistory, read_history
 from .schemas import SCHEMA_DIR, write_schemas
 from .skill_output import SkillJob, build_task, close_objects, init_worker, skill_key
+from .skills_manifest import RECORD_KEY as SKILLS_MANIFEST_KEY
 from .skills_manifest import stage_skills_manifest
 from .transaction import (
     OutputPlace,
@@ -142,7 +143,7 @@ class _Plan:
     stored: StoredManifest | None  # the record ``previous`` was read from
     reused: tuple[SkillOutcome, ...]
     to_build: tuple[tuple[str, Path | None], ...]  # (name, folder), no folder for a skill gone from skills/
-    meta: dict[str, str]  # the manifest's meta, filled in by the stages
+    record: Mapping[str, str]  # the build record's entries the plan decides (settings, provenance)
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,18 @@ class _Checked:
     kept: tuple[SkillOutcome, ...]  # those published
     retired: tuple[SkillOutcome, ...]  # skills that publish only their versions
     built: tuple[SkillOutcome, ...]  # those built in this run
+    record: Mapping[str, str]  # the build record's entries of the registry-wide findings and kept versions
+
+
+@dataclass(frozen=True)
+class _Validated:
+    """The registry's findings: every skill in skills/ and those left out as invalid."""
+
+    report: ValidationReport
+    invalid: frozenset[str]
+    outcomes: tuple[SkillOutcome, ...]  # every skill in skills/, valid or not
+    retired: tuple[SkillOutcome, ...]  # skills gone from skills/ that publish only their versions
+    record: Mapping[str, str]  # the build record's entries of the registry-wide findings
 
 
 def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOptions()) -> BuildResult:
@@ -168,8 +181,8 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
     with output_lock(out, wait=options.wait, on_wait=options.on_wait) as place:
         inputs = _prepare(config, options, place, roots)
         try:
-            with paused_collector() as collector:
-                result = _run(inputs, collector)
+            with paused_collector():
+                result = _run(inputs)
             if options.sign is not None:
                 result = _sign(config, place, options.sign, result, inputs.index_before)
             return result
@@ -251,19 +264,14 @@ def _settings(config: RegistryConfig, site: bool) -> str:
                                   "site": site}, sort_keys=True, default=str).encode())
 
 
-def _run(b: _Build, collector: PausedCollector) -> BuildResult:
-    """The stages, with the cyclic collector paused while the parent makes and reads one small object per skill
-    (``PausedCollector``): it runs while workers are forked and while the website is written."""
+def _run(b: _Build) -> BuildResult:
+    """The stages, with the cyclic collector paused but while workers are forked and the website is written
+    (``core.workers.collecting_for_phase``)."""
     plan = _plan(b)
-    # The records read so far live until the end of the build: the collector leaves them out from now on.
-    collector.keep()
     with output_errors(b.place, b.index_before is not None), staging(b.place) as tmp:
-        collector.resume()
         built = _build_skills(b, tmp, plan.to_build, jobs=b.options.jobs, on_progress=b.options.on_progress)
-        collector.pause()
         checked = _check(b, plan, tmp, built)
-        units = _stage_registry(b, plan, tmp, checked)
-        collector.resume()
+        units, staged = _stage_registry(b, plan, tmp, checked)
         if b.options.site and plan.previous is not None:
             unchanged = [rel for rel in (INDEX_PATH, SHARDS_INDEX_PATH) if rel not in units]
             _link_unchanged_documents(b.place.base, tmp, unchanged)
@@ -274,7 +282,7 @@ def _run(b: _Build, collector: PausedCollector) -> BuildResult:
             swap_output(tmp, b.place)
         else:
             commit_units(tmp, b.place, [u for name in changed for u in skill_units(name)] + units)
-    _record(b.place.manifest, plan, checked)
+    _record(b.place.manifest, plan, checked, {**plan.record, **checked.record, **staged})
     return _result(b, checked, removed)
 
 
@@ -308,8 +316,8 @@ def _plan(b: _Build) -> _Plan:
             reused.append(old)
         else:
             to_build.append((name, None))
-    meta = {"version": str(MANIFEST_VERSION), "settings": b.settings, "provenance": provenance}
-    return _Plan(previous, stored, tuple(reused), tuple(to_build), meta)
+    record = {"version": str(MANIFEST_VERSION), "settings": b.settings, "provenance": provenance}
+    return _Plan(previous, stored, tuple(reused), tuple(to_build), record)
 
 
 def _fingerprints(git: GitHistory) -> Callable[[str], str]:
@@ -331,46 +339,68 @@ def _provenance_key(history: ProvenanceHistory) -> str:
 def _build_skills(b: _Build, tmp: Path, tasks: Sequence[tuple[str, Path | None]], *, jobs: int | None,
                   on_progress: Callable[[int, int], None] | None = None) -> list[SkillOutcome]:
     try:
-        return run_parallel(build_task, tasks, initializer=init_worker, initargs=(b.job(tmp),), jobs=jobs,
-                            on_progress=on_progress)
+        with collecting_for_phase():
+            return run_parallel(build_task, tasks, initializer=init_worker, initargs=(b.job(tmp),), jobs=jobs,
+                                on_progress=on_progress)
     finally:
         close_objects()  # the one this process started when it built the skills itself
 
 
 def _check(b: _Build, plan: _Plan, tmp: Path, built: list[SkillOutcome]) -> _Checked:
-    """Validate the registry as a whole; stop on an error unless asked to keep going, then leave the invalid
-    skills out (each still keeps the versions it published before)."""
+    """Validate the registry as a whole, stopping on an error unless asked to keep going; leave the invalid
+    skills out, each still keeping the versions it published before; then apply the history's marks."""
+    validated = _validate(b, plan, built)
+    kept = [o for o in validated.outcomes if o.name not in validated.invalid and o.digest is not None]
+    _unstage_invalid(tmp, built, validated.invalid)
+    kept_versions, built_again = _keep_invalid_versions(b, plan, tmp, validated.invalid)
+    retired = sorted([*validated.retired, *kept_versions], key=lambda o: o.name)
+    _apply_history_marks(b.config, kept, retired)
+    record = {**validated.record, KEPT_VERSIONS_KEY: json.dumps(
+        {o.name: [o.history, " ".join(o.digests), o.latest] for o in kept_versions}, sort_keys=True)}
+    return _Checked(validated.report, validated.invalid, validated.outcomes, tuple(kept), tuple(retired),
+                    (*built, *built_again), record)
+
+
+def _validate(b: _Build, plan: _Plan, built: list[SkillOutcome]) -> _Validated:
+    """Every skill's own findings and the registry-wide ones; ``BuildFailed`` on an error unless keeping going."""
     every = [*plan.reused, *built]
     retired = sorted((o for o in every if o.retired), key=lambda o: o.name)
     outcomes = sorted((o for o in every if not o.retired), key=lambda o: (o.name, o.folder))
     heads = _Heads(outcomes, b.folders)
-    diagnostics = [d for o in outcomes for d in o.diagnostics]
-    diagnostics += _registry_findings(outcomes, heads, plan.stored, plan.meta)
+    registry_findings, record = _registry_findings(outcomes, heads, plan.stored)
+    diagnostics = [d for o in outcomes for d in o.diagnostics] + registry_findings
     diagnostics.sort(key=Diagnostic.sort_key)
     report = ValidationReport(heads, tuple(diagnostics))
     invalid = report.invalid_names()
     if invalid and not b.options.keep_going:
         raise BuildFailed(report)
-    kept = [o for o in outcomes if o.name not in invalid and o.digest is not None]
+    return _Validated(report, frozenset(invalid), tuple(outcomes), tuple(retired), record)
+
+
+def _unstage_invalid(tmp: Path, built: Sequence[SkillOutcome], invalid: frozenset[str]) -> None:
+    """Remove what the workers staged for skills left out as invalid."""
     for o in built:
         if o.name in invalid:
             for unit in skill_units(o.name):
                 remove_path(tmp / unit)
-    # Left out under --keep-going, an invalid skill still keeps what it published before.
+
+
+def _keep_invalid_versions(b: _Build, plan: _Plan, tmp: Path, invalid: frozenset[str]) -> \
+        tuple[list[SkillOutcome], list[SkillOutcome]]:
+    """Left out under --keep-going, an invalid skill still keeps what it published before: its versions, and
+    those of them built again in this run."""
     still = [name for name in sorted(invalid) if b.git.of(name) and name not in b.gone]
     kept_versions, to_build = _kept_versions(b, plan, still)
-    if to_build:
-        built_retired = _build_skills(b, tmp, to_build, jobs=1)
-        kept_versions += built_retired
-        built += built_retired
-    if kept_versions:
-        retired = sorted([*retired, *kept_versions], key=lambda o: o.name)
-    plan.meta[KEPT_VERSIONS_KEY] = json.dumps({o.name: [o.history, " ".join(o.digests), o.latest]
-                                               for o in kept_versions}, sort_keys=True)
+    built_again = _build_skills(b, tmp, to_build, jobs=1) if to_build else []
+    return [*kept_versions, *built_again], built_again
+
+
+def _apply_history_marks(config: RegistryConfig, kept: Sequence[SkillOutcome],
+                         retired: Sequence[SkillOutcome]) -> None:
+    """Check the registry's history marks (yanks, takedowns) against the versions published."""
     by_name = {o.name: o for o in [*kept, *retired] if o.digests}
-    check_marks(b.config.history, b.config.path, lambda name: set(by_name[name].digests) if name in by_name
+    check_marks(config.history, config.path, lambda name: set(by_name[name].digests) if name in by_name
                 else None, {o.name: o.digest for o in kept if o.digest})
-    return _Checked(report, frozenset(invalid), tuple(outcomes), tuple(kept), tuple(retired), tuple(built))
 
 
 KEPT_VERSIONS_KEY = "kept_versions"  # the build record's versions of the skills left out under --keep-going
@@ -429,39 +459,39 @@ class _Heads(Sequence[Skill]):
         return iter(self._made())
 
 
-def _registry_findings(outcomes: Sequence[SkillOutcome], heads: Sequence[Skill], stored: StoredManifest | None,
-                       meta: dict[str, str]) -> list[Diagnostic]:
+def _registry_findings(outcomes: Sequence[SkillOutcome], heads: Sequence[Skill],
+                       stored: StoredManifest | None) -> tuple[list[Diagnostic], dict[str, str]]:
     """``check_registry`` over the heads, or its findings as the manifest keeps them when no skill's name,
-    folder or SKILL.md changed (nor the folder paths are shown from)."""
+    folder or SKILL.md changed (nor the folder paths are shown from); with the build record's entries of them."""
     key = hashlib.sha1("\n".join([os.getcwd(), *(f"{o.name}\0{o.folder}\0{o.skill_md}\0{o.declared}\0{o.name_line}"
                                                  for o in outcomes)]).encode("utf-8", "surrogateescape")).hexdigest()
-    meta["registry"] = key
     if stored is not None and stored.meta.get("registry") == key and "registry_findings" in stored.meta:
         with suppress(ValueError, KeyError, TypeError):
             found = list(findings_from_json(stored.meta["registry_findings"]))
-            meta["registry_findings"] = stored.meta["registry_findings"]
-            return found
+            return found, {"registry": key, "registry_findings": stored.meta["registry_findings"]}
     found = check_registry(heads)
-    meta["registry_findings"] = findings_json(found)
-    return found
+    return found, {"registry": key, "registry_findings": findings_json(found)}
 
 
-def _stage_registry(b: _Build, plan: _Plan, tmp: Path, checked: _Checked) -> list[str]:
+def _stage_registry(b: _Build, plan: _Plan, tmp: Path, checked: _Checked) -> tuple[list[str], dict[str, str]]:
     """Stage the registry-wide documents that change, ``state.json``, the schemas and ``.nojekyll``; returns
-    their units."""
+    their units and this stage's entries of the build record."""
     out = b.place.base
-    plan.meta["index_sha256"] = sha256_hex(b.index_before) if b.index_before is not None else ""
-    units = stage_documents(tmp, out, b.config, b.history.source, checked.kept, plan.stored, plan.meta)
-    units += stage_skills_manifest(tmp, out, [o.name for o in checked.kept], [o.name for o in checked.built],
-                                   whole=plan.previous is None,
-                                   stored_meta=plan.stored.meta if plan.stored is not None else None, meta=plan.meta)
+    units, record = stage_documents(tmp, out, b.config, b.history.source, checked.kept, plan.stored)
+    record.setdefault(INDEX_KEY, sha256_hex(b.index_before) if b.index_before is not None else "")
+    stored = plan.stored
+    same = stored is not None and stored.meta.get(PUBLISHED_KEY) == record[PUBLISHED_KEY]
+    manifest_units, record[SKILLS_MANIFEST_KEY] = stage_skills_manifest(
+        tmp, out, [o.name for o in checked.kept], [o.name for o in checked.built], whole=plan.previous is None,
+        recorded=stored.meta.get(SKILLS_MANIFEST_KEY) if same and stored is not None else None)
+    units += manifest_units
     state = dumps(state_document(len(checked.kept), {o.name: o.latest for o in [*checked.kept, *checked.retired]}))
     if plan.previous is None or read_or_none(out / STATE_PATH) != state:
         stage_file(tmp, STATE_PATH, state)
         units.append(STATE_PATH)
     write_schemas(tmp)
     stage_file(tmp, ".nojekyll", b"")
-    return [*units, SCHEMA_DIR, ".nojekyll"]
+    return [*units, SCHEMA_DIR, ".nojekyll"], record
 
 
 def _changes(b: _Build, plan: _Plan, checked: _Checked) -> tuple[list[str], list[str]]:
@@ -484,9 +514,10 @@ def _stage_site(b: _Build, plan: _Plan, tmp: Path, report: ValidationReport, cha
 
     rebuild = plan.previous is not None
     out = b.place.base
-    return list(write_site(b.config, tmp, report, api_roots=(tmp, out) if rebuild else (tmp,),
-                           previous=out if rebuild else None, changed=changed if rebuild else None,
-                           state=b.place.state).units)
+    with collecting_for_phase():
+        return list(write_site(b.config, tmp, report, api_roots=(tmp, out) if rebuild else (tmp,),
+                               previous=out if rebuild else None, changed=changed if rebuild else None,
+                               state=b.place.state).units)
 
 
 def _link_unchanged_documents(out: Path, tmp: Path, paths: Sequence[str]) -> None:
@@ -506,10 +537,11 @@ def _published(out: Path, name: str, old: SkillOutcome) -> bool:
         os.path.lexists(out / detail_path(name)) or os.path.lexists(out / versions_path(name)))
 
 
-def _record(path: Path, plan: _Plan, checked: _Checked) -> None:
+def _record(path: Path, plan: _Plan, checked: _Checked, meta: Mapping[str, str]) -> None:
     """Write the manifest: every skill's outcome (invalid ones too, so an unchanged invalid skill is not
-    validated again), a skill left out under --keep-going as its invalid self rather than its kept history."""
-    stored, previous, meta = plan.stored, plan.previous, plan.meta
+    validated again), a skill left out under --keep-going as its invalid self rather than its kept history, and
+    the stages' entries ``meta``."""
+    stored, previous = plan.stored, plan.previous
     names = {o.name for o in checked.outcomes}
     records = [*checked.outcomes, *(o for o in checked.retired if o.name not in names)]
     if stored is None or previous is None:

@@ -13,19 +13,28 @@ from ..core.loader import display_path
 from ..core.model import sha256_hex
 from ..core.search import SHARDS_INDEX_PATH, SHARDS_ROOT, SearchRow
 from .manifest import StoredManifest
-from .outcome import DOCUMENTS, SkillOutcome, document_frames, join_rows, joined_rows, stale_documents
+from .outcome import (
+    DOCUMENTS,
+    PUBLISHED_KEY,
+    SkillOutcome,
+    document_frames,
+    join_rows,
+    joined_rows,
+    stale_documents,
+)
 from .provenance import Source
 from .search_shards import search_files, update_search_files
 from .transaction import stage_content_named, stage_file
 
 
 def stage_documents(tmp: Path, out: Path, config: RegistryConfig, source: Source, kept: Sequence[SkillOutcome],
-                     stored: StoredManifest | None, meta: dict[str, str]) -> list[str]:
-    """Stage the registry-wide documents that change and return the units to commit for them. A row of a skill
-    reused from the last build comes from the manifest as the bytes it was published as; the search shards,
-    named by their content's digest, are staged only when new, and those no longer named are removed."""
+                    stored: StoredManifest | None) -> tuple[list[str], dict[str, str]]:
+    """Stage the registry-wide documents that change; return the units to commit for them and this stage's
+    entries of the build record. A row of a skill reused from the last build comes from the manifest as the bytes
+    it was published as; the search shards, named by their content's digest, are staged only when new, and those
+    no longer named are removed."""
     frames = document_frames(config, source, len(kept))
-    stale = stale_documents(kept, frames, stored, meta)
+    stale, record = stale_documents(kept, frames, stored)
     units: list[str] = []
     for path, kind in DOCUMENTS:
         if kind not in stale or (kind == "v1" and not config.publish.well_known_skills):
@@ -42,24 +51,31 @@ def stage_documents(tmp: Path, out: Path, config: RegistryConfig, source: Source
         stage_file(tmp, path, data)
         units.append(path)
         if kind == "index":
-            meta["index_sha256"] = sha256_hex(data)
+            record[INDEX_KEY] = sha256_hex(data)
         if kind == "search":
-            units += _stage_shards(tmp, out, kept, [row for row in rows if row is not None], stored, meta)
-    return units
+            shard_units, record[SHARDS_KEY] = _stage_shards(tmp, out, kept, [row for row in rows if row is not None],
+                                                            stored, record[PUBLISHED_KEY])
+            units += shard_units
+    return units, record
+
+
+INDEX_KEY = "index_sha256"  # the build record's digest of the index.json the output holds
+SHARDS_KEY = "shards_sha256"  # and of the sharded search index's index
 
 
 def _stage_shards(tmp: Path, out: Path, kept: Sequence[SkillOutcome], rows: Sequence[bytes],
-                  stored: StoredManifest | None, meta: dict[str, str]) -> list[str]:
-    """Stage the sharded search index and return its units. When the same skills are published as last time,
-    only the files holding a changed row are made again, from the ones the output holds (``update_search_files``,
-    checked against the manifest's record of the shards' index); else every file is made from the rows."""
+                  stored: StoredManifest | None, published: str) -> tuple[list[str], str]:
+    """Stage the sharded search index; return its units and the digest of its index. When the same skills are
+    published as last time, only the files holding a changed row are made again, from the ones the output holds
+    (``update_search_files``, checked against the manifest's record of the shards' index); else every file is
+    made from the rows."""
     updated = None
-    if stored is not None and stored.meta.get("published") == meta["published"]:
+    if stored is not None and stored.meta.get(PUBLISHED_KEY) == published:
         fresh = [o for o in kept if o.fresh]
         before = stored.rows("search", [o.name for o in fresh])
         manifest = read_or_none(out / SHARDS_INDEX_PATH)
         if (all(o.name in before for o in fresh) and manifest is not None
-                and sha256_hex(manifest) == stored.meta.get("shards_sha256")):
+                and sha256_hex(manifest) == stored.meta.get(SHARDS_KEY)):
             changes = {o.name: (json.loads(before[o.name]), json.loads(row)) for o in fresh
                        if (row := o.row("search")) is not None and row != before[o.name]}
             shards = manifest
@@ -68,13 +84,12 @@ def _stage_shards(tmp: Path, out: Path, kept: Sequence[SkillOutcome], rows: Sequ
                 lambda rel: shards if rel == SHARDS_INDEX_PATH else (out / rel).read_bytes())
     if updated is None:
         files = search_files([SearchRow(*json.loads(row)) for row in rows])
-        meta["shards_sha256"] = sha256_hex(files[SHARDS_INDEX_PATH])
-        return stage_content_named(tmp, out, files, SHARDS_ROOT, SHARDS_INDEX_PATH, whole=stored is None)
+        return (stage_content_named(tmp, out, files, SHARDS_ROOT, SHARDS_INDEX_PATH, whole=stored is None),
+                sha256_hex(files[SHARDS_INDEX_PATH]))
     made, gone = updated
-    meta["shards_sha256"] = sha256_hex(made[SHARDS_INDEX_PATH])
     for rel, data in made.items():
         stage_file(tmp, rel, data)
-    return [*made, *gone]
+    return [*made, *gone], sha256_hex(made[SHARDS_INDEX_PATH])
 
 
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.fs import sync_path
+
 MANIFEST_VERSION = 8
 # The global documents a skill contributes a row to, in the order of the ``*_row`` columns.
 ROW_KINDS = ("index", "v1", "v2", "search")
@@ -133,8 +135,7 @@ def _replace(path: Path, meta: Mapping[str, str], rows: Iterable[Row]) -> None:
             _store(db, rows)
             db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
             db.commit()
-        with open(staged, "rb+") as fh:
-            os.fsync(fh.fileno())
+        sync_path(staged)
         os.replace(staged, path)
     finally:
         with suppress(OSError):

@@ -166,22 +166,25 @@ def join_rows(frame: dict[str, Any], rows: Sequence[bytes]) -> bytes:
     return b"".join((head[:cut], b",".join(rows), head[cut:]))
 
 
-def stale_documents(kept: Sequence[SkillOutcome], frames: dict[str, dict[str, Any]], stored: StoredManifest | None,
-                     meta: dict[str, str]) -> set[str]:
+def stale_documents(kept: Sequence[SkillOutcome], frames: dict[str, dict[str, Any]],
+                    stored: StoredManifest | None) -> tuple[set[str], dict[str, str]]:
     """The kinds of ``DOCUMENTS`` whose bytes differ from what the output holds: any when the published skills
-    or a frame changed, else those where a skill built this time has a row other than the one it had."""
-    for kind, frame in frames.items():
-        meta[f"frame:{kind}"] = sha256_hex(dumps(frame))
-    meta["published"] = names_key([o.name for o in kept])
-    if stored is None or stored.meta.get("published") != meta["published"]:
-        return set(frames)
-    stale = {kind for kind in frames if stored.meta.get(f"frame:{kind}") != meta[f"frame:{kind}"]}
+    or a frame changed, else those where a skill built this time has a row other than the one it had; with the
+    build record's entries that decide it (each frame's digest, the published names)."""
+    record = {f"frame:{kind}": sha256_hex(dumps(frame)) for kind, frame in frames.items()}
+    record[PUBLISHED_KEY] = names_key([o.name for o in kept])
+    if stored is None or stored.meta.get(PUBLISHED_KEY) != record[PUBLISHED_KEY]:
+        return set(frames), record
+    stale = {kind for kind in frames if stored.meta.get(f"frame:{kind}") != record[f"frame:{kind}"]}
     fresh = [o for o in kept if o.fresh]
     for kind in set(frames) - stale:
         before = stored.rows(kind, [o.name for o in fresh])
         if any(o.row(kind) != before.get(o.name) for o in fresh):
             stale.add(kind)
-    return stale
+    return stale, record
+
+
+PUBLISHED_KEY = "published"  # the build record's key of the published skills' names (``names_key``)
 
 
 def joined_rows(kind: str, kept: Sequence[SkillOutcome], stored: StoredManifest | None) -> list[bytes | None]:

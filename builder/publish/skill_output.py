@@ -21,7 +21,7 @@ from ..core.urls import WELL_KNOWN_V1, detail_path, head_path, raw_path, scoped_
 from ..core.workers import collect_as_usual
 from ..signing.digests import DigestRecorder
 from ..site.bodies import body_key, render_once
-from ..validate.checks import validate_folder
+from ..validate.run import validate_folder
 from .api import (
     Artifact,
     bundle_stem,

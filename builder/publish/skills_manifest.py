@@ -10,7 +10,7 @@ digest of their bytes: an unchanged shard keeps its name and is not written agai
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -125,25 +125,22 @@ def _same_names(tmp: Path, out: Path, names: Sequence[str], built: set[str], rec
 
 
 def stage_skills_manifest(tmp: Path, out: Path, names: Iterable[str], built: Iterable[str], *, whole: bool,
-                          stored_meta: Mapping[str, str] | None = None,
-                          meta: dict[str, str] | None = None) -> list[str]:
-    """Stage the manifest of the published skills ``names`` into ``tmp`` and return the units to commit: the
-    index, the shards the output lacks, and each old shard no longer named (to be removed). ``built``: the skills
-    whose detail documents this build wrote into ``tmp``; ``whole``: a build with no previous output. A shard
-    whose skills are the same and none of them built keeps its bytes without being encoded again; when the last
-    build (its record's ``stored_meta``) published the same skills as this one (``meta``), no such shard is parsed
-    either. ``meta`` records the digest of the index staged."""
+                          recorded: str | None = None) -> tuple[list[str], str]:
+    """Stage the manifest of the published skills ``names`` into ``tmp``; return the units to commit (the index,
+    the shards the output lacks, and each old shard no longer named, to be removed) and the digest of the index
+    staged, for the build record. ``built``: the skills whose detail documents this build wrote into ``tmp``;
+    ``whole``: a build with no previous output. A shard whose skills are the same and none of them built keeps
+    its bytes without being encoded again; when the last build published the same skills as this one and
+    recorded the digest of the index it staged (``recorded``), no such shard is parsed either."""
     built = set(built)
     names = sorted(set(names))
     files = None
-    if not whole and stored_meta is not None and meta is not None and \
-            stored_meta.get("published") == meta.get("published"):
-        files = _same_names(tmp, out, names, built, stored_meta.get(RECORD_KEY))
+    if not whole and recorded is not None:
+        files = _same_names(tmp, out, names, built, recorded)
     if files is None:
         shards = [] if whole else _previous_shards(out)
         kept = {names_of: data for data, part in shards
                 if not built.intersection(names_of := tuple(row["name"] for row in part))}
         files = shard_documents(_rows(tmp, out, names, built, shards), kept)
-    if meta is not None:
-        meta[RECORD_KEY] = sha256_hex(files[SKILLS_MANIFEST_PATH])
-    return stage_content_named(tmp, out, files, SKILLS_MANIFEST_ROOT, SKILLS_MANIFEST_PATH, whole=whole)
+    return (stage_content_named(tmp, out, files, SKILLS_MANIFEST_ROOT, SKILLS_MANIFEST_PATH, whole=whole),
+            sha256_hex(files[SKILLS_MANIFEST_PATH]))

@@ -25,7 +25,7 @@ from tuf.api.serialization.json import JSONSerializer
 
 from ..core.config import RegistryConfig
 from ..core.errors import UsageError
-from ..core.fs import write_atomic
+from ..core.fs import create_file, write_atomic
 
 ROLES = ("root", "targets", "snapshot", "timestamp")
 ONLINE_ROLES = ("targets", "snapshot", "timestamp")
@@ -45,13 +45,9 @@ def chain_folder(config: RegistryConfig) -> Path:
 def _write_private(path: Path, data: bytes) -> None:
     """Create ``path`` with mode 0600; an existing key is never overwritten."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        create_file(path, data, mode=0o600)
     except FileExistsError:
         raise UsageError(f"{path} already exists; a key is never overwritten (move it away first)") from None
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
 
 
 def new_signer() -> CryptoSigner:

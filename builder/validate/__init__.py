@@ -1,4 +1,5 @@
-"""Checking skills: the rules (``checks``: frontmatter fields, files and the registry as a whole; ``body``: the
-Markdown body), active-content scanning, report formats, ``--changed-since`` and the rules reference.
-Imports only ``core``.
+"""Checking skills: the rules for one skill (``checks``: frontmatter fields and files; ``names``: the name, alone
+and across the registry; ``invisible``: hidden characters; ``body``: the Markdown body), active-content scanning,
+many skills checked at once (``run``), the report and its formats (``report``), ``--changed-since`` and the rules
+reference. Imports only ``core``.
 """

@@ -29,7 +29,9 @@ from ..core.git import GitFailed, checked_git
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, display_path, find_skill_folders, is_junk, load_skill
 from ..core.model import Skill, SkillFile, short_digest, skill_digest
 from ..core.words import counted
-from .checks import NameKey, RegistryNames, ValidationReport, validate_folder
+from .names import NameKey, RegistryNames
+from .report import ValidationReport
+from .run import validate_folder
 
 ADDED, MODIFIED, REMOVED, RENAMED = "added", "modified", "removed", "renamed"
 _BLOB_MODES = {"100644": False, "100755": True}  # tree mode -> executable; links and submodules are not published

@@ -1,63 +1,42 @@
-"""The rules: what a valid skill is, under each profile, and what must hold across the registry (the body's rules
-are in ``body``).
+"""The rules one skill keeps: its frontmatter fields under each profile (with hints on how to fix them) and its
+files; the body's rules are in ``body``, the name's in ``names``.
 
-``validate_paths`` loads and checks every skill below the given paths and returns every finding;
-nothing here prints or writes.
+``check_skill`` returns every finding; nothing here prints or writes.
 """
 
 from __future__ import annotations
 
-import bisect
-import collections
 import datetime
 import difflib
 import functools
-import os
 import re
-import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
-from ..core.config import PROFILES, RegistryConfig, merge_flags
+from ..core.config import RegistryConfig
 from ..core.diagnostics import RULES, Diagnostic, Severity
-from ..core.errors import UsageError
-from ..core.loader import display_path, find_skill_folders, load_skill
+from ..core.loader import display_path
 from ..core.model import MAX_NAME, SLUG, Frontmatter, Skill
 from ..core.suggest import close_match
-from ..core.words import counted
-from ..core.workers import default_jobs, iter_parallel
 from .active_content import active_content, served_type
 from .body import check_body
+from .invisible import invisible_chars
+from .names import NAME_CHARS, name_findings
+
+# Re-exported for publish/build.py alone, which imports them from here; to go once it imports them from names and
+# report.
+from .names import check_registry as check_registry
+from .report import ValidationReport as ValidationReport
 
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 
-NAME_CHARS = re.compile(r"^[a-z0-9-]+$")
 SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
     r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$"
 )
-PLACEHOLDER_NAMES = frozenset({"my-skill-name", "skill-name", "your-skill-name"})
 PLACEHOLDER_TEXT = re.compile(r"^\s*(?:TODO|TBD|FIXME)\b|\bTODO:|\[TODO|Replace with|Describe what this skill does")
-# Names that would collide with the site's own folders and API paths.
-RESERVED_NAMES = frozenset({
-    "api", "assets", "search", "tags", "tag", "categories", "category", "skills", "index", "static",
-    "stylesheets", "javascripts", "schema", "bundles", "well-known", "404", "sitemap", "feed", "new",
-})
-# Zero-width, bidirectional controls and Unicode tag characters can hide text from a reviewer. A zero-width
-# joiner is one only after a character that never starts an emoji sequence.
-_HIDING = "[\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|(?<=[\x00-\u1fff])\u200d"
-_TAGS = "[\U000e0000-\U000e007f]"
-INVISIBLE = re.compile(f"{_TAGS}|{_HIDING}")
-# Each run of them is one finding: a run of tag characters (ASCII shifted by 0xE0000) is hidden text, shown decoded.
-INVISIBLE_RUN = re.compile(f"(?P<tags>{_TAGS}+)|(?:{_HIDING})+")
-# What ``INVISIBLE`` can match, joiners anywhere: a class is searched ~5x faster than the look-behind alternation.
-_INVISIBLE_CANDIDATE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
-TAG_OFFSET = 0xE0000
-SHOWN_TAG_TEXT = 60  # characters of decoded tag text a finding shows
 
 # What each profile accepts at the top level of the frontmatter, and the type each field must have.
 OPEN_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
@@ -95,238 +74,6 @@ CLAUDE_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-@dataclass
-class Tally:
-    """The counts a report closes with, kept as findings stream past."""
-
-    skills: int = 0
-    errors: int = 0
-    warnings: int = 0
-    flagged: set[str] = field(default_factory=set)  # names of skills with findings
-
-    def count(self, diagnostic: Diagnostic) -> None:
-        if diagnostic.severity is Severity.ERROR:
-            self.errors += 1
-        else:
-            self.warnings += 1
-        if diagnostic.skill:
-            self.flagged.add(diagnostic.skill)
-
-    def failed(self, strict: bool = False) -> bool:
-        return self.errors > 0 or (strict and self.warnings > 0)
-
-    def summary(self) -> str:
-        return (f"{counted(self.errors, 'error')}, {counted(self.warnings, 'warning')} in {len(self.flagged):,} of "
-                f"{counted(self.skills, 'skill')}")
-
-
-@dataclass(frozen=True)
-class ValidationReport:
-    skills: Sequence[Skill]
-    diagnostics: tuple[Diagnostic, ...]
-
-    def __iter__(self) -> Iterator[Diagnostic]:
-        return iter(self.diagnostics)
-
-    @property
-    def tally(self) -> Tally:
-        tally = Tally(skills=len(self.skills))
-        for d in self.diagnostics:
-            tally.count(d)
-        return tally
-
-    @property
-    def errors(self) -> int:
-        return sum(d.severity is Severity.ERROR for d in self.diagnostics)
-
-    @property
-    def warnings(self) -> int:
-        return sum(d.severity is Severity.WARNING for d in self.diagnostics)
-
-    def failed(self, strict: bool = False) -> bool:
-        return self.errors > 0 or (strict and self.warnings > 0)
-
-    def invalid_names(self) -> frozenset[str]:
-        return frozenset(d.skill for d in self.diagnostics if d.severity is Severity.ERROR and d.skill)
-
-    def summary(self) -> str:
-        return self.tally.summary()
-
-
-@dataclass(frozen=True)
-class NameKey:
-    """What the registry-wide rules need of one skill, so they never hold the skills themselves."""
-
-    skill: str  # the folder name
-    name: str  # the declared name when it is a non-empty string, else the folder name
-    shown: str  # the name as other findings quote it: the declared value, or the folder name
-    folder: str  # the folder as the user would type it
-    file: str  # its SKILL.md, as findings name it
-    line: int  # the line of `name`
-
-    @classmethod
-    def of(cls, skill: Skill) -> NameKey:
-        declared = skill.field("name")
-        folder = display_path(skill.folder)
-        return cls(skill=skill.name, name=declared if isinstance(declared, str) and declared else skill.name,
-                   shown=f"{declared or skill.name}", folder=folder, file=f"{folder}/{skill.skill_md}",
-                   line=skill.frontmatter.line_of("name") if skill.frontmatter else 0)
-
-
-_SETTINGS: tuple[RegistryConfig, str, bool] | None = None
-
-
-def _init_worker(config: RegistryConfig, profile: str, keep_skills: bool = False) -> None:
-    global _SETTINGS
-    _SETTINGS = (config, profile, keep_skills)
-
-
-_Checked = tuple[Skill | None, list[Diagnostic], NameKey]
-
-
-def _check_folders(folders: list[str]) -> list[_Checked]:
-    """Load and check a few skills: their findings and name keys, and (when asked) each skill without its file
-    bytes (they stay in the worker)."""
-    assert _SETTINGS is not None
-    config, profile, keep_skills = _SETTINGS
-    out: list[_Checked] = []
-    for folder in folders:
-        skill, found = validate_folder(Path(folder), config, profile)
-        out.append((replace(skill, files=()) if keep_skills else None, found, NameKey.of(skill)))
-    return out
-
-
-def validate_folder(folder: Path, config: RegistryConfig, profile: str) -> tuple[Skill, list[Diagnostic]]:
-    """Load one skill folder and check it: what loading found, then what the rules found."""
-    loaded = load_skill(folder, config)
-    return loaded.skill, [*loaded.diagnostics, *check_skill(loaded.skill, config, profile)]
-
-
-# Skills sent to a worker at once: few enough that results stream, enough that sending them costs little. Near
-# the end of a run chunks shrink to a quarter of what is left per worker, down to _LAST_CHUNK, so that no worker
-# is still busy with a whole chunk while the others have nothing left to do.
-_CHUNK = 32
-_LAST_CHUNK = 4
-
-
-def _chunks(folders: list[str], jobs: int) -> list[list[str]]:
-    chunks: list[list[str]] = []
-    start, count = 0, len(folders)
-    while start < count:
-        size = _CHUNK if jobs <= 1 else max(_LAST_CHUNK, min(_CHUNK, (count - start) // (jobs * 4)))
-        chunks.append(folders[start:start + size])
-        start += size
-    return chunks
-
-
-def _real_path(folder: str, parents: dict[str, str]) -> str:
-    """``os.path.realpath(folder)``, resolving each parent once (``parents`` keeps them) for all its skill
-    folders: a folder that is not a link, named without dots, is its real parent joined with its name."""
-    parent, name = os.path.split(folder)
-    if parent and name and name not in (".", "..") and not os.path.islink(folder):
-        real = parents.get(parent)
-        if real is None:
-            real = parents[parent] = os.path.realpath(parent)
-        return os.path.join(real, name)
-    return os.path.realpath(folder)
-
-
-class ValidationRun:
-    """``validate_paths`` as a stream: iterating yields every finding in report order (file, line, column,
-    code, message) while the skills are still being checked, so memory holds a few skills' findings and one
-    compact key per skill, whatever the number of skills. ``tally`` is complete once iteration ends."""
-
-    def __init__(self, paths: Sequence[Path], config: RegistryConfig, profile: str | None = None,
-                 jobs: int | None = None, *, keep_skills: bool = False) -> None:
-        config = merge_flags(config, profile=profile)
-        self.profile = config.profile
-        if self.profile not in PROFILES:
-            raise UsageError(f"unknown profile {self.profile!r}; choose one of {', '.join(PROFILES)}")
-        self.config, self.jobs, self.keep_skills = config, jobs, keep_skills
-        self.tally = Tally()
-        self.skills: list[Skill] = []  # filled only with keep_skills
-        self._early: list[Diagnostic] = []
-        folders: list[str] = []  # strings, not Paths: a tenth of the memory for a large registry
-        for path in paths:
-            if not path.exists():
-                raise UsageError(f"{display_path(path)}: no such file or folder")
-            if path.is_file() and path.name in ("SKILL.md", "skill.md"):
-                path = path.parent
-            if not path.is_dir():
-                raise UsageError(f"{display_path(path)}: not a folder")
-            try:
-                found = find_skill_folders(path)
-            except OSError as exc:
-                raise UsageError(f"{display_path(path)}: cannot be read ({exc.strerror})") from None
-            if not found:
-                self._early.append(RULES["SK604"].at(display_path(path), 0,
-                                                     f"no skill folders in {display_path(path)}"))
-            folders.extend(os.fspath(folder) for folder in found)
-            del found
-        parents: dict[str, str] = {}
-        self.folders = list({_real_path(folder, parents): folder for folder in folders}.values())
-
-    def __iter__(self) -> Iterator[Diagnostic]:
-        jobs = self.jobs if self.jobs is not None else default_jobs(len(self.folders))
-        chunks = _chunks(self.folders, jobs)
-        bounds: list[str | None] | None = None
-        pending = list(self._early)  # in the order found; a stable sort keeps that order among equal keys
-        names = RegistryNames()
-        for k, checked in enumerate(iter_parallel(_check_folders, chunks, initializer=_init_worker,
-                                                  initargs=(self.config, self.profile, self.keep_skills), jobs=jobs)):
-            if bounds is None:  # worked out while the workers check the chunks already sent, not before
-                bounds = _bounds(chunks)
-            for skill, found, key in checked:
-                self.tally.skills += 1
-                if skill is not None:
-                    self.skills.append(skill)
-                pending.extend(found)
-                pending.extend(names.add(key))
-            if not pending:
-                continue
-            pending.sort(key=Diagnostic.sort_key)
-            limit = bounds[k]
-            ready = len(pending) if limit is None else bisect.bisect_left(pending, limit, key=_file_of)
-            for d in pending[:ready]:
-                self.tally.count(d)
-                yield d
-            del pending[:ready]
-        for d in sorted(pending, key=Diagnostic.sort_key):  # findings of no skill, when there is none
-            self.tally.count(d)
-            yield d
-
-
-def _bounds(chunks: list[list[str]]) -> list[str | None]:
-    """When each chunk's findings may be written: ``bounds[k]`` is the least folder path of the chunks after
-    chunk ``k`` (None after the last).
-
-    A finding can be written once no skill still to come can report one that sorts before it. Every finding of a
-    skill names its folder or a path below it, so none sorts before the folder's own path: the least path among
-    the skills still to come bounds them all. Findings are written after each chunk of skills.
-    """
-    bounds: list[str | None] = [None] * len(chunks)
-    for k in range(len(chunks) - 1, 0, -1):
-        least = min(display_path(Path(folder)) for folder in chunks[k])
-        later = bounds[k]
-        bounds[k - 1] = least if later is None or least < later else later
-    return bounds
-
-
-def _file_of(diagnostic: Diagnostic) -> str:
-    return diagnostic.file
-
-
-def validate_paths(paths: Sequence[Path], config: RegistryConfig, profile: str | None = None,
-                   jobs: int | None = None) -> ValidationReport:
-    """Load every skill under ``paths`` (skill folders or folders of skills) and check each and all together.
-
-    The report's skills carry no file bytes; ``ValidationRun`` streams the findings without holding the skills.
-    """
-    run = ValidationRun(paths, config, profile, jobs, keep_skills=True)
-    diagnostics = tuple(run)
-    return ValidationReport(tuple(run.skills), diagnostics)
-
-
 def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     shown = display_path(skill.folder)
@@ -344,7 +91,7 @@ def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diag
             out.append(RULES["SK509"].at(f"{shown}/{f.path}", 0, f"`{f.path}` is binary but not under assets/",
                                          skill=skill.name))
         if (f.path == skill.skill_md or f.path.startswith("scripts/")) and not f.data.isascii() and f.is_text:
-            out.extend(_invisible_chars(f.data.decode("utf-8"), f"{shown}/{f.path}", skill.name))
+            out.extend(invisible_chars(f.data.decode("utf-8"), f"{shown}/{f.path}", skill.name))
     return with_policy(out, config)
 
 
@@ -479,27 +226,6 @@ def _closest_field(key: str) -> str | None:
     return close[0] if close else None
 
 
-_Finding = TypeVar("_Finding")
-
-
-def name_findings(name: str, folder: str, report: Callable[..., _Finding]) -> Iterable[_Finding]:
-    if name in PLACEHOLDER_NAMES:
-        yield report("SK201", f"`name` is still the template placeholder `{name}`")
-    if len(name) > MAX_NAME:
-        yield report("SK103", f"`name` is {len(name)} characters; the limit is {MAX_NAME}")
-    if not NAME_CHARS.fullmatch(name):
-        bad = sorted({c for c in name if not re.match(r"[a-z0-9-]", c)})
-        ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
-        suggestion = re.sub(r"-+", "-", re.sub(r"[^a-z0-9-]", "-", ascii_name)).strip("-")
-        yield report("SK104", f"`name` {name!r} has characters outside a-z, 0-9 and '-': "
-                              f"{' '.join(repr(c) for c in bad)}",
-                     f"Did you mean `{suggestion}`?" if suggestion else None)
-    if name.startswith("-") or name.endswith("-") or "--" in name:
-        yield report("SK105", f"`name` {name!r} starts or ends with a hyphen or contains `--`")
-    if name != folder:
-        yield report("SK106", f"`name` is {name!r} but the folder is {folder!r}")
-
-
 def _check_metadata(meta: Any, fm: Frontmatter, config: RegistryConfig,
                     at: Callable[..., Diagnostic]) -> Iterable[Diagnostic]:
     if not isinstance(meta, dict):
@@ -542,99 +268,6 @@ def category_hint(category: str, slugs: Sequence[str]) -> str:
     """SK301's hint: the slug closest to ``category`` (whatever its case), if one is close, then every slug."""
     close = close_match(category.lower(), slugs, cutoff=0.5)
     return (f"Did you mean `{close}`? " if close else "") + f"Categories: {', '.join(slugs)}."
-
-
-def name_problems(name: str) -> list[str]:
-    """What `new` and `import` refuse in a skill's name, each "CODE: message. hint", as validate would say it."""
-    if not name:
-        return ["SK102: `name` must be a non-empty string"]
-    problems = list(name_findings(name, name, lambda code, msg, hint=None: f"{code}: {msg}. {hint}" if hint else
-                               f"{code}: {msg}"))
-    if name in RESERVED_NAMES:
-        problems.append(f"SK603: skill name `{name}` is reserved for the registry's own pages")
-    return problems
-
-
-def _invisible_chars(text: str, file: str, skill: str) -> Iterable[Diagnostic]:
-    """One SK511 per run of invisible characters on a line, not one per character: hidden text is often long."""
-    if text.isascii() or not _has_invisible(text):
-        return
-    for line_no, line in enumerate(text.split("\n"), start=1):
-        for match in INVISIBLE_RUN.finditer(line):
-            run, start = match.group(0), match.start()
-            if line_no == 1 and start == 0 and run[0] == "\ufeff":
-                run, start = run[1:], 1  # a byte-order mark at the very start is an encoding marker, not hidden text
-                if not run:
-                    continue
-            message, hint = _tag_run(run) if match.group("tags") else _hidden_run(run)
-            yield RULES["SK511"].at(file, line_no, message, hint=hint, column=start + 1, skill=skill)
-
-
-def _has_invisible(text: str) -> bool:
-    """``INVISIBLE.search(text) is not None``: a candidate not a joiner, or a joiner after a character < U+2000."""
-    for candidate in _INVISIBLE_CANDIDATE.finditer(text):
-        at = candidate.start()
-        if text[at] != "\u200d" or (at > 0 and text[at - 1] <= "\u1fff"):
-            return True
-    return False
-
-
-def _hidden_run(run: str) -> tuple[str, str | None]:
-    """(message, hint) for a run of zero-width and bidirectional characters: each distinct one named, with its
-    count when it repeats."""
-    def named(char: str) -> str:
-        return f"U+{ord(char):04X} ({unicodedata.name(char, 'unnamed')})"
-
-    if len(run) == 1:
-        return f"invisible character {named(run)}", None
-    counts = collections.Counter(run)
-    shown = [named(c) + (f" x{n}" if n > 1 else "") for c, n in counts.items()]
-    listed = ", ".join(shown[:3]) + (", ..." if len(shown) > 3 else "")
-    return (f"{len(run)} invisible characters in a row: {listed}",
-            "Delete the characters; they can hide what the text says.")
-
-
-def _tag_run(run: str) -> tuple[str, str]:
-    """(message, hint) for a run of Unicode tag characters, with the ASCII text they spell made visible."""
-    spelled = "".join(chr(ord(c) - TAG_OFFSET) for c in run)
-    shown = repr(spelled[:SHOWN_TAG_TEXT]) + ("..." if len(spelled) > SHOWN_TAG_TEXT else "")
-    what = "invisible Unicode tag character" if len(run) == 1 else f"{len(run)} invisible Unicode tag characters"
-    return (f"{what} (U+E0000-U+E007F) spelling {shown}",
-            "Delete the tag characters: no one reading the page sees the text they spell; an agent reads it.")
-
-
-class RegistryNames:
-    """The rules that need every skill at once (unique names, names that differ only by case or width, reserved
-    names), fed one skill at a time and keeping only the first folder of each name."""
-
-    def __init__(self) -> None:
-        self._by_name: dict[str, str] = {}  # name -> the folder that has it
-        self._by_folded: dict[str, tuple[str, str]] = {}  # folded name -> (name as shown, folder)
-
-    def add(self, key: NameKey) -> list[Diagnostic]:
-        out: list[Diagnostic] = []
-        name = key.name
-        if name in self._by_name:
-            out.append(RULES["SK601"].at(key.file, key.line, f"skill name `{name}` is also used by "
-                                                             f"{self._by_name[name]}", skill=key.skill))
-        else:
-            self._by_name[name] = key.folder
-            folded = name if name.isascii() and name.islower() else unicodedata.normalize("NFKC", name).casefold()
-            if folded in self._by_folded:
-                other, folder = self._by_folded[folded]
-                out.append(RULES["SK602"].at(key.file, key.line, f"skill name `{name}` collides with `{other}` in "
-                                                                 f"{folder}", skill=key.skill))
-            else:
-                self._by_folded[folded] = (key.shown, key.folder)
-        if name in RESERVED_NAMES:
-            out.append(RULES["SK603"].at(key.file, key.line, f"skill name `{name}` is reserved", skill=key.skill))
-        return out
-
-
-def check_registry(skills: Sequence[Skill]) -> list[Diagnostic]:
-    """``RegistryNames`` over a list of skills."""
-    names = RegistryNames()
-    return [d for skill in skills for d in names.add(NameKey.of(skill))]
 
 
 def _slugify(text: str) -> str:

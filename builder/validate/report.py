@@ -1,20 +1,81 @@
-"""Formatters over findings: text for people, JSON for tools, workflow commands for GitHub.
+"""A validation's report: its findings and their counts (``ValidationReport``, ``Tally``), and the formatters
+over them: text for people, JSON for tools, workflow commands for GitHub.
 
-Each writes as the findings arrive (``iter_*`` yield pieces of the output), so a streamed run
-(``checks.ValidationRun``) never holds them all; ``format_text`` joins the pieces for a finished report.
+Each formatter writes as the findings arrive (``iter_*`` yield pieces of the output), so a streamed run
+(``run.ValidationRun``) never holds them all; ``format_text`` joins the pieces for a finished report.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
-from ..core.diagnostics import REGISTRY_POLICY, RULES, Diagnostic
+from ..core.diagnostics import REGISTRY_POLICY, RULES, Diagnostic, Severity
+from ..core.model import Skill
 from ..core.terminal import visible
-from .checks import Tally
+from ..core.words import counted
 
 JSON_VERSION = 1
+
+
+@dataclass
+class Tally:
+    """The counts a report closes with, kept as findings stream past."""
+
+    skills: int = 0
+    errors: int = 0
+    warnings: int = 0
+    flagged: set[str] = field(default_factory=set)  # names of skills with findings
+
+    def count(self, diagnostic: Diagnostic) -> None:
+        if diagnostic.severity is Severity.ERROR:
+            self.errors += 1
+        else:
+            self.warnings += 1
+        if diagnostic.skill:
+            self.flagged.add(diagnostic.skill)
+
+    def failed(self, strict: bool = False) -> bool:
+        return self.errors > 0 or (strict and self.warnings > 0)
+
+    def summary(self) -> str:
+        return (f"{counted(self.errors, 'error')}, {counted(self.warnings, 'warning')} in {len(self.flagged):,} of "
+                f"{counted(self.skills, 'skill')}")
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    skills: Sequence[Skill]
+    diagnostics: tuple[Diagnostic, ...]
+
+    def __iter__(self) -> Iterator[Diagnostic]:
+        return iter(self.diagnostics)
+
+    @property
+    def tally(self) -> Tally:
+        tally = Tally(skills=len(self.skills))
+        for d in self.diagnostics:
+            tally.count(d)
+        return tally
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    @property
+    def warnings(self) -> int:
+        return sum(d.severity is Severity.WARNING for d in self.diagnostics)
+
+    def failed(self, strict: bool = False) -> bool:
+        return self.errors > 0 or (strict and self.warnings > 0)
+
+    def invalid_names(self) -> frozenset[str]:
+        return frozenset(d.skill for d in self.diagnostics if d.severity is Severity.ERROR and d.skill)
+
+    def summary(self) -> str:
+        return self.tally.summary()
 
 
 class Findings(Protocol):

@@ -77,7 +77,7 @@ def test_a_disk_error_and_ctrl_c_go_through_the_same_handler(tmp_path: Path, mon
     def disk_full(*_: object, **__: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "x"))
 
-    target = "builder.validate.checks.ValidationRun" if "validate" in args else "builder.client.lock.read_lock"
+    target = "builder.validate.run.ValidationRun" if "validate" in args else "builder.client.lock.read_lock"
     monkeypatch.setattr(target, disk_full)
     result = CliRunner().invoke(cli, args)
     assert (result.exit_code, result.stderr) == (1, f"Error: {tmp_path}/x: the disk is full; free some space and "

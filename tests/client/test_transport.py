@@ -17,7 +17,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from helpers.client import Fault, RegistryServer, _Handler
 
-from builder.client.registry import NotFound, Registry, Unreachable
+from builder.client.registry import Registry
+from builder.client.transport import NotFound, Unreachable
 from builder.client.trust import _remember_unsigned, store_folder
 from builder.core.errors import ClientError
 from builder.core.search import SEARCH_INDEX_PATH, rank

@@ -65,7 +65,7 @@ def test_a_lower_file_limit_in_registry_yaml_counts_files_left_out_as_too_large(
     write_tree(tmp_path, {"registry.yaml": "limits:\n  max_files: 3\n  max_file_bytes: 100\n",
                           **many_files("small", 3), "skills/small/assets/big.bin": b"\0" * 101})
     config = load_config(tmp_path / "registry.yaml")
-    from builder.validate.checks import validate_paths
+    from builder.validate.run import validate_paths
 
     found = [(d.code, d.message) for d in validate_paths([tmp_path / "skills"], config).diagnostics]
     assert ("SK518", "the skill holds 4 files; the limit is 3") in found

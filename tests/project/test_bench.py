@@ -38,7 +38,7 @@ from bench.validate import validate_bench  # noqa: E402
 from builder.cli.app import cli  # noqa: E402
 from builder.core.config import load_config  # noqa: E402
 from builder.core.search import rank, search_index  # noqa: E402
-from builder.validate.checks import validate_paths  # noqa: E402
+from builder.validate.run import validate_paths  # noqa: E402
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 

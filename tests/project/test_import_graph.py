@@ -146,7 +146,7 @@ BUILD_PARTS = {
     "builder.publish.git_objects": {"builder.publish.bundlecache"},  # the cat-file reader of history
 }
 # The website's parts below its page filling (site.pages): each imports nothing else of site/.
-SITE_PARTS = ("builder.site.sitemaps", "builder.site.mkdocs_run")
+SITE_PARTS = ("builder.site.sitemaps", "builder.site.mkdocs_run", "builder.site.page_templates", "builder.site.plan")
 
 
 def test_the_build_pipeline_sits_above_its_parts() -> None:

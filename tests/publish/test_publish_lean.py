@@ -31,7 +31,7 @@ from builder.publish.api import linked_files
 from builder.publish.build import BuildOptions, build
 from builder.publish.schemas import load_schema
 from builder.site.render import BodyRenderer
-from builder.validate.checks import validate_folder
+from builder.validate.run import validate_folder
 
 LEAN = "publish:\n  raw_files: linked\n  json_bundles: false\n  well_known_skills: false\n"
 OLD_CLIENT_COMMIT = "5162477"  # main before the publish: section

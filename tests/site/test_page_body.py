@@ -18,7 +18,7 @@ from builder.core.config import load_config
 from builder.core.errors import ConfigError
 from builder.publish.build import BuildOptions, build
 from builder.site.budget import page_parts
-from builder.site.pages import BODY_FILE
+from builder.site.plan import BODY_FILE
 
 NAMES = ["branch-cleanup", "csv-profiler", "json-schema-check", "secret-scanner", "log-summarizer"]
 _INLINE_BODY = re.compile(r'<div class="sr-body">\n(.*?)\n</div>\n<h2 id="files">', re.S)

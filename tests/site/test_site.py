@@ -13,7 +13,8 @@ from helpers.site import broken_links, bundled_site, hostile_site, read_page
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions
-from builder.site.pages import heading_text, tag_slug, write_site
+from builder.site.page_templates import heading_text, tag_slug
+from builder.site.pages import write_site
 from builder.site.render import BodyRenderer, resolve_link
 
 NAV = ["../..", "../../categories/", "../../tags/", "../../search/"]

@@ -14,7 +14,7 @@ from helpers.build import make_registry
 from builder.core.config import load_config
 from builder.publish.build import build
 from builder.publish.transaction import output_place
-from builder.site import pages
+from builder.site import listings, pages
 
 NAMES = ["branch-cleanup", "changelog-from-git", "commit-message-lint", "git-bisect-guide", "csv-profiler",
          "json-schema-check", "log-summarizer", "secret-scanner"]
@@ -40,7 +40,7 @@ def _edit(path: Path, old: str, new: str) -> None:
 @pytest.fixture
 def small_pages(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two skills a listing page, so the bundled skills' categories and tags run over several pages."""
-    monkeypatch.setattr(pages, "PAGE_SIZE", 2)
+    monkeypatch.setattr(listings, "PAGE_SIZE", 2)
 
 
 def _change(registry: Path) -> None:
@@ -155,10 +155,10 @@ def test_a_rebuild_after_the_listing_size_changes_repaginates_every_listing(tmp_
     registry = make_registry(tmp_path / "repo", NAMES)
     config = load_config(registry / "registry.yaml")
     out = tmp_path / "out"
-    monkeypatch.setattr(pages, "PAGE_SIZE", 2)
+    monkeypatch.setattr(listings, "PAGE_SIZE", 2)
     build(config, out)
     assert (out / "categories/git/page/2/index.html").is_file()
-    monkeypatch.setattr(pages, "PAGE_SIZE", 4)
+    monkeypatch.setattr(listings, "PAGE_SIZE", 4)
     _edit(registry / "skills/csv-profiler/SKILL.md", "\n## ", "\nA line only the body has.\n\n## ")
     assert build(config, out).reused
     assert not (out / "categories/git/page").exists()

@@ -19,7 +19,7 @@ from helpers import write_tree
 from skills_ref.validator import validate as skills_ref_validate
 
 from builder.core.config import RegistryConfig
-from builder.validate.checks import validate_paths
+from builder.validate.run import validate_paths
 
 DESCRIPTION = "Fills PDF forms. Use when a PDF form arrives."
 BODY = "# PDF tools\n\nFollow these steps.\n"

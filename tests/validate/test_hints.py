@@ -14,7 +14,7 @@ from helpers import write_tree
 
 from builder.core.config import load_config
 from builder.core.frontmatter import parse_skill_md
-from builder.validate.checks import validate_paths
+from builder.validate.run import validate_paths
 
 DESCRIPTION = "Checks one thing when the user asks for it."
 

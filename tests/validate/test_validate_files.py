@@ -15,7 +15,7 @@ from helpers import write_tree
 
 from builder.core.config import RegistryConfig, load_config
 from builder.core.loader import load_skill, path_problems
-from builder.validate.checks import validate_paths
+from builder.validate.run import validate_paths
 
 SKILL_MD = """\
 ---

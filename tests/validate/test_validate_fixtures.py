@@ -13,7 +13,7 @@ import yaml
 
 from builder.core.config import load_config
 from builder.core.diagnostics import RULES
-from builder.validate.checks import validate_paths
+from builder.validate.run import validate_paths
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "expected.yaml").is_file())

@@ -99,6 +99,6 @@ def test_a_leading_byte_order_mark_is_not_counted_in_the_run_behind_it(folder: P
     "\u200a\u2010\u2065\u206a\ufefe", "\u00e9" * 50 + "\u202e", "\U0001F469\u200d\U0001F467 then a\u200d",
 ])
 def test_the_quick_invisible_test_agrees_with_the_rule_pattern(text: str) -> None:
-    from builder.validate.checks import INVISIBLE, _has_invisible
+    from builder.validate.invisible import INVISIBLE, _has_invisible
 
     assert _has_invisible(text) is (INVISIBLE.search(text) is not None)

@@ -20,7 +20,7 @@ from builder.cli.app import cli
 from builder.core.config import Limits, load_config
 from builder.core.frontmatter import MAX_NESTING
 from builder.validate.body import MAX_MARKDOWN_NESTING, markdown_nesting
-from builder.validate.checks import validate_paths
+from builder.validate.run import validate_paths
 
 FRONTMATTER = """\
 ---
@@ -163,7 +163,7 @@ _TIMED = """\
 import json, sys, time
 from pathlib import Path
 from builder.core.config import load_config
-from builder.validate.checks import validate_paths
+from builder.validate.run import validate_paths
 root = Path(sys.argv[1])
 times = {}
 for folder in sorted((root / "skills").iterdir()):

@@ -22,7 +22,7 @@ from builder.core.frontmatter import parse_skill_md
 from builder.core.markdown import links, links_and_hidden, links_full
 from builder.site.render import BodyRenderer
 from builder.validate.body import MAX_BODY_BRACKETS
-from builder.validate.checks import validate_paths
+from builder.validate.run import validate_paths
 
 if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part of the installed package
     sys.path.insert(0, str(REPO))

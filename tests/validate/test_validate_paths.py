@@ -10,7 +10,7 @@ from helpers import write_tree
 
 from builder.core.config import RegistryConfig, load_config
 from builder.core.errors import UsageError
-from builder.validate.checks import validate_paths
+from builder.validate.run import validate_paths
 
 SKILL_MD = """\
 ---
@@ -150,7 +150,7 @@ def test_folders_are_shown_and_resolved_as_the_whole_path_would_be(tmp_path: Pat
     import random
 
     from builder.core.loader import _display_path, _display_whole
-    from builder.validate.checks import _real_path
+    from builder.validate.run import _real_path
 
     rng = random.Random(3)
     parts = ["a", "b", "..", ".", "..x", ".h", "skills", "x y", "é", "", "tmp"]

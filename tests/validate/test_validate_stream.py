@@ -22,8 +22,9 @@ from builder.cli.app import cli
 from builder.core.config import RegistryConfig, load_config
 from builder.core.diagnostics import RULES, Diagnostic
 from builder.core.loader import display_path, find_skill_folders
-from builder.validate.checks import _CHUNK, _LAST_CHUNK, ValidationRun, _chunks, check_registry, validate_folder
+from builder.validate.names import check_registry
 from builder.validate.report import origin
+from builder.validate.run import _CHUNK, _LAST_CHUNK, ValidationRun, _chunks, validate_folder
 
 FIXTURES = REPO / "tests" / "validate" / "fixtures"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "expected.yaml").is_file())
