@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO, missing
+from helpers import REPO, missing
 
 MAX_SUBJECT = 72
 # Subjects that describe instead of command: "Added X", "Fixes Y", "Updating Z".
