@@ -38,7 +38,8 @@ from ..core.search import SHARDS_INDEX_PATH
 from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, skill_units, versions_path
 from ..core.workers import collecting_for_phase, paused_collector, run_parallel
 from ..site.bodies import BODIES_STATE
-from ..validate.checks import ValidationReport, check_registry
+from ..validate.names import check_registry
+from ..validate.report import ValidationReport
 from .bundlecache import check_cache_place
 from .documents import INDEX_KEY, read_or_none, stage_documents
 from .folder_changes import changed_folders

@@ -48,11 +48,10 @@ PAGE_ROOT = "../../"  # a skill page's way back to the site's root (it lives at 
 @functools.cache
 def renderer_fingerprint() -> str:
     """What the renderer is: a change to its code or to a library it renders with makes every key new."""
+    import markdown as python_markdown  # the headings' ids (toc's slugify)
     import markdown_it
     import mdit_py_plugins
     import nh3
-
-    import markdown as python_markdown  # the headings' ids (toc's slugify)
 
     from ..core import autolinks, html_tags, markdown, stretches
     from . import render

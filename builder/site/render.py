@@ -4,7 +4,8 @@ sanitise with nh3.
 
 A skill's body comes from a pull request, so raw HTML in it is allowed through Markdown and then cut down to
 ordinary formatting by the sanitiser: no scripts, styles, frames, forms, event handlers or ``javascript:``
-URLs; the one form control is a task list item's checkbox, always disabled. Relative links and images point at the skill's published raw files; anything else relative is dropped.
+URLs; the one form control is a task list item's checkbox, always disabled. Relative links and images point
+at the skill's published raw files; anything else relative is dropped.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from ..core.markdown import RENDERING_PARSER as PARSER
 
 TAGS = frozenset({
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em", "h1", "h2", "h3",
-    "h4", "h5", "h6", "hr", "i", "img", "input", "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "samp", "small",
-    "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+    "h4", "h5", "h6", "hr", "i", "img", "input", "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "samp",
+    "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
 })
 ATTRIBUTES = {
     "a": {"href", "title", "id"},  # ids: footnote references and their way back

@@ -55,4 +55,4 @@ def robots_txt(site_url: str) -> bytes | None:
     there, so a project site below a path (``user.github.io/repo/``) gets none."""
     if urlsplit(site_url).path not in ("", "/"):
         return None
-    return f"User-agent: *\nAllow: /\n\nSitemap: {site_url}sitemap.xml\n".encode("utf-8")
+    return f"User-agent: *\nAllow: /\n\nSitemap: {site_url}sitemap.xml\n".encode()

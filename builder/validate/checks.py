@@ -23,11 +23,6 @@ from .body import check_body
 from .invisible import invisible_chars
 from .names import NAME_CHARS, name_findings
 
-# Re-exported for publish/build.py alone, which imports them from here; to go once it imports them from names and
-# report.
-from .names import check_registry as check_registry
-from .report import ValidationReport as ValidationReport
-
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 
