@@ -98,7 +98,7 @@ def build(program: str, repo: Path, out: Path, scratch: Path, sign: Path | None 
         faketime = shutil.which("faketime")
         if faketime is None:
             raise BenchError("the signed variant runs its builds under faketime (Debian's faketime package)")
-        clock = [faketime, SIGNING_CLOCK]  # the clock stands still: the time does not depend on speed
+        clock = [faketime, "-f", SIGNING_CLOCK]  # -f: the clock stands still, whatever the speed
     done = subprocess.run([*clock, program, "--config", str(repo / "registry.yaml"), "build", "--out", str(out),
                            *signing],
                           cwd=repo, capture_output=True, text=True, env=_scratch_env(scratch))

@@ -1,7 +1,7 @@
 """The registry's search: one ranking, used by the website (search.js) and the CLI alike.
 
 The index holds names, descriptions, categories, tags and body headings, never whole bodies. Scores are
-integers so the Python and JavaScript rankings agree exactly; tests/core/search_vectors.json pins both.
+integers so the Python and JavaScript rankings agree exactly; tests/search_vectors.json pins both.
 
 It is published twice. ``api/v1/search-index.json`` is the whole index in one file, which clients released
 before the sharded index read (kept for them until the date the README gives). ``api/v1/search/`` is the same

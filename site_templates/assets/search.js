@@ -9,7 +9,7 @@
  * (terms/), then the rows of the hits shown (rows/) and, with a filter, the rows of that category or tag
  * (facets/). Every file but the manifest is named by its content's digest, so the browser may keep it forever.
  * Works as a browser script (window.SkillSearch) and under node (module.exports) for the shared test vectors
- * in tests/core/search_vectors.json.
+ * in tests/search_vectors.json.
  */
 (function (global) {
   "use strict";

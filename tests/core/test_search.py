@@ -16,7 +16,7 @@ from builder.client.search import ShardedSearch
 from builder.core.search import SHARDS_INDEX_PATH, rank
 from builder.publish.search_shards import search_files
 
-VECTORS = json.loads((REPO / "tests" / "core" / "search_vectors.json").read_text(encoding="utf-8"))
+VECTORS = json.loads((REPO / "tests" / "search_vectors.json").read_text(encoding="utf-8"))
 SEARCH_JS = REPO / "site_templates" / "assets" / "search.js"
 IDS = [f"{v['query']!r}" + "".join(f" {k}={v[k]}" for k in ("category", "tag", "limit") if k in v)
        for v in VECTORS["vectors"]]
