@@ -323,7 +323,7 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     """Create skills/NAME/ from a prompts.chat multi-file text (FILE, or - for stdin), then validate it."""
     from ..core.frontmatter import parse_skill_md
     from ..ops.codec import CodecError, parse
-    from ..ops.scaffold import add_skill_folder
+    from ..ops.scaffold import add_skill_folder, over_limits
     from ..validate.names import name_problems
     from ..validate.report import format_text
     from ..validate.run import validate_paths
@@ -350,8 +350,11 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     if problems:
         raise UsageError(problems[0])
     files = _named(files, name, config.limits.max_frontmatter_bytes)
-    folder = add_skill_folder(config.skills_path, name, {f.path: (f.data, f.executable) for f in files},
-                              on_wait=_say_waiting_for_writer(config.skills_path))
+    contents = {f.path: (f.data, f.executable) for f in files}
+    over = over_limits(contents, config.limits)  # every limit before the first write
+    if over is not None:
+        raise UsageError(f"{label}: {over}; nothing was written")
+    folder = add_skill_folder(config.skills_path, name, contents, on_wait=_say_waiting_for_writer(config.skills_path))
     click.echo(f"Created {folder}/ with {counted(len(files), 'file')}")
     report = validate_paths([folder], config)
     click.echo(format_text(report), nl=False)

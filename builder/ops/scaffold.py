@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..core.config import RegistryConfig
+from ..core.config import Limits, RegistryConfig
 from ..core.errors import UsageError
 from ..core.fs import exclusive_lock, state_dir, write_new_folder
 from ..core.loader import refuse_linked_folders
@@ -114,6 +114,21 @@ def add_skill_folder(skills: Path, name: str, files: dict[str, tuple[bytes, bool
         for sub in empty_folders:
             (folder / sub).mkdir(exist_ok=True)
     return folder
+
+
+def over_limits(files: dict[str, tuple[bytes, bool]], limits: Limits) -> str | None:
+    """The first of the registry's hosting limits (``limits:`` in registry.yaml) that ``files`` pass, if any."""
+    if len(files) > limits.max_files:
+        return f"{len(files):,} files, more than the {limits.max_files:,} a skill may hold (`limits.max_files`)"
+    for path, (data, _) in sorted(files.items()):
+        if len(data) > limits.max_file_bytes:
+            return (f"{path}: {len(data):,} bytes, more than the {limits.max_file_bytes:,} a file may hold "
+                    "(`limits.max_file_bytes`)")
+    total = sum(len(data) for data, _ in files.values())
+    if total > limits.max_skill_bytes:
+        return (f"{total:,} bytes in all, more than the {limits.max_skill_bytes:,} a skill may hold "
+                "(`limits.max_skill_bytes`)")
+    return None
 
 
 @contextmanager

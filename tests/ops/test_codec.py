@@ -184,3 +184,23 @@ def test_import_collapses_dot_and_double_slash(registry: Path) -> None:
                   for p in (registry / "skills/paths").rglob("*") if p.is_file())
     assert made == ["SKILL.md", "references/a.md", "scripts/run.sh"]
     assert (registry / "skills/paths/scripts/run.sh").read_bytes() == b"echo hi\n"
+
+
+@pytest.mark.parametrize(("limits", "extra", "message"), [
+    ("max_files: 3", {f"references/{n}.md": "x\n" for n in range(3_000)},
+     "<stdin>: 3,001 files, more than the 3 a skill may hold (`limits.max_files`); nothing was written"),
+    ("max_file_bytes: 1000", {"references/big.md": "x" * 1001},
+     "<stdin>: references/big.md: 1,001 bytes, more than the 1,000 a file may hold (`limits.max_file_bytes`); "
+     "nothing was written"),
+    ("max_skill_bytes: 2000", {f"references/{n}.md": "x" * 900 for n in range(3)},
+     "more than the 2,000 a skill may hold (`limits.max_skill_bytes`); nothing was written"),
+])
+def test_import_checks_every_limit_before_the_first_write(tmp_path: Path, limits: str, extra: dict[str, str],
+                                                          message: str) -> None:
+    registry = write_tree(tmp_path / "reg", {"registry.yaml": REGISTRY_YAML + f"limits:\n  {limits}\n",
+                                             "skills/.keep": ""})
+    text = SKILL_MD + "".join(f"\n\x1fFILE:{path}\x1e\n{content}" for path, content in extra.items())
+    result = run(registry, "import", "-", input=text.encode())
+    assert result.exit_code != 0
+    assert message in result.output
+    assert sorted(p.name for p in (registry / "skills").iterdir()) == [".keep"]
