@@ -260,18 +260,19 @@ def _label(version: str | None, digest: str) -> str:
 
 def _print_changes(changes: Sequence[Change]) -> None:
     for change in changes:
+        name = visible(change.name)  # a lock's key, which another tool may have written
         where = visible(", ".join(change.targets))
         version = visible(f" {change.version}") if change.version else ""
         if change.action == "unchanged":
-            click.echo(f"{change.name}{version} is already installed in {where}")
+            click.echo(f"{name}{version} is already installed in {where}")
         elif change.action in ("updated", "would update"):
             verb = "Updated" if change.action == "updated" else "Would update"
-            click.echo(f"{verb} {change.name} {_label(change.previous_version, change.previous or '')} -> "
+            click.echo(f"{verb} {name} {_label(change.previous_version, change.previous or '')} -> "
                        f"{_label(change.version, change.digest)} in {where}")
         elif change.digest:
-            click.echo(f"{change.action.capitalize()} {change.name}{version} ({_short(change.digest)}…) into {where}")
+            click.echo(f"{change.action.capitalize()} {name}{version} ({_short(change.digest)}…) into {where}")
         else:
-            click.echo(f"{change.action.capitalize()} {change.name}{version} into {where}")
+            click.echo(f"{change.action.capitalize()} {name}{version} into {where}")
 
 
 def _print_recorded(before: Lock, after: Lock) -> None:
@@ -286,9 +287,10 @@ def _print_unpublished(changes: Sequence[Change]) -> None:
         why = (f"the registry no longer publishes it (locked {_short(change.digest)}…: it has neither the skill "
                "nor a version history for it)")
         if change.targets:
-            click.echo(f"Cannot restore {change.name} into {', '.join(change.targets)}: {why}", err=True)
+            click.echo(f"Cannot restore {visible(change.name)} into {visible(', '.join(change.targets))}: {why}",
+                       err=True)
         else:
-            click.echo(f"{change.name}: {why}; its folders match the lock, left as installed")
+            click.echo(f"{visible(change.name)}: {why}; its folders match the lock, left as installed")
 
 
 @click.command(short_help="Download, verify and install skills.")
@@ -374,9 +376,9 @@ def update(names: tuple[str, ...], dry_run: bool, force: bool, dirs: tuple[Path,
     for change in changes:
         if change.action == "unchanged":
             shown = visible(change.version) if change.version else _short(change.digest) + "…"
-            click.echo(f"{change.name} is up to date ({shown})")
+            click.echo(f"{visible(change.name)} is up to date ({shown})")
         elif change.action == "not published":
-            click.echo(f"{change.name}: the registry no longer publishes it; left as installed")
+            click.echo(f"{visible(change.name)}: the registry no longer publishes it; left as installed")
         else:
             _print_changes([change])  # one "Recorded" line after all of them
             if dry_run:
@@ -421,14 +423,14 @@ def list_(as_json: bool, global_: bool) -> None:
     if not entries and not others:
         click.echo(f"No skills installed ({display_path(lock.path)} lists none).")
         return
-    width = max(len(name) for name in [*lock.entries, *lock.foreign])
+    width = max(len(visible(name)) for name in [*lock.entries, *lock.foreign])
     vwidth = max((len(visible(e.version or "-")) for e in entries), default=1)
     for e in entries:
-        click.echo(f"{e.name.ljust(width)}  {visible(e.version or '-').ljust(vwidth)}  {_short(e.digest)}…  "
+        click.echo(f"{visible(e.name).ljust(width)}  {visible(e.version or '-').ljust(vwidth)}  {_short(e.digest)}…  "
                    f"{visible(', '.join(e.targets))}")
     for other in others:
         source = other.text("sourceUrl") or other.text("source") or "no source"
-        click.echo(f"{other.name.ljust(width)}  installed by another tool ({visible(other.source_type)}: "
+        click.echo(f"{visible(other.name).ljust(width)}  installed by another tool ({visible(other.source_type)}: "
                    f"{visible(source)})")
 
 
@@ -451,10 +453,10 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
         click.echo(f"Nothing to verify: {display_path(lock.path)} lists no skills.")
         return
     bad = 0
-    width = max(len(name) for name in [*(r.name for r in results), *(o.name for o in others)])
+    width = max(len(visible(name)) for name in [*(r.name for r in results), *(o.name for o in others)])
     for r in results:
         status = "ok" if r.state.clean else "missing" if r.state.absent else "modified"
-        click.echo(f"{status:<10}{r.name.ljust(width)}  {visible(r.target)}")
+        click.echo(f"{status:<10}{visible(r.name).ljust(width)}  {visible(r.target)}")
         if r.state.clean:
             continue
         bad += 1
@@ -463,8 +465,9 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
                 click.echo(f"    {label}: {visible(path)}")
     for other in others:
         where = visible(other.target or "-")
-        click.echo(f"{other.status:<10}{other.name.ljust(width)}  {where}  (another tool's entry, "
-                   f"checked by computedHash{': ' + other.why if other.why else ''})")
+        why = f": {visible(other.why)}" if other.why else ""
+        click.echo(f"{other.status:<10}{visible(other.name).ljust(width)}  {where}  (another tool's entry, "
+                   f"checked by computedHash{why})")
         bad += other.status in ("modified", "missing")
     total = len(results) + len(others)
     if bad:

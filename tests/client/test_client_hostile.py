@@ -10,6 +10,7 @@ import select
 import subprocess
 from pathlib import Path
 
+import pytest
 from helpers.client import SKILLREG, Fault, RegistryServer, run, search_overrides
 
 from builder.client.archive import read_bundle
@@ -157,3 +158,19 @@ def test_a_yank_reason_with_escapes_is_shown_as_text(site: Path, project: Path) 
         shows_nothing_hidden(output)
         assert b"bad\\x1b[2K\\x1b[1Gfine <U+202E>evil<U+202C>" in output
     assert b"1.0\\x1b]0;x\\x07" in listed and b"was yanked by the registry" in installed
+
+
+# Keys another tool wrote into the shared lock: an OSC 52 clipboard write, a cursor move that hides a line.
+HOSTILE_KEYS = ["evil\x1b]52;c;Y3VybCBldmlsfHNo\x07", "hide\x1b[2K\x1b[1Gok"]
+
+
+@pytest.mark.parametrize("key", HOSTILE_KEYS, ids=["osc-52", "erase-line"])
+def test_a_lock_key_another_tool_wrote_is_shown_escaped(site: Path, project: Path, key: str) -> None:
+    entry = {"source": "octo/skills", "sourceType": "github", "computedHash": "0" * 64}
+    (project / "skills-lock.json").write_text(json.dumps({"version": 1, "skills": {key: entry}}, indent=2) + "\n")
+    shown = key.encode("unicode_escape").decode()  # how terminal.visible writes the escape characters
+    with RegistryServer(site) as server:
+        outputs = [run("list"), run("verify"), run("install", "--registry", server.url)]
+    for result in outputs:
+        assert "\x1b" not in result.output and "\x07" not in result.output, result.output
+        assert shown in result.output, result.output
