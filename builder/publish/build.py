@@ -266,7 +266,7 @@ def _settings(config: RegistryConfig, site: bool) -> str:
 
 
 def _run(b: _Build) -> BuildResult:
-    """The stages, with the cyclic collector paused but while workers are forked and the website is written
+    """The stages, with the cyclic collector paused except while workers are forked and the website is written
     (``core.workers.collecting_for_phase``)."""
     plan = _plan(b)
     with output_errors(b.place, b.index_before is not None), staging(b.place) as tmp:
