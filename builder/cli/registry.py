@@ -352,8 +352,8 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     files = _named(files, name, config.limits.max_frontmatter_bytes)
     contents = {f.path: (f.data, f.executable) for f in files}
     over = over_limits(contents, config.limits)  # every limit before the first write
-    if over is not None:
-        raise UsageError(f"{label}: {over}; nothing was written")
+    if over:
+        raise UsageError(f"{label}: {'; '.join(over)}; nothing was written")
     folder = add_skill_folder(config.skills_path, name, contents, on_wait=_say_waiting_for_writer(config.skills_path))
     click.echo(f"Created {folder}/ with {counted(len(files), 'file')}")
     report = validate_paths([folder], config)

@@ -10,10 +10,10 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar
 
 from .config import CONFIG_NAME, Limits, RegistryConfig
 from .diagnostics import RULES, Diagnostic
@@ -272,6 +272,41 @@ def sorted_and_checked(files: list[SkillFile], report: _Report) -> list[SkillFil
     files.sort(key=lambda f: f.path.encode("utf-8"))
     report_collisions([f.path for f in files], report)
     return files
+
+
+V = TypeVar("V")
+
+
+def folder_listing(files: Iterable[tuple[str, V]]) -> dict[str, dict[str, V | None]]:
+    """A flat list of file paths (each with a value) as a directory listing shows it: folder path -> {name: the
+    file's value, or None for a subfolder}. What a ``FileTree`` known only by its file paths lists."""
+    listed: dict[str, dict[str, V | None]] = {"": {}}
+    for path, value in files:
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            listed.setdefault("/".join(parts[:i - 1]), {}).setdefault(parts[i - 1], None)
+            listed.setdefault("/".join(parts[:i]), {})
+        listed.setdefault("/".join(parts[:-1]), {})[parts[-1]] = value
+    return listed
+
+
+class MemoryTree:
+    """Files held in memory (a text to import) as ``read_tree`` walks a folder, so that the loader's rules and
+    limits judge them before anything is written; ``keep`` reads nothing."""
+
+    def __init__(self, files: Mapping[str, tuple[bytes, bool]]) -> None:
+        self._listed = folder_listing(files.items())
+
+    def children(self, where: str) -> list[TreeNode]:
+        return [TreeNode(name, "folder", True, where=f"{where}/{name}" if where else name) if file is None
+                else TreeNode(name, "file", False, len(file[0]), file[1]) for name, file in
+                sorted(self._listed.get(where, {}).items())]
+
+    def link_target(self, node: TreeNode) -> str:
+        raise AssertionError("files in memory hold no links")
+
+    def keep(self, rel: str, node: TreeNode) -> int:
+        return node.size
 
 
 class _WorkingTree:

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..core.config import Limits, RegistryConfig
 from ..core.errors import UsageError
 from ..core.fs import exclusive_lock, state_dir, write_new_folder
-from ..core.loader import refuse_linked_folders
+from ..core.loader import MemoryTree, read_tree, refuse_linked_folders
 from ..validate.checks import category_hint
 from ..validate.names import name_problems
 
@@ -116,19 +116,21 @@ def add_skill_folder(skills: Path, name: str, files: dict[str, tuple[bytes, bool
     return folder
 
 
-def over_limits(files: dict[str, tuple[bytes, bool]], limits: Limits) -> str | None:
-    """The first of the registry's hosting limits (``limits:`` in registry.yaml) that ``files`` pass, if any."""
-    if len(files) > limits.max_files:
-        return f"{len(files):,} files, more than the {limits.max_files:,} a skill may hold (`limits.max_files`)"
-    for path, (data, _) in sorted(files.items()):
-        if len(data) > limits.max_file_bytes:
-            return (f"{path}: {len(data):,} bytes, more than the {limits.max_file_bytes:,} a file may hold "
-                    "(`limits.max_file_bytes`)")
-    total = sum(len(data) for data, _ in files.values())
-    if total > limits.max_skill_bytes:
-        return (f"{total:,} bytes in all, more than the {limits.max_skill_bytes:,} a skill may hold "
-                "(`limits.max_skill_bytes`)")
-    return None
+# The loader's findings that mean a skill passes the registry's hosting limits (``limits:`` in registry.yaml).
+LIMIT_RULES = frozenset({"SK507", "SK508", "SK518"})
+
+
+def over_limits(files: dict[str, tuple[bytes, bool]], limits: Limits) -> list[str]:
+    """What of the registry's hosting limits ``files`` pass, judged by the loader's own walk as the validator
+    will judge the written folder (none: within them)."""
+    found: list[str] = []
+
+    def report(code: str, rel: str, message: str, line: int = 0, **details: object) -> None:
+        if code in LIMIT_RULES:
+            found.append(message)
+
+    read_tree(MemoryTree(files), "", limits, report)
+    return found
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from typing import IO
 
 from ..core.errors import BuildError
 from ..core.git import start_git
-from ..core.loader import TreeNode
+from ..core.loader import TreeNode, folder_listing
 from .bundlecache import git_blob_id
 
 
@@ -165,14 +165,7 @@ class GitTree:
         self.wanted_bytes = 0
         objects.learn_sizes(oid for _, mode, oid in entries if mode != GITLINK)
         # Folders are implicit in git: list every folder and file under its parent, as a directory listing shows.
-        listed: dict[str, dict[str, Entry | None]] = {"": {}}
-        for entry in entries:
-            parts = entry[0].split("/")
-            for i in range(1, len(parts)):
-                listed.setdefault("/".join(parts[:i - 1]), {}).setdefault(parts[i - 1], None)
-                listed.setdefault("/".join(parts[:i]), {})
-            listed.setdefault("/".join(parts[:-1]), {})[parts[-1]] = entry
-        self._listed = listed
+        self._listed = folder_listing((entry[0], entry) for entry in entries)
 
     def children(self, where: str) -> list[TreeNode]:
         return [self._node(where, name, entry) for name, entry in sorted(self._listed.get(where, {}).items())]

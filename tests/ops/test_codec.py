@@ -188,12 +188,11 @@ def test_import_collapses_dot_and_double_slash(registry: Path) -> None:
 
 @pytest.mark.parametrize(("limits", "extra", "message"), [
     ("max_files: 3", {f"references/{n}.md": "x\n" for n in range(3_000)},
-     "<stdin>: 3,001 files, more than the 3 a skill may hold (`limits.max_files`); nothing was written"),
+     "<stdin>: the skill holds 3,001 files; the limit is 3; nothing was written"),
     ("max_file_bytes: 1000", {"references/big.md": "x" * 1001},
-     "<stdin>: references/big.md: 1,001 bytes, more than the 1,000 a file may hold (`limits.max_file_bytes`); "
-     "nothing was written"),
+     "<stdin>: `references/big.md` is 1,001 bytes; the limit is 1,000; nothing was written"),
     ("max_skill_bytes: 2000", {f"references/{n}.md": "x" * 900 for n in range(3)},
-     "more than the 2,000 a skill may hold (`limits.max_skill_bytes`); nothing was written"),
+     f"<stdin>: the skill holds {len(SKILL_MD) + 2_700:,} bytes; the limit is 2,000; nothing was written"),
 ])
 def test_import_checks_every_limit_before_the_first_write(tmp_path: Path, limits: str, extra: dict[str, str],
                                                           message: str) -> None:
