@@ -33,7 +33,20 @@ def cli_markdown() -> str:
     for name, command in sorted(all_commands().items()):
         parts.append(f"\n## skillreg {name}\n\n{command.get_short_help_str(limit=WIDTH)}\n\n"
                      f"```\n{_help(command, name, root)}\n```\n")
+        group = click.Context(command, info_name=name, parent=root)
+        for sub_name, sub in sorted(subcommands(command).items()):
+            parts.append(f"\n### skillreg {name} {sub_name}\n\n{sub.get_short_help_str(limit=WIDTH)}\n\n"
+                         f"```\n{_help(sub, sub_name, group)}\n```\n")
     return "".join(parts)
+
+
+def subcommands(command: click.Command) -> dict[str, click.Command]:
+    """The commands of a group such as ``trust`` (none for a plain command), each documented under its group."""
+    if not isinstance(command, click.Group):
+        return {}
+    ctx = click.Context(command)
+    found = {name: command.get_command(ctx, name) for name in command.list_commands(ctx)}
+    return {name: sub for name, sub in found.items() if sub is not None}
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 from helpers import REPO
 
 from builder.cli.app import all_commands, cli
-from builder.cli.reference import CLI_DOC_PATH, cli_markdown
+from builder.cli.reference import CLI_DOC_PATH, cli_markdown, subcommands
 
 
 def test_docs_cli_md_is_the_generated_text() -> None:
@@ -17,8 +17,13 @@ def test_docs_cli_md_is_the_generated_text() -> None:
 
 def test_the_reference_holds_every_command_and_its_options() -> None:
     text = cli_markdown()
-    for name, command in all_commands().items():
-        assert f"\n## skillreg {name}\n" in text and f"Usage: skillreg {name} " in text
+    commands = [(name, command) for name, command in all_commands().items()]
+    commands += [(f"{name} {sub_name}", sub) for name, command in all_commands().items()
+                 for sub_name, sub in subcommands(command).items()]
+    assert any(" " in name for name, _ in commands)  # the groups' commands too (trust init, trust pin, ...)
+    for name, command in commands:
+        assert f"\n## skillreg {name}\n" in text or f"\n### skillreg {name}\n" in text, name
+        assert f"Usage: skillreg {name} " in text, name
         for param in command.params:
             for opt in param.opts if param.param_type_name == "option" else ():
                 assert opt in text, (name, opt)
