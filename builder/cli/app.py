@@ -104,8 +104,9 @@ class _Group(click.Group):
               envvar="SKILLREG_CONFIG",
               help="registry.yaml to use (default: the nearest one above the current folder).")
 @click.option("--trust-root", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
-              help="The root metadata to trust for a signed registry used for the first time (default: its own, "
-                   "trusted on first use).")
+              help="The root metadata to trust for a signed registry used for the first time (default: the root "
+                   "skills-lock.json pins, else its own, trusted on first use). It must be the root the lock pins "
+                   "and the one this machine's trust store holds; `skillreg trust pin` changes those.")
 @click.pass_context
 def cli(ctx: click.Context, config_path: Path | None, trust_root: Path | None) -> None:
     """Validate, build and publish a registry of Agent Skills, and install skills from one."""

@@ -79,6 +79,13 @@ def open_registry(location: str | None) -> Registry:
     return Registry(location or default_location(), warn=_warn)
 
 
+def _pinned_registry(location: str | None) -> Registry:
+    """The registry, bound to the root the current project's lock pins for it (a pin binds every read)."""
+    from ..client.pins import bind_project
+
+    return bind_project(open_registry(location), Path.cwd())
+
+
 def _registry_for(location: str | None) -> Callable[[str], Registry]:
     """The registry a lock entry came from, unless --registry (or $SKILLREG_REGISTRY) names one for all; each is
     opened once. A lock's registry on this machine or a local network is refused: only the user names those."""
@@ -148,7 +155,7 @@ def search(words: tuple[str, ...], category: str | None, tag: str | None, limit:
     from ..client.search import search_with_total
 
     query = " ".join(words)
-    registry = open_registry(location)
+    registry = _pinned_registry(location)
     index = registry.search()
     hits, total = search_with_total(index, query, category=category, tag=tag, limit=limit)
     if as_json:
@@ -179,7 +186,7 @@ def search(words: tuple[str, ...], category: str | None, tag: str | None, limit:
 @registry_option
 def info(name: str, as_json: bool, versions: bool, location: str | None) -> None:
     """Show one skill: description, files, permissions summary, provenance and digest."""
-    registry = open_registry(location)
+    registry = _pinned_registry(location)
     if versions:
         _print_versions(registry, name, as_json)
         return
@@ -441,14 +448,17 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
     """Check installed files against skills-lock.json: report files changed, added or missing locally.
 
     A skill another tool recorded is checked through its computedHash, in every agent's folder that holds it.
+    Each root the lock pins for a signed registry is checked against this machine's trust store.
 
-    Exit 0 when every folder matches, 1 otherwise. Reads only local files.
+    Exit 0 when every folder and pinned root matches, 1 otherwise. Reads only local files.
     """
     from ..client import project
+    from ..client.pins import check_pins
 
     lock = _lock(global_)
     results = project.verify(lock, list(names))
     others = project.verify_foreign(lock, list(names))
+    pins = check_pins(lock)
     if not results and not others:
         click.echo(f"Nothing to verify: {display_path(lock.path)} lists no skills.")
         return
@@ -469,9 +479,15 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
         click.echo(f"{other.status:<10}{visible(other.name).ljust(width)}  {where}  (another tool's entry, "
                    f"checked by computedHash{why})")
         bad += other.status in ("modified", "missing")
+    for problem in pins:
+        click.echo(f"Pinned root: {visible(problem)}")
     total = len(results) + len(others)
     if bad:
         click.echo(f"{bad} of {total} installed folder(s) differ from {lock.path.name}")
+    elif pins:
+        click.echo(f"All {total} installed folder(s) match {lock.path.name}; {len(pins)} pinned root(s) disagree "
+                   "(above)")
+    if bad or pins:
         raise click.exceptions.Exit(EXIT_FAILURE)
     click.echo(f"All {total} installed folder(s) match {lock.path.name}")
 

@@ -1,4 +1,5 @@
-"""`skillreg trust ...`: the keys of a signed registry (init, rotate) and the timestamp that must stay fresh."""
+"""`skillreg trust ...`: the keys of a signed registry (init, rotate), the timestamp that must stay fresh, and the
+root a client pins for a registry it installs from (pin)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,16 @@ from pathlib import Path
 import click
 
 from ..core.loader import display_path
+from ..core.terminal import visible
 from .context import Context, pass_context
 
 KEYS = click.Path(file_okay=False, path_type=Path)
 
 
-@click.group(short_help="Signing keys and metadata of a registry.")
+@click.group(short_help="Signing keys, metadata and pinned roots.")
 def trust() -> None:
-    """Create and rotate the keys of a registry signed with TUF, and keep its timestamp fresh."""
+    """Create and rotate the keys of a registry signed with TUF, and keep its timestamp fresh; pin the root a
+    project trusts for a signed registry it installs from."""
 
 
 @trust.command(short_help="Create the keys and the first root.")
@@ -83,3 +86,37 @@ def fetch_previous(obj: Context, url: str, folder: Path) -> None:
         click.echo(f"Warning: {fetched.warning}", err=True)
     if fetched.kept:
         click.echo(f"Kept {len(fetched.kept)} signed metadata files in {display_path(folder)}")
+
+
+@trust.command(short_help="Pin the root a project trusts for a signed registry.")
+@click.argument("url")
+@click.argument("root", required=False, type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--global", "global_", is_flag=True, help="The user's lock (--global installs) instead of the "
+                                                         "current project's.")
+def pin(url: str, root: Path | None, global_: bool) -> None:
+    """Make ROOT (the registry's trust/N.root.json) the root that every entry of URL in skills-lock.json pins, and
+    start this machine's trust store for URL from it; without ROOT, start the trust store again from the root the
+    lock already pins.
+
+    A pinned root binds every command that reads the registry: it must be signed, its chain of roots starting from
+    that root. Nothing else replaces or drops a pin; this is the command that does, and what the refusal of a
+    trust store or --trust-root that disagrees with the lock asks for.
+    """
+    from ..client.lock import locked
+    from ..client.pins import pin_root
+
+    with locked(Path.cwd(), global_=global_) as lock:
+        lock, pinned = pin_root(lock, url, root)
+    root_shown = f"root sha256 {pinned.sha256[:12]}… (version {pinned.version})"
+    if pinned.entries:
+        was = f", replacing {', '.join(sha[:12] + '…' for sha in pinned.replaced)}" if pinned.replaced else ""
+        click.echo(f"Pinned {visible(pinned.url)} to {root_shown} for {len(pinned.entries)} skill(s) in "
+                   f"{display_path(lock.path)}{was}")
+    else:
+        click.echo(f"{display_path(lock.path)} lists no skill from {visible(pinned.url)}; skills installed from it "
+                   f"will record {root_shown}")
+    if root is not None:
+        click.echo(f"This machine's trust store for {visible(pinned.url)} now starts from {display_path(root)}")
+    else:
+        click.echo(f"This machine's trust store for {visible(pinned.url)} was emptied: the next command fetches "
+                   f"api/v1/tuf/{pinned.version}.root.json and accepts it only with the pinned sha256")

@@ -4,7 +4,8 @@
 ``transport`` (a whole-request deadline, safe redirects), keeps them in ``cache`` (with ETags) and parses them
 with ``documents`` (JSON capped by size and shape), ``archive`` unpacks a bundle safely in memory, ``install``
 writes one skill into one folder atomically, ``lock`` keeps ``skills-lock.json``, ``project`` runs
-install/restore/update/remove/verify over a lock, ``agents`` knows the agents' folders.
+install/restore/update/remove/verify over a lock, ``trust`` verifies a signed registry from the root ``pins``
+binds it to, ``agents`` knows the agents' folders.
 """
 
 from .registry import Registry

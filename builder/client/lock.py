@@ -23,7 +23,7 @@ from .documents import parse_json
 from .folder_hash import computed_hash, folder_files
 from .lock_format import LOCK_FILE, ForeignEntry, LockEntry, dumps, parse_document
 
-__all__ = ["ForeignEntry", "Lock", "LockEntry", "locked", "read_lock", "recorded", "write_lock"]
+__all__ = ["ForeignEntry", "Lock", "LockEntry", "locked", "peek_lock", "read_lock", "recorded", "write_lock"]
 
 MAX_LOCK_BYTES = 64 * 1024 * 1024  # a lock lists the project's skills: a few hundred bytes each
 
@@ -162,6 +162,12 @@ def read_lock(project: Path, *, global_: bool = False) -> Lock:
         with locked(project, global_=global_) as lock:
             pass
     return lock
+
+
+def peek_lock(project: Path, *, global_: bool = False) -> Lock:
+    """The lock as it is on disk, only read (one in our first format is not rewritten): for the commands that only
+    read a registry, which need the roots the lock pins for it."""
+    return _read(project, global_)
 
 
 def _read(project: Path, global_: bool) -> Lock:

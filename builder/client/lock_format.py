@@ -42,7 +42,7 @@ class LockEntry:
     files: Mapping[str, str] = field(default_factory=dict)  # path -> sha256 hex, to tell local edits
     computed_hash: str | None = None  # vercel's folder hash of the files (see folder_hash)
     archive_sha256: str | None = None  # the zip's sha256: what the registry's discovery index calls its digest
-    trust_root: str | None = None  # the signed registry's root (sha256 hex) its client first trusted
+    trust_root: str | None = None  # the signed registry's root (sha256 hex) it is verified from: binding (pins.py)
     trust_root_version: int = 1  # that root's version: 1, unless the user pinned a later one (--trust-root FILE)
 
     def to_dict(self) -> dict[str, Any]:

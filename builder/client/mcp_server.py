@@ -179,8 +179,10 @@ def create_server(registry: Registry, project: Path | None = None, *, install: b
     from mcp.server.mcpserver.exceptions import ToolError
 
     from .mcp_skills import TTL_MS, SkillsExtension, serve_skill_resources
+    from .pins import bind_project
     from .skill_pages import SkillPages
 
+    bind_project(registry, project or Path.cwd())  # install_skill binds again, from the lock it holds
     catalog = SkillCatalog(registry, project)
     pages = SkillPages(registry)
     hint = CacheHint(ttl_ms=TTL_MS, scope="private")

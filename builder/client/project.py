@@ -29,6 +29,7 @@ from .install import (
 )
 from .locations import require_skill_name
 from .lock import Lock, LockEntry, recorded, write_lock
+from .pins import bind
 from .registry import Registry
 from .targets import Refused, destinations, writable_folder
 from .transport import NotFound
@@ -61,18 +62,18 @@ class Verified:
     state: LocalState
 
 
-def expect_root(registry: Registry, entry: LockEntry) -> Registry:
-    """``registry``, told the root a lock entry trusts (sha256 and version): with no trust store of its own, it
-    verifies against it."""
-    if entry.trust_root is not None and registry.expected_root is None:
-        registry.expected_root = (entry.trust_root, entry.trust_root_version)
-    return registry
+def _bound(lock: Lock, entries: Sequence[LockEntry], registry_for: RegistryFor) -> RegistryFor:
+    """``registry_for``, each registry bound to the roots the lock pins (client/pins.py) before anything is read:
+    those of its URL, and those of every entry in ``entries`` read through it, whatever their order."""
+    for entry in entries:
+        bind(registry_for(entry.registry), lock, (entry,))
+    return lambda url: bind(registry_for(url), lock)
 
 
-def _entry(skill: FetchedSkill, targets: Sequence[str]) -> LockEntry:
-    from .trust import trusted_root
-
-    root, root_version = trusted_root(skill.registry) or (None, 1)
+def _entry(skill: FetchedSkill, targets: Sequence[str], registry: Registry) -> LockEntry:
+    """The lock entry of ``skill``, recording the root its registry was verified from: the pinned one, when the
+    lock pins one (a pin is never replaced here)."""
+    root, root_version = registry.trust_root or (None, 1)
     return LockEntry(skill.name, skill.registry, skill.version, skill.digest, tuple(sorted(set(targets))),
                      skill.hashes, computed_hash({f.path: f.data for f in skill.files}), skill.archive_sha256,
                      root, root_version)
@@ -131,6 +132,7 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
     A skill already in the lock at another digest is brought to the new one in every folder it is in.
     """
     allowed = destinations(lock, typed)
+    bind(registry, lock)
     changes = []
     for name, spec in wanted:
         require_skill_name(name)
@@ -153,8 +155,10 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
                               f"({held}, {asked} {short_digest(published)}…); nothing was changed")
         if entry is not None and same and all(t in entry.targets and local_state(lock.folder(t), entry.files).clean
                                               for t in requested):
-            if entry.registry != registry.url:  # the same files, now from another registry
-                lock = _write(lock, replace(entry, registry=registry.url))
+            if entry.registry != registry.url:  # the same files, now from another registry, and its root
+                root, root_version = registry.trust_root or (None, 1)
+                lock = _write(lock, replace(entry, registry=registry.url, trust_root=root,
+                                            trust_root_version=root_version))
             changes.append(Change(name, "unchanged", entry.version, published, None, tuple(targets)))
             continue
         skill = download()
@@ -180,7 +184,7 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
             todo.append(target)
         if not force:
             _refuse_modified(name, modified, "installing")
-        with recorded(lock.with_entry(_entry(skill, targets))) as lock:
+        with recorded(lock.with_entry(_entry(skill, targets, registry))) as lock:
             for target in todo:
                 write_skill(skill, lock.folder(target))
         action = "installed" if entry is None or entry.digest == published else "updated"
@@ -259,9 +263,11 @@ def restore(lock: Lock, registry_for: RegistryFor, *, typed: Sequence[Path] = ()
         for target in entry.targets:
             if not local_state(lock.folder(target), entry.files).clean:
                 writable_folder(lock, target, entry.name, allowed, recorded=True)
+    entries = sorted(lock.entries.values(), key=lambda e: e.name)
+    registry_for = _bound(lock, entries, registry_for)
     plans, problems = [], []
-    for entry in sorted(lock.entries.values(), key=lambda e: e.name):
-        plan, problem = _plan_restore(lock, entry, expect_root(registry_for(entry.registry), entry))
+    for entry in entries:
+        plan, problem = _plan_restore(lock, entry, registry_for(entry.registry))
         plans.append(plan)
         if problem:
             problems.append(problem)
@@ -289,7 +295,8 @@ def restore(lock: Lock, registry_for: RegistryFor, *, typed: Sequence[Path] = ()
             continue
         skill = plan.download()
         new = entry if frozen else replace(entry, registry=plan.registry.url,
-                                           computed_hash=entry.computed_hash or _entry(skill, ()).computed_hash,
+                                           computed_hash=entry.computed_hash or
+                                           _entry(skill, (), plan.registry).computed_hash,
                                            archive_sha256=entry.archive_sha256 or skill.archive_sha256)
         if new == entry:  # the lock stays byte for byte as it is
             for target in plan.todo:
@@ -348,10 +355,11 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, typed
     for entry in entries:  # every folder is checked before anything is fetched or written
         for target in entry.targets:
             lock.folder(target)
+    registry_for = _bound(lock, entries, registry_for)
     published = _Published()
     changes = []
     for entry in entries:
-        registry = expect_root(registry_for(entry.registry), entry)
+        registry = registry_for(entry.registry)
         latest = published.latest(registry, entry.name)
         if latest is None:
             changes.append(Change(entry.name, "not published", entry.version, entry.digest, None, entry.targets))
@@ -378,7 +386,7 @@ def update(lock: Lock, names: Sequence[str], registry_for: RegistryFor, *, typed
                     if (s := _modified(lock.folder(t), entry.files, skill.hashes)) is not None]
         if not force:
             _refuse_modified(entry.name, modified, "updating")
-        with recorded(lock.with_entry(_entry(skill, entry.targets))) as lock:
+        with recorded(lock.with_entry(_entry(skill, entry.targets, registry))) as lock:
             for target in entry.targets:
                 write_skill(skill, lock.folder(target))
         changes.append(Change(entry.name, "updated", skill.version, skill.digest, entry.digest, entry.targets, diff,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..core.errors import ClientError
@@ -25,6 +25,9 @@ from .fetch import ATTEMPTS, BACKOFF, Session, default_timeout
 from .locations import check_site_path, no_registry_here, normalize_location, require_skill_name
 from .search import ShardedSearch
 from .transport import NotFound, TooLarge, Unreachable
+
+if TYPE_CHECKING:
+    from .root_pin import RootPin
 
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 
@@ -45,7 +48,7 @@ class Registry:
         self._cache = DownloadCache(cache_dir or cache_root(), self.url) if self.folder is None else None
         # Search files by (path, the sha256 they were checked against): content-addressed, never stale in a process.
         self._search_files: dict[tuple[str, str | None], dict[str, Any]] = {}
-        self.expected_root: tuple[str, int] | None = None  # the root a lock entry trusts (sha256, version), if any
+        self.pinned: RootPin | None = None  # the root the lock pins for this registry (client/pins.py), if any
         self._verifier: Any = _UNOPENED
         self._opening = False  # while the verifier opens (it reads through this registry)
 
@@ -55,9 +58,30 @@ class Registry:
 
             self._opening = True
             try:
-                self._verifier = open_verifier(self, self.expected_root)
+                self._verifier = open_verifier(self, self.pinned)
             finally:
                 self._opening = False
+
+    def pin(self, root: RootPin) -> None:
+        """Bind this registry to ``root``: it must be signed, its chain of roots starting from that root. A second,
+        different root is refused; a verifier opened before the pin was known is opened again under it."""
+        if self.pinned is not None:
+            if self.pinned.sha256 != root.sha256:
+                raise ClientError(f"{self.url}: {self.pinned.described} pins {self.pinned.shown} and "
+                                  f"{root.described} pins {root.shown} for this registry; nothing was installed or "
+                                  f"changed. Pin the right one: `{root.command(self.url)} FILE` (the registry's "
+                                  "trust/N.root.json)")
+            return
+        self.pinned = root
+        if self._verifier is not _UNOPENED and getattr(self._verifier, "root", ("",))[0] != root.sha256:
+            self._verifier = _UNOPENED
+            self._search_files.clear()  # checked under the verifier that is gone
+
+    @property
+    def trust_root(self) -> tuple[str, int] | None:
+        """The root this registry's verified chain starts from (sha256, version), as a lock entry records it; None
+        for an unsigned registry (or one not read yet)."""
+        return self._verifier.root if self.signed else None
 
     def _verified(self, path: str, data: bytes) -> bytes:
         """``data`` if the registry's signed metadata covers it (client/trust.py); as it is for an unsigned one."""

@@ -4,8 +4,10 @@ When a registry publishes TUF metadata (api/v1/tuf/), every document and bundle 
 registry-wide document against the top-level targets, a skill's files against that skill's signed digests.json.
 The first contact trusts the registry's first root and says so, unless the user gives one (``--trust-root``); the
 trusted metadata is kept in the state folder, keyed by the registry's URL, so a registry once seen signed that
-answers unsigned is refused. python-tuf does every check of the metadata; this module only maps its refusals to
-one line a user can act on.
+answers unsigned is refused. A root the project's lock pins (client/pins.py) binds: the registry must be signed and
+its chain must start from that root, whatever the trust store holds or --trust-root says; a disagreement is refused
+and only `skillreg trust pin` (``reset_store``) resolves it. python-tuf does every check of the metadata; this
+module only maps its refusals to one line a user can act on.
 
 When the registry cannot be reached (refused, timed out, unknown host; never a bad signature, a 404 or stale
 metadata, which are refusals), the client works offline like an unsigned one does, where that is safe: python-tuf
@@ -25,6 +27,7 @@ import os
 import re
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,9 +37,10 @@ from tuf.ngclient import Updater, UpdaterConfig
 from tuf.ngclient.fetcher import FetcherInterface
 
 from ..core.errors import ClientError, UsageError
-from ..core.fs import state_dir, write_atomic
+from ..core.fs import remove_path, state_dir, swap_into, write_atomic
 from ..core.model import sha256_hex
 from ..core.urls import API_ROOT
+from .root_pin import RootPin
 from .transport import TooLarge, Unreachable
 
 
@@ -111,11 +115,11 @@ def store_folder(registry_url: str) -> Path:
     return state_dir() / "trust" / f"{host}-{hashlib.sha256(registry_url.encode()).hexdigest()[:16]}"
 
 
-def trusted_root(registry_url: str) -> tuple[str, int] | None:
-    """The sha256 and version of the root this user first trusted for ``registry_url`` (what a lock entry
-    records), if any: the registry's first root, or the one given with --trust-root."""
+def _record(store: Path) -> tuple[str, int] | None:
+    """The sha256 and version of the root this trust store was started from (the registry's first root, trusted
+    on first use, or the one pinned), if recorded."""
     try:
-        record = json.loads((store_folder(registry_url) / "registry.json").read_text(encoding="utf-8"))
+        record = json.loads((store / "registry.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     root = record.get("first_root") if isinstance(record, dict) else None
@@ -125,12 +129,48 @@ def trusted_root(registry_url: str) -> tuple[str, int] | None:
     return root, version
 
 
+def store_root(registry_url: str) -> tuple[str, int] | None:
+    """The root this machine's trust store for ``registry_url`` starts from (sha256, version); None when it holds
+    none. A store without its record (kept by an older client) is taken to start from the root it trusts now."""
+    store = store_folder(registry_url)
+    try:
+        current = (store / "root.json").read_bytes()
+    except OSError:
+        return None
+    return _record(store) or (sha256_hex(current), root_version(current) or 1)
+
+
+def store_disagrees(registry_url: str, pin: RootPin) -> tuple[str, str] | None:
+    """(what disagrees, the command that resolves it) when this machine's trust store for ``registry_url`` holds
+    a root whose chain does not start from or pass through ``pin``; None when it agrees or holds none."""
+    store = store_folder(registry_url)
+    held = store_root(registry_url)
+    if held is None or _passes_through(store, pin):
+        return None
+    return (f"{pin.described} pins {pin.shown}, but this machine's trust store holds root sha256 {held[0][:12]}… "
+            f"(version {held[1]}) for it, trusted earlier (a first use may have met a hostile network)",
+            f"If {pin.source} is right, run `{pin.command(registry_url)}` to start this machine's trust from its root")
+
+
+def _passes_through(store: Path, pin: RootPin) -> bool:
+    """Whether the chain of roots this trust store verified starts from ``pin`` or passes through it (python-tuf
+    keeps every root it verified in root_history/): then every root it trusts now descends from the pinned one."""
+    if (_record(store) or ("", 0))[0] == pin.sha256:
+        return True
+    try:
+        return sha256_hex((store / "root_history" / f"{pin.version}.root.json").read_bytes()) == pin.sha256
+    except OSError:
+        return False
+
+
 class Verifier:
     """One refreshed view of a registry's signed metadata; ``check`` refuses any bytes it does not cover."""
 
-    def __init__(self, registry: Registry, updater: Updater, offline: str | None = None) -> None:
+    def __init__(self, registry: Registry, updater: Updater, root: tuple[str, int],
+                 offline: str | None = None) -> None:
         self.registry = registry
         self.updater = updater
+        self.root = root  # the root the chain was verified from (sha256, version): what a lock entry records
         self.offline = offline  # why the registry could not be reached, when working from the trust store
         self._digests: dict[str, dict[str, Any]] = {}
 
@@ -203,8 +243,8 @@ def refusal(registry: Registry, exc: Exception) -> TrustRefused:
                             f"rollback; {unchanged}. Try again later or tell the registry's maintainer")
     if isinstance(exc, exceptions.UnsignedMetadataError):
         return TrustRefused(f"{where}: metadata not signed by the keys this client trusts ({exc}): an unknown "
-                            f"key; {unchanged}. If the maintainer really changed keys, get the new root from them "
-                            "and pass --trust-root FILE")
+                            f"key; {unchanged}. If the maintainer really changed keys, get the new root file from "
+                            f"them and pin it: `skillreg trust pin {registry.url} FILE`")
     if isinstance(exc, exceptions.DownloadHTTPError) and exc.status_code == 404:
         return TrustRefused(f"{where}: the registry was signed when this client last used it and now publishes "
                             f"no signed metadata ({exc}): a downgrade; {unchanged}. Tell the registry's maintainer")
@@ -221,69 +261,131 @@ def _expiry_of(registry: Registry) -> str:
         return ""
 
 
-def _given_root() -> bytes | None:
+def _given_root() -> tuple[bytes, RootPin] | None:
+    """The root file given with --trust-root, if any, and the pin it makes."""
     given = os.environ.get(TRUST_ROOT_ENV)
     if not given:
         return None
     try:
-        return Path(given).read_bytes()
+        data = Path(given).read_bytes()
     except OSError as exc:
         raise UsageError(f"{given}: cannot read the root to trust ({exc.strerror})") from None
+    return data, RootPin(sha256_hex(data), root_version(data) or 1, f"--trust-root {given}", file=given)
 
 
-def open_verifier(registry: Registry, expected_root: tuple[str, int] | None = None) -> Verifier | None:
-    """The verifier of ``registry``, or None when it publishes no signed metadata and none was seen before.
+def open_verifier(registry: Registry, pinned: RootPin | None = None) -> Verifier | None:
+    """The verifier of ``registry``, or None when it publishes no signed metadata, none was seen before and no root
+    is pinned for it.
 
-    ``expected_root``: the sha256 and version of the root a lock entry recorded; a registry that answers without
-    that root file, or with other bytes, is refused."""
+    ``pinned``: the root the lock pins for the registry (client/pins.py). It binds: the registry must be signed and
+    its chain of roots must start from that root. --trust-root naming another root, or a trust store whose chain
+    does not start from or pass through it, is refused; so is a registry that answers without that root file, or
+    with other bytes under its name. --trust-root binds the same way when the lock pins nothing."""
     store = store_folder(registry.url)
-    bootstrap: bytes | None = None
-    if not (store / "root.json").is_file():
-        bootstrap = _given_root()
+    given = _given_root()
+    if given is not None and pinned is not None and given[1].sha256 != pinned.sha256:
+        raise TrustRefused(f"{registry.url}: {given[1].source} is {given[1].shown}, but {pinned.described} pins "
+                           f"{pinned.shown} for it; nothing was installed or changed. To pin the given root "
+                           f"instead, run `{replace(given[1], global_=pinned.global_).command(registry.url)}`")
+    binding = pinned or (given[1] if given is not None else None)
+    held = store_root(registry.url)
+    if held is not None:
+        disagreement = store_disagrees(registry.url, binding) if binding is not None else None
+        if disagreement is not None:
+            raise TrustRefused(f"{registry.url}: {disagreement[0]}; nothing was installed or changed. "
+                               f"{disagreement[1]}")
+        return _verifier_of(registry, store, None, (binding.sha256, binding.version) if binding else held)
+    bootstrap: bytes | None
+    if given is not None:
+        bootstrap = given[0]
+    else:
+        if pinned is None and _recently_unsigned(store):
+            return None
+        try:
+            bootstrap = _served_root(registry, store, pinned)
+        except Unreachable:
+            if pinned is None and (store / UNSIGNED_NAME).is_file():
+                return None  # unsigned when last asked, and never seen signed: go on as it was, offline
+            raise
         if bootstrap is None:
-            if expected_root is None and _recently_unsigned(store):
-                return None
-            try:
-                bootstrap = _served_root(registry, store, expected_root)
-            except Unreachable:
-                if expected_root is None and (store / UNSIGNED_NAME).is_file():
-                    return None  # unsigned when last asked, and never seen signed: go on as it was, offline
-                raise
-            if bootstrap is None:
-                return None
-    verifier = _verifier_of(registry, store, bootstrap)
-    if bootstrap is not None:
-        record = {"url": registry.url, "first_root": sha256_hex(bootstrap), "root_version": _root_version(bootstrap)}
-        write_atomic(store / "registry.json", json.dumps(record, sort_keys=True).encode())
+            return None
+    root = (sha256_hex(bootstrap), root_version(bootstrap) or 1)
+    verifier = _verifier_of(registry, store, bootstrap, root)
+    record = {"url": registry.url, "first_root": root[0], "root_version": root[1]}
+    write_atomic(store / "registry.json", json.dumps(record, sort_keys=True).encode())
     return verifier
 
 
-def _served_root(registry: Registry, store: Path, expected_root: tuple[str, int] | None) -> bytes | None:
-    """The root to start from, as the registry serves it: the version and bytes a lock entry recorded, else the
-    first root, trusted on first use and said so (None: the registry publishes no signed metadata)."""
-    path = f"{TUF_DIR}/{expected_root[1]}.root.json" if expected_root is not None else FIRST_ROOT
+def _served_root(registry: Registry, store: Path, pinned: RootPin | None) -> bytes | None:
+    """The root to start from, as the registry serves it: the version and bytes the lock pins, else the first
+    root, trusted on first use and said so (None: the registry publishes no signed metadata)."""
+    path = f"{TUF_DIR}/{pinned.version}.root.json" if pinned is not None else FIRST_ROOT
     bootstrap = registry.raw(path, 512_001)
     if bootstrap is None:
-        if expected_root is not None:
-            raise refusal(registry, exceptions.DownloadHTTPError(f"{path}: not found", 404))
+        if pinned is not None:
+            raise TrustRefused(f"{registry.url}{path}: {pinned.described} pins {pinned.shown} for this registry, and "
+                               "it now publishes no signed metadata (not found): a downgrade; nothing was installed "
+                               "or changed. Tell the registry's maintainer; a host or mirror may be serving "
+                               "unsigned files")
         _remember_unsigned(store)
         return None
-    if expected_root is not None and sha256_hex(bootstrap) != expected_root[0]:
-        raise TrustRefused(f"{registry.url}{path} is not the root the lock trusts (sha256 "
-                           f"{expected_root[0][:12]}…); nothing was installed or changed")
-    if expected_root is None:
+    if pinned is not None and sha256_hex(bootstrap) != pinned.sha256:
+        raise TrustRefused(f"{registry.url}{path} is not the root the lock trusts ({pinned.shown}, pinned by "
+                           f"{pinned.described}); nothing was installed or changed")
+    if pinned is None:
         registry.warn(f"trusting the signing keys of {registry.url} on first use (root sha256 "
                       f"{sha256_hex(bootstrap)[:12]}…); pass --trust-root FILE to pin them instead")
     return bootstrap
 
 
-def _root_version(data: bytes) -> int:
-    """The version a root file says it is (python-tuf has checked it by now); 1 when it cannot be read."""
+def root_version(data: bytes) -> int | None:
+    """The version a root file says it is (python-tuf checks it when it loads the root); None when it has none."""
     try:
         version = json.loads(data)["signed"]["version"]
     except (ValueError, KeyError, TypeError):
-        return 1
-    return version if isinstance(version, int) and not isinstance(version, bool) and version >= 1 else 1
+        return None
+    return version if isinstance(version, int) and not isinstance(version, bool) and version >= 1 else None
+
+
+def read_root(path: Path) -> tuple[bytes, tuple[str, int]]:
+    """The root metadata in ``path`` and its (sha256, version), refused unless it is a root signed by its own keys
+    (what python-tuf requires of a root it starts from)."""
+    from tuf.api.metadata import Metadata, Root
+
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the root to pin ({exc.strerror})") from None
+    try:
+        metadata = Metadata[Root].from_bytes(data)
+        metadata.signed.verify_delegate(Root.type, metadata.signed_bytes, metadata.signatures)
+    except Exception as exc:  # noqa: BLE001 - python-tuf raises several kinds for a bad file; one line for all
+        raise UsageError(f"{path} is not the root metadata of a signed registry, signed by its own root keys "
+                         f"({type(exc).__name__}: {exc}); give the registry's trust/N.root.json") from None
+    return data, (sha256_hex(data), metadata.signed.version)
+
+
+def reset_store(registry_url: str, root: bytes | None) -> None:
+    """Forget what this machine trusts for ``registry_url``; with ``root``, start its trust store from that root
+    (python-tuf persists it as it persists a root it bootstraps from), so the next use verifies from it."""
+    store = store_folder(registry_url)
+    if root is None:
+        remove_path(store)
+        return
+    fresh = store.with_name(f"{store.name}.new-{os.getpid()}")
+    remove_path(fresh)
+    fresh.mkdir(parents=True)
+    try:
+        Updater(metadata_dir=str(fresh), metadata_base_url=registry_url + TUF_DIR + "/", target_base_url=registry_url,
+                fetcher=_StoreFetcher(fresh, registry_url + TUF_DIR + "/"), bootstrap=root)
+        record = {"url": registry_url, "first_root": sha256_hex(root), "root_version": root_version(root) or 1}
+        write_atomic(fresh / "registry.json", json.dumps(record, sort_keys=True).encode())
+        aside = swap_into(fresh, store, store.with_name(f"{store.name}.old-{os.getpid()}"))
+    except BaseException:
+        remove_path(fresh, ignore_errors=True)
+        raise
+    if aside is not None:
+        remove_path(aside, ignore_errors=True)
 
 
 def _recently_unsigned(store: Path) -> bool:
@@ -303,7 +405,7 @@ def _remember_unsigned(store: Path) -> None:
     _mark(store, UNSIGNED_NAME)  # only saves a request
 
 
-def _verifier_of(registry: Registry, store: Path, bootstrap: bytes | None) -> Verifier:
+def _verifier_of(registry: Registry, store: Path, bootstrap: bytes | None, root: tuple[str, int]) -> Verifier:
     """The verifier over freshly refreshed metadata; offline, over the trust store's, if that still verifies."""
     store.mkdir(parents=True, exist_ok=True)
     fetcher = _RegistryFetcher(registry)
@@ -316,9 +418,9 @@ def _verifier_of(registry: Registry, store: Path, bootstrap: bytes | None) -> Ve
         if bootstrap is not None:  # nothing kept here to work offline with
             raise fetcher.unreachable from None
         _put_back(store, before)
-        return _offline(registry, store, fetcher.unreachable)
+        return _offline(registry, store, fetcher.unreachable, root)
     _mark(store, VERIFIED_NAME)
-    return Verifier(registry, updater)
+    return Verifier(registry, updater, root)
 
 
 # What python-tuf saves as a refresh goes, one file at a time: a registry that stops answering halfway leaves a
@@ -361,7 +463,7 @@ def _refreshed(registry: Registry, store: Path, bootstrap: bytes | None, fetcher
     return updater
 
 
-def _offline(registry: Registry, store: Path, unreachable: Unreachable) -> Verifier:
+def _offline(registry: Registry, store: Path, unreachable: Unreachable, root: tuple[str, int]) -> Verifier:
     """Work from the metadata kept in ``store``: python-tuf checks it again, expiry included; one warning says so."""
     reason = str(unreachable)
     expires = _kept_expiry(store)
@@ -377,7 +479,7 @@ def _offline(registry: Registry, store: Path, unreachable: Unreachable) -> Verif
                            "changed. Try again when the registry can be reached") from None
     registry.warn(f"{reason}; working offline with the signed metadata of {registry.url} as verified "
                   f"{_verified_at(store)} (valid until {expires})")
-    return Verifier(registry, updater, offline=reason)
+    return Verifier(registry, updater, root, offline=reason)
 
 
 def _kept_expiry(store: Path) -> str:

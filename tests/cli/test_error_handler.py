@@ -16,7 +16,6 @@ from builder.cli.app import all_commands, cli
 BAD_YAML = "Error: bad.yaml:2: invalid YAML: expected the node content, but found '<stream end>'\n"
 BAD_LOCK = "Error: {cwd}/skills-lock.json: skill 'x': the entry is not a JSON object\n"
 NOT_A_REGISTRY = "Error: ftp://h/: the registry must be an https:// URL, a file:// URL or a folder\n"
-NO_INDEX = "Error: none does not exist; --registry takes a registry's URL or the folder its build wrote\n"
 NO_REGISTRY = ("Error: no registry.yaml in {{cwd}} or a parent folder, and `skillreg {command}` writes into a "
                "registry; run it in a registry's checkout, pass --config FILE, or start a registry by copying "
                "registry.yaml from the skill-registry project (github.com/skill-registry/skill-registry) into this "
@@ -34,7 +33,7 @@ CASES = [(["--config", "bad.yaml", *args], 1, BAD_YAML) for args in (
     (["check-deploy", "file:///nonexistent", "--commit", "abc", "--timeout", "0"], 1, NO_DEPLOY),
     (["upload", "s3://bkt/reg", "--out", "none"], 2, "Error: none: no such folder; run `skillreg build --out none` first\n"),
     (["search", "x", "--registry", "ftp://h/"], 2, NOT_A_REGISTRY),
-    (["info", "x", "--registry", "none"], 1, NO_INDEX),
+    (["info", "x", "--registry", "none"], 1, BAD_LOCK),  # the roots the lock pins bind a read too
     (["mcp", "--registry", "ftp://h/"], 2, NOT_A_REGISTRY),
     (["install", "x", "--registry", "none"], 1, BAD_LOCK),
     (["update"], 1, BAD_LOCK),

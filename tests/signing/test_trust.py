@@ -220,7 +220,7 @@ def test_a_root_signed_by_an_unknown_key_is_refused(signed: dict[str, Path], tmp
         (site / TUF_DIR / "2.root.json").write_bytes(forged.to_bytes(JSONSerializer()))
         before = tree(project)
         code, output = _install(server.url, project, "install", SKILL)
-    _refused(code, output, project, before, "unknown key", "--trust-root")
+    _refused(code, output, project, before, "unknown key", f"skillreg trust pin {server.url} FILE")
 
 
 def test_a_bin_of_another_skill_swapped_in_is_refused(signed: dict[str, Path], tmp_path: Path) -> None:
