@@ -377,9 +377,9 @@ def test_pull_request_flow_annotations_summary_and_marketplace_check(pull_reques
 
     marketplace = by_name["Check the plugin marketplace file"]  # runs even after the failure (!cancelled())
     assert (marketplace.returncode, marketplace.stderr) == (1, (
-        "Error: .claude-plugin/marketplace.json is out of date (missing ./skills/diff-summary in git, "
-        "./skills/git-changelog in git, ./skills/secret-scanner in uncategorized; lists ./skills/changelog-from-git "
-        "in git, ./skills/log-summarizer in data, ./skills/secret-scanner in security, no longer there). "
+        "Error: .claude-plugin/marketplace.json is out of date (missing ./diff-summary in git, "
+        "./git-changelog in git, ./secret-scanner in uncategorized; lists ./changelog-from-git "
+        "in git, ./log-summarizer in data, ./secret-scanner in security, no longer there). "
         "Run `skillreg marketplace` and commit .claude-plugin/marketplace.json.\n"))
     assert [r.name for r in runs if not r.ran] == ["Build the site", "Upload the built site"]
 
@@ -551,7 +551,8 @@ def test_contributing_commands_work_as_written(origin: Path, tmp_path: Path) -> 
         done = subprocess.run(["bash", "-c", command], cwd=work, capture_output=True, text=True)
         assert done.returncode == 0, (command, done.stdout, done.stderr)
     assert (work / "skills/my-skill/SKILL.md").is_file()
-    assert '"./skills/my-skill"' in (work / ".claude-plugin/marketplace.json").read_text()
+    plugins = json.loads((work / ".claude-plugin/marketplace.json").read_text())["plugins"]
+    assert any(p["source"] == "./skills" and "./my-skill" in p["skills"] for p in plugins)
 
 
 # --- the bundle cache of the Pages build -----------------------------------------------------------------------
