@@ -99,7 +99,7 @@ def _registry_for(location: str | None) -> Callable[[str], Registry]:
         if explicit is not None:
             return explicit
         if url not in opened:
-            opened[url] = Registry(check_lock_registry(url), warn=_warn)
+            opened[url] = Registry(check_lock_registry(url), warn=_warn, public_only=True)
         return opened[url]
 
     return registry_for

@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 
 from .. import __version__
 from ..core.errors import ClientError, UsageError
-from .transport import Deadline, DeadlineRequest, NotFound, TooLarge, Transport, Unreachable, host_kind
+from .reach import host_kind
+from .transport import Deadline, DeadlineRequest, NotFound, TooLarge, Transport, Unreachable
 
 DEFAULT_TIMEOUT = 30.0  # seconds for one whole request: connecting, the headers and the body
 ATTEMPTS = 3  # one request and two retries, on 5xx, 429, timeouts and connection errors
@@ -45,14 +46,15 @@ class TooSlow(Exception):
 class Session:
     """The HTTP side of one registry: its kept-alive connections, its retry policy and the requests it sent."""
 
-    def __init__(self, registry_url: str, *, timeout: float, attempts: int, backoff: float) -> None:
+    def __init__(self, registry_url: str, *, timeout: float, attempts: int, backoff: float,
+                 public_only: bool = False) -> None:
         self.timeout = timeout
         self.attempts = max(1, attempts)
         self.backoff = backoff
         self.requests = 0
         host = urlsplit(registry_url).hostname or ""
         # Loopback never goes through a proxy configured for the outside world.
-        handlers: list[urllib.request.BaseHandler] = [Transport(registry_url)]
+        handlers: list[urllib.request.BaseHandler] = [Transport(registry_url, public_only=public_only)]
         if host_kind(host) == "loopback":
             handlers.append(urllib.request.ProxyHandler({}))
         self._opener = urllib.request.build_opener(*handlers)

@@ -12,7 +12,7 @@ from ..core.model import MAX_NAME
 from ..core.urls import INDEX_PATH
 from .documents import NAME
 from .lock_format import LOCK_FILE
-from .transport import host_kind
+from .reach import host_kind, literal_address
 
 
 def require_skill_name(name: str) -> str:
@@ -77,15 +77,21 @@ def no_registry_here(folder: Path) -> str:
 
 def check_lock_registry(url: str) -> str:
     """``url``, a registry read from a lock file, if the client may use it unasked: a lock is data from the
-    checkout, so one naming this machine, a local network or a folder would make a clone send requests there."""
+    checkout, so one naming this machine, a local network or a folder would make a clone send requests there.
+    Refused here by what the host spells, however it spells it; a name is judged by the addresses it resolves to
+    when connecting (``Registry(..., public_only=True)``)."""
     try:
         root, folder = normalize_location(url)
     except UsageError as exc:
         raise ClientError(f"{LOCK_FILE} names the registry {url!r}, which is not usable ({exc})") from None
-    kind = "a folder" if folder is not None else host_kind(urlsplit(root).hostname or "")
+    host = urlsplit(root).hostname or ""
+    kind = "a folder" if folder is not None else host_kind(host)
     where = {"a folder": "a folder on this machine", "loopback": "on this machine",
              "private": "on a local network"}.get(kind)
     if where is not None:
+        address = literal_address(host.rstrip(".")) if folder is None else None
+        if address is not None and str(address) != host:
+            where = f"the address {address}, {where}"
         raise ClientError(f"{LOCK_FILE} names the registry {url}, {where}; a registry from a lock file is used only "
                           f"when it is public. To use it, name it: --registry {url}")
     return url

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
-from .transport import host_kind
+from .reach import host_kind, literal_address
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -33,7 +33,10 @@ class Listen:
 
     @property
     def loopback(self) -> bool:
-        return host_kind(self.host) == "loopback"
+        """Whether only this machine can reach it: the unspecified address (0.0.0.0, ::) listens on every
+        interface, although connecting to it reaches this machine."""
+        address = literal_address(self.host)
+        return host_kind(self.host) == "loopback" and not (address is not None and address.is_unspecified)
 
     @property
     def url(self) -> str:

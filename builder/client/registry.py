@@ -35,14 +35,17 @@ _UNOPENED = object()  # the registry's verifier before its first use
 
 
 class Registry:
-    """One registry root. Counts the HTTP requests it sends (``requests``) so tests and benchmarks can check them."""
+    """One registry root. Counts the HTTP requests it sends (``requests``) so tests and benchmarks can check them.
+
+    ``public_only``: the registry comes from a lock file (data from a checkout), so every address its connections
+    land on, the registry's own host's included, must be public."""
 
     def __init__(self, location: str, *, cache_dir: Path | None = None, timeout: float | None = None,
                  warn: Callable[[str], None] | None = None, attempts: int = ATTEMPTS,
-                 backoff: float = BACKOFF) -> None:
+                 backoff: float = BACKOFF, public_only: bool = False) -> None:
         self.url, self.folder = normalize_location(location)
         self._http = Session(self.url, timeout=timeout if timeout is not None else default_timeout(),
-                             attempts=attempts, backoff=backoff)
+                             attempts=attempts, backoff=backoff, public_only=public_only)
         self.warnings: list[str] = []
         self._warn = warn
         self._cache = DownloadCache(cache_dir or cache_root(), self.url) if self.folder is None else None

@@ -1,9 +1,9 @@
 """The client's HTTP transport: a whole-request deadline, and a rule for where a registry may send the client.
 
 ``urllib`` gives each socket operation a timeout, so a server sending one byte a second never times out; here
-every request also gets a deadline that shuts its socket when it passes, so no read outlasts it. Redirects and
-the addresses connections land on are judged against the registry the user named: never from https:// down
-to http://, to this machine only from this machine, to a private network only from one.
+every request also gets a deadline that shuts its socket when it passes, so no read outlasts it. Each
+connection resolves its host once, has every address judged by ``reach`` and connects to one of them; redirects
+are judged by ``reach`` too, at every hop.
 
 Connections are kept alive and reused by the next request to the same host (a search query's dozen files cost
 one connection per thread, not one each); a reused connection is held to the new request's deadline, and one
@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import heapq
 import http.client
-import ipaddress
 import itertools
 import os
 import socket
@@ -30,79 +29,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from ..core.errors import ClientError
-
-
-def host_kind(host: str) -> str:
-    """``loopback`` (this machine), ``private`` (a local network, link-local, unspecified...) or ``public``.
-
-    A host name other than localhost is ``public`` here; the address it resolves to is judged on connecting.
-    """
-    name = host.strip("[]").lower().rstrip(".")
-    if name == "localhost" or name.endswith(".localhost"):
-        return "loopback"
-    try:
-        address = ipaddress.ip_address(name.partition("%")[0])
-    except ValueError:
-        return "public"
-    return _address_kind(address)
-
-
-def _address_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    if address.is_loopback:
-        return "loopback"
-    if address.is_private or address.is_link_local or address.is_unspecified or address.is_reserved or \
-            address.is_multicast:
-        return "private"
-    return "public"
-
-
-def _may_reach(registry_kind: str, target_kind: str) -> bool:
-    """A registry may send the client to this machine only from this machine, to a local network only from one."""
-    order = {"public": 0, "private": 1, "loopback": 2}
-    return order[target_kind] <= order[registry_kind]
-
-
-def redirect_problem(registry_url: str, from_url: str, to_url: str) -> str | None:
-    """Why the client must not follow a redirect from ``from_url`` to ``to_url``, or None when it may.
-
-    Only http(s); never from https:// down to http://; plain http:// only between loopback addresses, and only
-    for a registry on loopback; a registry elsewhere never sends the client to this machine or a private address.
-    """
-    source, target = urlsplit(from_url), urlsplit(to_url)
-    scheme = target.scheme.lower()
-    if scheme not in ("http", "https"):
-        return f"{from_url} redirects to {to_url}; only https:// redirects are followed"
-    registry_kind = host_kind(urlsplit(registry_url).hostname or "")
-    target_kind = host_kind(target.hostname or "")
-    if scheme == "http" and (source.scheme.lower() == "https" or urlsplit(registry_url).scheme == "https" or
-                             registry_kind != "loopback" or target_kind != "loopback"):
-        return f"{from_url} redirects to {to_url}; refusing to follow it off https://"
-    if not _may_reach(registry_kind, target_kind):
-        where = "this machine" if target_kind == "loopback" else "a private network address"
-        return f"{from_url} redirects to {to_url}; a registry on {urlsplit(registry_url).hostname} may not send " \
-               f"the client to {where}"
-    return None
-
-
-def address_problem(registry_url: str, host: str, address: str) -> str | None:
-    """Why the client must not talk to ``host`` at ``address`` (what it resolved to), or None when it may.
-
-    The registry's own host is the user's choice; any other host (after a redirect) is judged by its address.
-    """
-    if host.lower() == (urlsplit(registry_url).hostname or "").lower():
-        return None
-    try:
-        kind = _address_kind(ipaddress.ip_address(address.partition("%")[0]))
-    except ValueError:
-        return None
-    registry_kind = host_kind(urlsplit(registry_url).hostname or "")
-    if _may_reach(registry_kind, kind):
-        return None
-    where = "this machine" if kind == "loopback" else "a private network address"
-    return f"{host} resolves to {address}, {where}; a registry on {urlsplit(registry_url).hostname} may not " \
-           "send the client there"
+from .reach import Reach, Resolved
 
 
 class Deadline:
@@ -192,35 +119,53 @@ class DeadlineRequest(urllib.request.Request):
 
 
 class _Guarded:
-    """Mixed into a connection: register its socket with the request's deadline, and check where it connected."""
+    """Mixed into a connection: it connects only to an address ``reach`` allowed for its host (resolved once, so
+    the address judged is the address reached), and registers its socket with the request's deadline."""
 
     host: str
     sock: Any
-    deadline: Deadline
-    registry_url: str
+    plain_http = False
 
-    def __init__(self, host: str, *, deadline: Deadline, registry_url: str, **kwargs: Any) -> None:
+    def __init__(self, host: str, *, deadline: Deadline, reach: Reach, proxied: tuple[str, int] | None,
+                 **kwargs: Any) -> None:
         super().__init__(host, **kwargs)  # type: ignore[call-arg]  # the connection class mixed in after this one
-        self.deadline, self.registry_url = deadline, registry_url
+        self.deadline, self.reach, self.proxied = deadline, reach, proxied
+        self.url = ""  # the request being sent, which a refusal names
+        self._create_connection = self._connect_judged
+
+    def _connect_judged(self, address: tuple[str, int], timeout: Any = socket._GLOBAL_DEFAULT_TIMEOUT,  # type: ignore[attr-defined]
+                        source_address: tuple[str, int] | None = None) -> socket.socket:
+        if self.proxied is not None:  # the proxy is the user's setting; the host it is asked for is judged
+            self.reach.through_proxy(self.url, *self.proxied, plain_http=self.plain_http)
+            return socket.create_connection(address, timeout, source_address)
+        found = self.reach.addresses(self.url, address[0], address[1], plain_http=self.plain_http)
+        return _connect_first(found, timeout, source_address)
 
     def connect(self) -> None:
         super().connect()  # type: ignore[misc]
-        self._guard()
-
-    def _guard(self) -> None:
         self.deadline.attach(self.sock)
+
+
+def _connect_first(found: Resolved, timeout: Any, source_address: tuple[str, int] | None) -> socket.socket:
+    """``socket.create_connection`` over addresses already resolved and judged: the first that answers."""
+    error: OSError | None = None
+    for family, sockaddr in found:
+        sock = socket.socket(family, socket.SOCK_STREAM)
         try:
-            address = str(self.sock.getpeername()[0])
-        except (OSError, IndexError):
-            return
-        problem = address_problem(self.registry_url, self.host, address)
-        if problem:
-            self.sock.close()
-            raise ClientError(problem)
+            if timeout is not socket._GLOBAL_DEFAULT_TIMEOUT:  # type: ignore[attr-defined]
+                sock.settimeout(timeout)
+            if source_address:
+                sock.bind(source_address)
+            sock.connect(sockaddr)
+            return sock
+        except OSError as exc:
+            error = exc
+            sock.close()
+    raise error or OSError("the host resolves to no address")
 
 
 class _HTTPConnection(_Guarded, http.client.HTTPConnection):
-    pass
+    plain_http = True
 
 
 class _HTTPSConnection(_Guarded, http.client.HTTPSConnection):
@@ -313,13 +258,14 @@ class _Pool:
 
 
 class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-    """Opens connections under the request's deadline and follows only the redirects ``redirect_problem`` allows."""
+    """Opens connections under the request's deadline, to the addresses ``reach`` allows, and follows only the
+    redirects it allows. ``public_only``: the registry comes from a lock file, so every address must be public."""
 
-    def __init__(self, registry_url: str) -> None:
+    def __init__(self, registry_url: str, *, public_only: bool = False) -> None:
         urllib.request.HTTPHandler.__init__(self)
         self.ssl_context = ssl.create_default_context()
         urllib.request.HTTPSHandler.__init__(self, context=self.ssl_context)
-        self.registry_url = registry_url
+        self.reach = Reach(registry_url, public_only=public_only)
         self._pool = _Pool()
 
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
@@ -354,7 +300,7 @@ class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
                 if deadline.expired:
                     raise urllib.error.URLError(TimeoutError()) from None
         connection = kind(req.host, timeout=req.timeout, deadline=deadline,  # type: ignore[call-arg]
-                          registry_url=self.registry_url, **kwargs)
+                          reach=self.reach, proxied=_proxied_target(req), **kwargs)
         connection.response_class = _PooledResponse
         if tunnel:
             proxy_auth = headers.pop("Proxy-Authorization", None)
@@ -366,6 +312,7 @@ class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
         """Send ``req`` on ``connection`` and read the status and headers; the response hands the connection
         back to the pool when it is closed after its whole body. A reused connection's failure to get any answer
         is raised as it is, for ``_open`` to try a new connection."""
+        connection.url = req.full_url  # type: ignore[attr-defined]  # a _Guarded connection
         try:
             try:
                 connection.request(req.get_method(), req.selector, req.data, headers,
@@ -397,7 +344,7 @@ class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
                        headers: Any) -> Any:
         location = headers.get("location") or headers.get("uri")
         if location:
-            problem = redirect_problem(self.registry_url, req.full_url, urljoin(req.full_url, location))
+            problem = self.reach.redirect_problem(req.full_url, urljoin(req.full_url, location))
             if problem:
                 fp.close()
                 raise ClientError(problem)
@@ -411,6 +358,14 @@ class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
         if new is not None:
             new.deadline = req.deadline  # type: ignore[attr-defined]
         return new
+
+
+def _proxied_target(req: urllib.request.Request) -> tuple[str, int] | None:
+    """The host and port a proxy is asked for (ProxyHandler set ``req.host`` to the proxy's), or None."""
+    if not (req._tunnel_host or req.has_proxy()):  # type: ignore[attr-defined]
+        return None
+    parts = urlsplit(req.full_url)
+    return parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
 
 
 class NotFound(ClientError):

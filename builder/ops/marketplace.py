@@ -1,15 +1,18 @@
 """``.claude-plugin/marketplace.json``: the registry repository as a Claude Code plugin marketplace.
 
 With this file committed, ``/plugin marketplace add <owner>/<repo>`` works on the registry's repository.
-Each category of registry.yaml becomes one plugin (``source: "./"``, ``strict: false``) that lists its
-skills' folders, so users install a category by name. Skills without a known category go into one
-``uncategorized`` plugin. The file is generated, never edited: ``skillreg marketplace --check`` fails
-when the committed copy no longer matches the skills.
+Each category of registry.yaml becomes one plugin (``strict: false``) that lists its skills' folders, so users
+install a category by name. Skills without a known category go into one ``uncategorized`` plugin. Every plugin's
+``source`` is the skills folder, never the repository's root: Claude Code loads hooks, commands, MCP servers...
+from fixed paths under a plugin's root, so the root must hold skill folders only, and a skills folder that holds
+one of those paths is refused (``core.plugin_root``). The file is generated, never edited: ``skillreg
+marketplace --check`` fails when the committed copy no longer matches the skills.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from ..core.config import RegistryConfig
 from ..core.errors import ConfigError
 from ..core.fs import write_atomic
 from ..core.loader import find_skill_folders, load_skill
+from ..core.plugin_root import check_plugin_root
 
 MARKETPLACE_PATH = ".claude-plugin/marketplace.json"
 UNCATEGORIZED = "uncategorized"
@@ -51,21 +55,34 @@ def marketplace_path(config: RegistryConfig) -> Path:
     return config.root / MARKETPLACE_PATH
 
 
+def plugin_root(config: RegistryConfig) -> tuple[Path, str]:
+    """The folder every generated plugin is rooted at, and its ``source`` (``./`` and its path from the
+    repository's root): the skills folder, checked to hold no path where Claude Code finds a plugin's components."""
+    root = Path(os.path.normpath(config.skills_path))
+    relative = root.relative_to(config.root).as_posix()
+    shown = "./" if relative == "." else f"{relative}/"
+    check_plugin_root(root, shown, f"no {MARKETPLACE_PATH} is generated or accepted for it")
+    return root, "./" if relative == "." else f"./{relative}"
+
+
 def marketplace_document(config: RegistryConfig) -> dict[str, Any]:
-    """One plugin per category that holds skills, each listing ``./<skills_dir>/<name>`` sorted by name."""
+    """One plugin per category that holds skills, each listing its skills' folders (from the plugin root, the
+    skills folder) sorted by name."""
+    root, source = plugin_root(config)
     by_category: dict[str, list[str]] = {}
     slugs = set(config.category_slugs)
-    folders = find_skill_folders(config.skills_path) if config.skills_path.is_dir() else []
+    folders = find_skill_folders(root) if root.is_dir() else []
     for folder in folders:
         skill = load_skill(folder, config).skill
         if skill.file(skill.skill_md) is None:  # nothing Claude Code could load
             continue
         category = skill.category if skill.category in slugs else UNCATEGORIZED
-        by_category.setdefault(category, []).append(f"./{config.skills_dir.strip('/')}/{skill.name}")
+        relative = folder.relative_to(root).as_posix()
+        by_category.setdefault(category, []).append("./" if relative == "." else f"./{relative}")
     descriptions = {c.slug: c.description or c.title for c in config.categories}
     descriptions.setdefault(UNCATEGORIZED, "Skills that name no category of this registry.")
     plugins = [
-        {"name": slug, "source": "./", "description": descriptions[slug], "strict": False,
+        {"name": slug, "source": source, "description": descriptions[slug], "strict": False,
          "skills": sorted(paths)}
         for slug, paths in sorted(by_category.items())
     ]
@@ -95,10 +112,10 @@ def write_marketplace(config: RegistryConfig) -> tuple[Path, bool]:
 def stale_reason(config: RegistryConfig) -> str | None:
     """Why the committed file does not match the skills, or None when it does."""
     path = marketplace_path(config)
+    expected = render(config)  # refuses a plugin root holding a component path, committed file or not
     if not path.is_file():
         return f"{MARKETPLACE_PATH} does not exist"
     current = path.read_bytes()
-    expected = render(config)
     if current == expected:
         return None
     try:

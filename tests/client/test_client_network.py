@@ -3,7 +3,9 @@ redirects to places the client must not go, and JSON documents shaped to exhaust
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import socket
 import time
 from pathlib import Path
 
@@ -12,9 +14,12 @@ import pytest
 from click.testing import Result
 from helpers.client import Fault, RegistryServer, run, run_skillreg, search_overrides
 
+from builder.client import reach
 from builder.client.documents import MAX_JSON_CONTAINERS, json_shape_problem
+from builder.client.reach import Reach
 from builder.client.registry import Registry
-from builder.client.transport import address_problem, redirect_problem
+from builder.client.transport import Unreachable
+from builder.core.errors import ClientError
 
 DETAIL = "api/v1/skills/log-summarizer.json"
 VERSIONS = "api/v1/skills/log-summarizer/versions.json"  # what an install reads first
@@ -86,15 +91,24 @@ def test_the_mcp_server_gives_up_at_the_deadline_too(site: Path, project: Path,
     ("https://skills.example.com/", "https://mirror.example.org/x.json", None),
     ("https://skills.example.com/", "http://mirror.example.org/x.json", "off https://"),
     ("https://skills.example.com/", "http://127.0.0.1:8080/internal/admin?action=purge", "off https://"),
-    ("https://skills.example.com/", "https://127.0.0.1:8443/admin", "may not send the client to this machine"),
-    ("https://skills.example.com/", "https://localhost/admin", "may not send the client to this machine"),
-    ("https://skills.example.com/", "https://[::1]/admin", "may not send the client to this machine"),
-    ("https://skills.example.com/", "https://127.0.0.2/admin", "may not send the client to this machine"),
-    ("https://skills.example.com/", "https://[::ffff:127.0.0.1]/admin", "may not send the client to this machine"),
-    ("https://skills.example.com/", "https://10.0.0.5/admin", "may not send the client to a private network"),
-    ("https://skills.example.com/", "https://169.254.169.254/latest/meta-data", "to a private network"),
+    ("https://skills.example.com/", "https://127.0.0.1:8443/admin", "on this machine; a registry on"),
+    ("https://skills.example.com/", "https://localhost/admin", "on this machine; a registry on"),
+    ("https://skills.example.com/", "https://[::1]/admin", "on this machine; a registry on"),
+    ("https://skills.example.com/", "https://127.0.0.2/admin", "on this machine; a registry on"),
+    ("https://skills.example.com/", "https://[::ffff:127.0.0.1]/admin", "on this machine; a registry on"),
+    ("https://skills.example.com/", "https://127.1/admin", "on this machine; a registry on"),
+    ("https://skills.example.com/", "https://2130706433/admin", "on this machine; a registry on"),
+    ("https://skills.example.com/", "https://0x7f000001/admin", "on this machine; a registry on"),
+    ("https://skills.example.com/", "https://0.0.0.0/admin", "on this machine; a registry on"),
+    ("https://skills.example.com/", "https://[2002:7f00:1::]/admin", "on this machine; a registry on"),
+    ("https://skills.example.com/", "https://10.0.0.5/admin", "on a local network; a registry on"),
+    ("https://skills.example.com/", "https://169.254.169.254/latest/meta-data", "on a local network"),
+    ("https://skills.example.com/", "https://100.64.0.1/", "on a local network"),
+    ("https://skills.example.com/", "https://[64:ff9b::a9fe:a9fe]/", "on a local network"),
+    ("https://skills.example.com/", "https://[fec0::1]/", "on a local network"),
+    ("https://skills.example.com/", "https://[ff02::1]/", "on a local network"),
     ("https://10.0.0.4/", "https://10.0.0.5/skills/x.json", None),
-    ("https://10.0.0.4/", "https://127.0.0.1/x.json", "may not send the client to this machine"),
+    ("https://10.0.0.4/", "https://127.0.0.1/x.json", "on this machine; a registry on 10.0.0.4 may not send"),
     ("http://127.0.0.1:8000/", "http://localhost:8000/x.json", None),
     ("http://127.0.0.1:8000/", "http://[::1]:8000/x.json", None),
     ("http://127.0.0.1:8000/", "http://127.0.0.2:8000/x.json", None),
@@ -104,25 +118,131 @@ def test_the_mcp_server_gives_up_at_the_deadline_too(site: Path, project: Path,
     ("http://127.0.0.1:8000/", "ftp://127.0.0.1/x.json", "only https:// redirects are followed"),
 ])
 def test_which_redirects_are_followed(registry: str, target: str, problem: str | None) -> None:
-    found = redirect_problem(registry, registry + "api/v1/index.json", target)
+    found = Reach(registry).redirect_problem(registry + "api/v1/index.json", target)
     assert found is None if problem is None else (found is not None and problem in found), found
 
 
 def test_an_https_hop_never_goes_back_to_http_even_on_loopback() -> None:
-    assert "off https://" in str(redirect_problem("http://127.0.0.1:8000/", "https://localhost:8443/x.json",
-                                                  "http://127.0.0.1:8000/x.json"))
+    assert "off https://" in str(Reach("http://127.0.0.1:8000/").redirect_problem("https://localhost:8443/x.json",
+                                                                                  "http://127.0.0.1:8000/x.json"))
 
 
 @pytest.mark.parametrize("registry, host, address, allowed", [
     ("https://skills.example.com/", "skills.example.com", "127.0.0.1", True),  # the registry the user named
     ("https://skills.example.com/", "mirror.example.org", "127.0.0.1", False),  # a name that resolves home
     ("https://skills.example.com/", "mirror.example.org", "::1", False),
+    ("https://skills.example.com/", "mirror.example.org", "::ffff:10.0.0.1", False),
     ("https://skills.example.com/", "mirror.example.org", "192.168.1.10", False),
     ("https://skills.example.com/", "mirror.example.org", "93.184.216.34", True),
     ("http://127.0.0.1:8000/", "localhost", "127.0.0.1", True),
 ])
-def test_where_a_redirected_host_may_resolve_to(registry: str, host: str, address: str, allowed: bool) -> None:
-    assert (address_problem(registry, host, address) is None) is allowed
+def test_where_a_redirected_host_may_resolve_to(registry: str, host: str, address: str, allowed: bool,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Judged by what the name resolves to (the transport's resolver, given a made-up answer here)."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    monkeypatch.setattr(reach, "resolve_host", lambda name, port: [(family, (address, port))])
+    url = f"https://{host}/x.json"
+    try:
+        Reach(registry).addresses(url, host, 443, plain_http=False)
+    except ClientError as exc:
+        assert not allowed
+        assert str(exc).startswith(f"{url}: {host} resolves to {ipaddress.ip_address(address)}")
+    else:
+        assert allowed
+
+
+def test_every_address_of_a_name_is_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A public address first does not let a loopback one later in the same answer through."""
+    monkeypatch.setattr(reach, "resolve_host", lambda name, port: [(socket.AF_INET, ("93.184.216.34", port)),
+                                                                   (socket.AF_INET, ("127.0.0.1", port))])
+    with pytest.raises(ClientError, match="mirror.example.org resolves to 127.0.0.1, on this machine"):
+        Reach("https://skills.example.com/").addresses("https://mirror.example.org/x", "mirror.example.org", 443,
+                                                       plain_http=False)
+
+
+def answer(monkeypatch: pytest.MonkeyPatch, answers: dict[str, str]) -> list[str]:
+    """The transport's resolver answers ``answers[name]`` for each made-up name; returns the names asked, in order."""
+    real, asked = reach.resolve_host, []
+
+    def resolve(host: str, port: int) -> reach.Resolved:
+        if host not in answers:
+            return real(host, port)
+        asked.append(host)
+        address = answers[host]
+        return [(socket.AF_INET6 if ":" in address else socket.AF_INET, (address, port))]
+
+    monkeypatch.setattr(reach, "resolve_host", resolve)
+    return asked
+
+
+def test_a_connection_goes_to_the_address_judged(site: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The name is resolved once, by the transport, and the socket connects to that answer: the system resolver
+    does not know registry.localhost here, so the search can only work through the address that was judged."""
+    asked = answer(monkeypatch, {"registry.localhost": "127.0.0.1"})
+    with RegistryServer(site) as server:
+        result = run("search", "log", "--registry", f"http://registry.localhost:{server.port}/")
+    assert result.exit_code == 0, result.output
+    assert "log-summarizer" in result.stdout
+    assert asked and len(asked) == server.state.connections
+
+
+def test_plain_http_to_a_name_off_this_machine_is_refused_before_connecting(site: Path, project: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    answer(monkeypatch, {"registry.localhost": "93.184.216.34"})
+    with RegistryServer(site) as server:
+        url = f"http://registry.localhost:{server.port}/"
+        failed(run("search", "log", "--registry", url),
+               f"Error: {url}{SEARCH}: registry.localhost resolves to 93.184.216.34, not this machine; plain http:// "
+               "is allowed only to this machine\n")
+        assert server.state.connections == 0
+
+
+def test_each_redirect_hop_is_judged_by_the_address_it_resolves_to(site: Path, project: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    answer(monkeypatch, {"mirror.localhost": "192.168.7.7"})
+    with RegistryServer(site) as server:
+        target = f"http://mirror.localhost:{server.port}/{SEARCH}"
+        server.state.fault(SEARCH, Fault(status=302, location=target))
+        failed(run("search", "log", "--registry", server.url),
+               f"Error: {target}: mirror.localhost resolves to 192.168.7.7, not this machine; plain http:// is allowed "
+               "only to this machine\n")
+        assert server.state.paths() == [(SEARCH, 302)] and server.state.connections == 1
+
+
+@pytest.mark.parametrize("target", ["https://127.1/x.json", "https://10.0.0.5/x.json", "https://[::ffff:7f00:1]/x"])
+def test_a_lock_registry_is_never_redirected_off_public_addresses(target: str) -> None:
+    found = Reach("https://skills.example.com/", public_only=True).redirect_problem(
+        "https://skills.example.com/api/v1/index.json", target)
+    assert found is not None and found.startswith(f"https://skills.example.com/api/v1/index.json redirects to {target}, ")
+    assert found.endswith("a registry from a lock file is used only when it is public. To use it, name it: "
+                          "--registry https://skills.example.com/")
+
+
+def test_a_lock_registry_whose_own_name_resolves_home_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even its own host: the user did not name it."""
+    answer(monkeypatch, {"skills.example.com": "127.0.0.1"})
+    with pytest.raises(ClientError, match=r"^https://skills.example.com/x: skills.example.com resolves to 127.0.0.1, "
+                                          "on this machine; a registry from a lock file"):
+        Reach("https://skills.example.com/", public_only=True).addresses(
+            "https://skills.example.com/x", "skills.example.com", 443, plain_http=False)
+
+
+def test_through_a_proxy_the_host_asked_for_is_judged_and_the_proxy_is_the_users(
+        site: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTPS_PROXY is the user's setting, so the proxy may be on this machine; the host it is asked to reach is
+    judged by what it resolves to here: a lock's registry resolving home never reaches the proxy either."""
+    answer(monkeypatch, {"skills.example.com": "127.0.0.1", "mirror.example.com": "93.184.216.34"})
+    with RegistryServer(site) as proxy:
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        with pytest.raises(ClientError, match="skills.example.com resolves to 127.0.0.1, on this machine; a registry "
+                                              "from a lock file is used only when it is public"):
+            Registry("https://skills.example.com/", public_only=True, attempts=1).index()
+        assert proxy.state.connections == 0
+        with pytest.raises(Unreachable, match="Tunnel connection failed: 501"):  # this test server cannot CONNECT
+            Registry("https://mirror.example.com/", public_only=True, attempts=1).index()
+        assert proxy.state.connections == 1
 
 
 @pytest.mark.parametrize("alias", ["localhost", "127.0.0.2", "[::1]"])

@@ -206,6 +206,8 @@ def test_bad_http_options_are_one_line_errors(site: Path) -> None:
             (["--http", "99999"], "--http '99999': the port must be a number from 1 to 65535"),
             (["--http", "[::1:80"], "--http '[::1:80': write an IPv6 address as [ADDRESS]:PORT"),
             (["--http", f"0.0.0.0:{port + 1}"], "listens beyond this machine; name the Host values"),
+            (["--http", f"[::]:{port + 1}"], "listens beyond this machine; name the Host values"),
+            (["--http", f"0:{port + 1}"], "listens beyond this machine; name the Host values"),  # 0.0.0.0 too
             (["--http", f"no-such-host.invalid:{port}", "--allowed-host", "x"], f"--http no-such-host.invalid:{port}: cannot listen there"),
             (["--http", str(port)], f"--http 127.0.0.1:{port}: cannot listen there: the port is in use"),
             (["--allow-install"], "--allowed-host, --allowed-origin and --allow-install go with --http"),

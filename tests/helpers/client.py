@@ -127,6 +127,7 @@ class ServerState:
     stalled: threading.Event = field(default_factory=threading.Event)
     finished: dict[str, threading.Event] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    connections: int = 0  # connections accepted, answered or not (a TLS hello to this plain server is one)
 
     def fault(self, path: str, *faults: Fault) -> None:
         self.faults.setdefault(path, []).extend(faults)
@@ -222,6 +223,12 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        state: ServerState = self.state  # type: ignore[attr-defined]
+        with state.lock:
+            state.connections += 1
+        return True
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up (timeouts, kills) is part of the tests; keep it out of their output."""

@@ -110,6 +110,73 @@ def test_least_privilege() -> None:
             assert job.get("permissions") == expected, f"{name}: job {job_name}"
 
 
+SIGNING_SECRETS = ("SKILLREG_SIGNING_KEYS",)  # the online signing keys
+SIGNING_ENVIRONMENT = "signing"  # deployment branches: main only (docs/guides/signing.md)
+# What hands a secret to a job: naming it (secret names are case-insensitive), indexing `secrets`, dumping it
+# whole, or passing every secret on to a reusable workflow.
+_SECRET_USE = re.compile(r"secrets\s*\.\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)|secrets\s*\[|tojson\(\s*secrets\s*\)|"
+                         r"^\s*secrets:\s*inherit\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def reads_signing_keys(part: Any) -> bool:
+    text = yaml.safe_dump(part, sort_keys=True)
+    return any(m["name"] is None or m["name"].upper() in SIGNING_SECRETS for m in _SECRET_USE.finditer(text))
+
+
+def signing_boundary(name: str, text: str) -> tuple[list[str], list[str]]:
+    """(the jobs of a workflow that read the signing keys, inside the `signing` environment; what breaks the rule
+    that only such jobs read them)."""
+    workflow = yaml.safe_load(text)
+    problems = [f"{name}: `{key}` reads the signing keys for every job" for key, value in workflow.items()
+                if key != "jobs" and reads_signing_keys(value)]
+    signing = []
+    for job_name, job in workflow["jobs"].items():
+        environment = job.get("environment")
+        environment = environment.get("name") if isinstance(environment, dict) else environment
+        if not reads_signing_keys(job):
+            continue
+        if environment == SIGNING_ENVIRONMENT:
+            signing.append(f"{name}:{job_name}")
+        else:
+            problems.append(f"{name}: job {job_name} reads the signing keys outside the `{SIGNING_ENVIRONMENT}` "
+                            "environment")
+    return signing, problems
+
+
+def test_only_the_signing_environment_reads_the_signing_keys() -> None:
+    """The keys are a secret of an environment whose deployment branches are main only; a job outside it, or a
+    workflow-wide `env:`, that could read them would sign from any branch a writer pushes."""
+    found = [signing_boundary(name, (WORKFLOWS / name).read_text(encoding="utf-8"))
+             for name in sorted(p.name for p in WORKFLOWS.glob("*.yml"))]
+    assert [job for jobs, _ in found for job in jobs] == ["pages.yml:build"]
+    assert [problem for _, problems in found for problem in problems] == []
+
+
+@pytest.mark.parametrize("name, edit, problem", [
+    ("pages.yml", lambda t: t.replace("    environment: signing\n", ""),
+     "pages.yml: job build reads the signing keys outside the `signing` environment"),
+    ("pages.yml", lambda t: t.replace("    environment: signing\n", "    environment: {name: production}\n"),
+     "pages.yml: job build reads the signing keys outside the `signing` environment"),
+    ("pages.yml", lambda t: t.replace("PAGE_URL: ${{ needs.deploy.outputs.page_url }}",
+                                      "PAGE_URL: ${{ secrets.skillreg_signing_keys }}"),
+     "pages.yml: job verify reads the signing keys outside the `signing` environment"),
+    ("pages.yml", lambda t: t.replace("PAGE_URL: ${{ needs.deploy.outputs.page_url }}",
+                                      "PAGE_URL: ${{ toJSON(secrets) }}"),
+     "pages.yml: job verify reads the signing keys outside the `signing` environment"),
+    ("pages.yml", lambda t: t.replace("permissions:\n  contents: read\n",
+                                      "permissions:\n  contents: read\nenv:\n  K: ${{ secrets['SKILLREG_SIGNING_KEYS'] }}\n",
+                                      1),
+     "pages.yml: `env` reads the signing keys for every job"),
+    ("validate.yml", lambda t: t + "  more:\n    uses: ./.github/workflows/pages.yml\n    secrets: inherit\n",
+     "validate.yml: job more reads the signing keys outside the `signing` environment"),
+])
+def test_the_signing_boundary_check_finds_each_way_round_it(name: str, edit: Callable[[str], str],
+                                                             problem: str) -> None:
+    text = (WORKFLOWS / name).read_text(encoding="utf-8")
+    assert edit(text) != text
+    assert signing_boundary(name, edit(text))[1] == [problem]
+
+
 def test_every_action_is_pinned_to_a_commit_with_its_release_named() -> None:
     pins: dict[str, set[str]] = {}
     for name in ("validate.yml", "pages.yml"):
@@ -310,9 +377,9 @@ def test_pull_request_flow_annotations_summary_and_marketplace_check(pull_reques
 
     marketplace = by_name["Check the plugin marketplace file"]  # runs even after the failure (!cancelled())
     assert (marketplace.returncode, marketplace.stderr) == (1, (
-        "Error: .claude-plugin/marketplace.json is out of date (missing ./skills/diff-summary in git, "
-        "./skills/git-changelog in git, ./skills/secret-scanner in uncategorized; lists ./skills/changelog-from-git "
-        "in git, ./skills/log-summarizer in data, ./skills/secret-scanner in security, no longer there). "
+        "Error: .claude-plugin/marketplace.json is out of date (missing ./diff-summary in git, "
+        "./git-changelog in git, ./secret-scanner in uncategorized; lists ./changelog-from-git "
+        "in git, ./log-summarizer in data, ./secret-scanner in security, no longer there). "
         "Run `skillreg marketplace` and commit .claude-plugin/marketplace.json.\n"))
     assert [r.name for r in runs if not r.ran] == ["Build the site", "Upload the built site"]
 
@@ -484,7 +551,8 @@ def test_contributing_commands_work_as_written(origin: Path, tmp_path: Path) -> 
         done = subprocess.run(["bash", "-c", command], cwd=work, capture_output=True, text=True)
         assert done.returncode == 0, (command, done.stdout, done.stderr)
     assert (work / "skills/my-skill/SKILL.md").is_file()
-    assert '"./skills/my-skill"' in (work / ".claude-plugin/marketplace.json").read_text()
+    plugins = json.loads((work / ".claude-plugin/marketplace.json").read_text())["plugins"]
+    assert any(p["source"] == "./skills" and "./my-skill" in p["skills"] for p in plugins)
 
 
 # --- the bundle cache of the Pages build -----------------------------------------------------------------------
