@@ -41,7 +41,8 @@ def init(obj: Context, keys: Path) -> None:
 @pass_context
 def refresh(obj: Context, keys: Path, out: Path) -> None:
     """Sign a new timestamp.json for the build in --out, so clients do not see it as frozen; nothing else changes."""
-    from ..signing.metadata import first_expiring, refresh_timestamp, renewal_warning, trust_settings
+    from ..signing.expiry import first_expiring, renewal_warning
+    from ..signing.metadata import refresh_timestamp, trust_settings
 
     config = obj.registry("trust refresh")
     path = refresh_timestamp(config, out, keys)

@@ -196,7 +196,8 @@ def _sign(config: RegistryConfig, place: OutputPlace, keys: Path, result: BuildR
           index_before: bytes | None) -> BuildResult:
     """The signing stage (signing/metadata.py): TUF metadata over what this build left in the output; the result
     gains a warning when signed files expire soon (the same commit built again does not renew them)."""
-    from ..signing.metadata import renewal_warning, sign_build
+    from ..signing.expiry import renewal_warning
+    from ..signing.metadata import sign_build
 
     # Every skill this build's workers wrote staged its digests.json from the bytes it staged; a retired skill
     # kept whole keeps the one an earlier signing build's worker wrote, or has none and gets it from the output.
