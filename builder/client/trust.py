@@ -19,6 +19,7 @@ from ..signing import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
 
 # isort: split
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -193,6 +194,10 @@ def refusal(registry: Registry, exc: Exception) -> TrustRefused:
     """One line for a refusal of python-tuf's: what was wrong and what to do."""
     where = f"{registry.url}{TUF_DIR}/"
     unchanged = "nothing was installed or changed"
+    if isinstance(exc, exceptions.ExpiredMetadataError) and (root := _expired_root(registry)) is not None:
+        return TrustRefused(f"{where}{root[0]}: the registry's root expired on {root[1]} ({exc}); {unchanged}. "
+                            "Only its maintainer can renew it, with the offline root key: `skillreg trust "
+                            "renew-root` signs a new root version, which a signed build then publishes; tell them")
     if isinstance(exc, exceptions.ExpiredMetadataError):
         when = _expiry_of(registry)
         return TrustRefused(f"{where}: the registry's signed metadata expired{' on ' + when if when else ''} "
@@ -219,6 +224,20 @@ def _expiry_of(registry: Registry) -> str:
         return str(doc["signed"]["expires"])
     except Exception:  # noqa: BLE001 - only for the message
         return ""
+
+
+def _expired_root(registry: Registry) -> tuple[str, str] | None:
+    """The file name and expiry of the newest root the trust store holds for ``registry``, when it has expired
+    (python-tuf keeps every root it verified in root_history/, and refuses a registry whose newest has)."""
+    try:
+        history = store_folder(registry.url) / "root_history"
+        version = max(int(path.name.split(".", 1)[0]) for path in history.glob("*.root.json"))
+        expires = json.loads((history / f"{version}.root.json").read_bytes())["signed"]["expires"]
+        if dt.datetime.fromisoformat(expires) > dt.datetime.now(dt.UTC):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return f"{version}.root.json", str(expires)
 
 
 def _given_root() -> bytes | None:

@@ -17,12 +17,17 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from tuf.api.metadata import Metadata, Timestamp
+from tuf.api.metadata import Metadata, Root, Timestamp
 
+from ..core.config import RegistryConfig
 from ..core.urls import TUF_DIR
+from .keys import chain_folder, read_chain
 
 EXPIRY_WARNING_DAYS = 2.0
 RENEW_WARNING_DAYS = 30.0  # a signed build and `trust refresh` warn when a file only a new commit renews expires sooner
+ROOT_WARNING_DAYS = 30.0  # ... and they and check-deploy when the root does, which only `trust renew-root` renews
+MAX_LIVE_ROOTS = 1024  # root versions check-deploy follows (one a year, or one per key rotation)
+MAX_ROOT_BYTES = 512_000
 
 
 def first_expiring(out: Path) -> tuple[str, dt.datetime] | None:
@@ -73,28 +78,89 @@ def renewal_warning(out: Path, found: tuple[str, dt.datetime] | None, *,
             "commit (an empty one will do) so the next signed build signs it again")
 
 
-def live_timestamp_warning(site_url: str, *, now: dt.datetime | None = None, timeout: float = 10.0) -> str | None:
-    """A warning when the live registry's signed timestamp expires within two days (None: later, or unsigned)."""
+def root_warning(where: str, expires: dt.datetime, *, now: dt.datetime | None = None) -> str | None:
+    """A warning when the registry's newest root, ``where``, expires within ROOT_WARNING_DAYS: only a new root
+    version signed with the offline root key renews it."""
+    left = expires - (now or dt.datetime.now(dt.UTC))
+    if left.total_seconds() >= ROOT_WARNING_DAYS * 86400:
+        return None
+    when = expires.strftime("%Y-%m-%d %H:%M UTC")
+    state = f"expired on {when}" if left.total_seconds() <= 0 else f"expires {when} (in {left.days} days)"
+    return (f"{where}, the registry's root, {state}: clients refuse the registry once it has expired; renew it with "
+            "`skillreg trust renew-root --keys KEYS` (KEYS holding root.pem), commit trust/ and build with --sign")
+
+
+def chain_root_warning(config: RegistryConfig, *, now: dt.datetime | None = None) -> str | None:
+    """``root_warning`` for the newest root committed in the registry's trust/ folder."""
+    root = read_chain(config).latest.signed
+    return root_warning(str(chain_folder(config) / f"{root.version}.root.json"), root.expires, now=now)
+
+
+class _Unreadable(Exception):
+    """A live signed file that could not be read; its text is the warning."""
+
+
+def _live(url: str, limit: int, timeout: float) -> bytes | None:
+    """The bytes of the live file at ``url`` (at most ``limit``), fetched past caches; None: not published."""
     import urllib.error
     import urllib.request
 
-    url = site_url.rstrip("/") + f"/{TUF_DIR}/timestamp.json"
     request = urllib.request.Request(url, headers={"Cache-Control": "no-cache", "Pragma": "no-cache"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            expires = Metadata[Timestamp].from_bytes(response.read(16385)).signed.expires
+            return bytes(response.read(limit))
     except urllib.error.HTTPError as exc:
-        return None if exc.code == 404 else f"{url} answered HTTP {exc.code}; cannot tell when it expires"
+        if exc.code == 404:
+            return None
+        raise _Unreadable(f"{url} answered HTTP {exc.code}; cannot tell when it expires") from None
     except urllib.error.URLError as exc:
         if isinstance(exc.reason, FileNotFoundError):  # a file:// site without signed metadata
             return None
-        return f"{url} could not be read ({exc.reason})"
-    except Exception as exc:  # noqa: BLE001 - any unreadable answer is one warning
-        return f"{url} could not be read as a signed timestamp ({exc})"
-    left = expires - (now or dt.datetime.now(dt.UTC))
-    if left.total_seconds() >= EXPIRY_WARNING_DAYS * 86400:
-        return None
-    when = expires.strftime("%Y-%m-%d %H:%M UTC")
-    return (f"{url} expires {when} (in {max(left.total_seconds(), 0) / 3600:.0f} h): clients refuse the registry "
-            "after that; run `skillreg trust refresh --sign KEYS` and deploy, and check the scheduled refresh")
+        raise _Unreadable(f"{url} could not be read ({exc.reason})") from None
+    except OSError as exc:
+        raise _Unreadable(f"{url} could not be read ({exc})") from None
 
+
+def live_warnings(site_url: str, *, now: dt.datetime | None = None, timeout: float = 10.0) -> list[str]:
+    """What check-deploy warns of in the live registry's signed metadata: a timestamp that expires within two days,
+    and a root that expires within 30 (none for an unsigned site: one request, for its timestamp)."""
+    url = site_url.rstrip("/") + f"/{TUF_DIR}/timestamp.json"
+    try:
+        data = _live(url, 16385, timeout)
+        if data is None:
+            return []
+        expires = Metadata[Timestamp].from_bytes(data).signed.expires
+    except _Unreadable as exc:
+        return [str(exc)]
+    except Exception as exc:  # noqa: BLE001 - any unreadable answer is one warning
+        return [f"{url} could not be read as a signed timestamp ({exc})"]
+    warnings = []
+    left = expires - (now or dt.datetime.now(dt.UTC))
+    if left.total_seconds() < EXPIRY_WARNING_DAYS * 86400:
+        when = expires.strftime("%Y-%m-%d %H:%M UTC")
+        warnings.append(f"{url} expires {when} (in {max(left.total_seconds(), 0) / 3600:.0f} h): clients refuse the "
+                        "registry after that; run `skillreg trust refresh --sign KEYS` and deploy, and check the "
+                        "scheduled refresh")
+    root = live_root_warning(site_url, now=now, timeout=timeout)
+    return warnings if root is None else [*warnings, root]
+
+
+def live_root_warning(site_url: str, *, now: dt.datetime | None = None, timeout: float = 10.0) -> str | None:
+    """``root_warning`` for the live registry's newest root: 1.root.json, 2.root.json, ... up to the first one not
+    published, as a client walks the chain (None: no signed metadata, or the root lasts another 30 days)."""
+    base = site_url.rstrip("/") + f"/{TUF_DIR}/"
+    newest: tuple[str, bytes] | None = None
+    try:
+        for version in range(1, MAX_LIVE_ROOTS + 1):
+            data = _live(f"{base}{version}.root.json", MAX_ROOT_BYTES, timeout)
+            if data is None:
+                break
+            newest = (f"{base}{version}.root.json", data)
+        if newest is None:
+            return None
+        expires = Metadata[Root].from_bytes(newest[1]).signed.expires
+    except _Unreadable as exc:
+        return str(exc)
+    except Exception as exc:  # noqa: BLE001 - any unreadable answer is one warning
+        return f"{newest[0] if newest else base} could not be read as a signed root ({exc})"
+    return root_warning(newest[0], expires, now=now)
