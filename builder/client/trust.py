@@ -37,7 +37,8 @@ from tuf.ngclient.fetcher import FetcherInterface
 from ..core.errors import ClientError, UsageError
 from ..core.fs import state_dir, write_atomic
 from ..core.model import sha256_hex
-from ..core.urls import API_ROOT
+from ..core.urls import API_ROOT, SKILLS_MANIFEST_PATH, SKILLS_MANIFEST_ROOT
+from .documents import parse_json
 from .transport import TooLarge, Unreachable
 
 
@@ -134,6 +135,8 @@ class Verifier:
         self.updater = updater
         self.offline = offline  # why the registry could not be reached, when working from the trust store
         self._digests: dict[str, dict[str, Any]] = {}
+        self._manifest: bytes | None = None  # the skill manifest's bytes, once they verified
+        self._shards: dict[str, tuple[str, int]] | None = None
 
     def check(self, path: str, data: bytes) -> None:
         match = _SKILL_FILE.match(path)
@@ -144,11 +147,17 @@ class Verifier:
                     or entry.get("length") != len(data):
                 raise self._tampered(path, f"its signed digests.json of {name} does not list these bytes")
             return
+        if path.startswith(f"{SKILLS_MANIFEST_ROOT}/"):
+            if self._manifest_shards().get(path) != (sha256_hex(data), len(data)):
+                raise self._tampered(path, f"the signed {SKILLS_MANIFEST_PATH} does not list these bytes")
+            return
         info = self._target(path)
         try:
             info.verify_length_and_hashes(data)
         except exceptions.LengthOrHashMismatchError:
             raise self._tampered(path, "it does not match its signed length and sha256") from None
+        if path == SKILLS_MANIFEST_PATH:
+            self._manifest = data  # verified: the shards it names are covered by it
 
     def _target(self, path: str) -> TargetFile:
         try:
@@ -161,22 +170,41 @@ class Verifier:
             raise self._tampered(path, "it is not among the registry's signed files")
         return info
 
-    def _skill_files(self, name: str) -> dict[str, Any]:
-        if name not in self._digests:
-            path = f"{API_ROOT}/skills/{name}/digests.json"
-            info = self._target(path)
+    def _signed_document(self, path: str, data: bytes | None = None) -> Any:
+        """The signed target ``path``, fetched through the document cache unless its verified ``data`` is given,
+        checked against its signed length and sha256, parsed."""
+        info = self._target(path)
+        if data is None:
             try:
                 data = self.registry.kept(path, info.length + 1) or b""
             except TooLarge:
                 raise self._tampered(path, "it is larger than its signed length") from None
-            try:
-                info.verify_length_and_hashes(data)
-                doc = json.loads(data)
-            except (exceptions.LengthOrHashMismatchError, ValueError):
-                raise self._tampered(path, "it does not match its signed length and sha256") from None
+        try:
+            info.verify_length_and_hashes(data)
+        except exceptions.LengthOrHashMismatchError:
+            raise self._tampered(path, "it does not match its signed length and sha256") from None
+        try:
+            return parse_json(data, f"{self.registry.url}{path}")
+        except ClientError:
+            raise self._tampered(path, "it is not the JSON document its signed sha256 names") from None
+
+    def _skill_files(self, name: str) -> dict[str, Any]:
+        if name not in self._digests:
+            doc = self._signed_document(f"{API_ROOT}/skills/{name}/digests.json")
             files = doc.get("files") if isinstance(doc, dict) and doc.get("name") == name else None
             self._digests[name] = files if isinstance(files, dict) else {}
         return self._digests[name]
+
+    def _manifest_shards(self) -> dict[str, tuple[str, int]]:
+        """Each shard of the skill manifest by path, with the sha256 and length the signed manifest gives it: a
+        shard is covered by the manifest that names it, as a skill's files by its digests.json."""
+        if self._shards is None:
+            doc = self._signed_document(SKILLS_MANIFEST_PATH, self._manifest)
+            listed = doc.get("shards") if isinstance(doc, dict) else None
+            self._shards = {str(s.get("path")): (str(s.get("sha256")), s["size"])
+                            for s in (listed if isinstance(listed, list) else ())
+                            if isinstance(s, dict) and isinstance(s.get("size"), int)}
+        return self._shards
 
     def _tampered(self, path: str, why: str) -> TrustRefused:
         if self.offline is not None:
