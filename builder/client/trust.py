@@ -38,7 +38,7 @@ from ..core.errors import ClientError, UsageError
 from ..core.fs import state_dir, write_atomic
 from ..core.model import sha256_hex
 from ..core.urls import API_ROOT, SKILLS_MANIFEST_PATH, SKILLS_MANIFEST_ROOT
-from .documents import parse_json
+from .documents import json_shape_problem, parse_json
 from .transport import TooLarge, Unreachable
 
 
@@ -85,7 +85,15 @@ class _RegistryFetcher(FetcherInterface):
             raise exceptions.DownloadError(str(exc)) from exc
         if data is None:
             raise exceptions.DownloadHTTPError(f"{url}: not found", 404)
+        _check_shape(url, data)
         yield data
+
+
+def _check_shape(url: str, data: bytes) -> None:
+    """python-tuf parses metadata with ``json.loads``: refuse first what would cost more than any real file."""
+    problem = json_shape_problem(data)
+    if problem:
+        raise exceptions.DownloadError(f"{url}: {problem}; refusing it")
 
 
 class _StoreFetcher(FetcherInterface):
@@ -183,10 +191,7 @@ class Verifier:
             info.verify_length_and_hashes(data)
         except exceptions.LengthOrHashMismatchError:
             raise self._tampered(path, "it does not match its signed length and sha256") from None
-        try:
-            return parse_json(data, f"{self.registry.url}{path}")
-        except ClientError:
-            raise self._tampered(path, "it is not the JSON document its signed sha256 names") from None
+        return parse_json(data, f"{self.registry.url}{path}")
 
     def _skill_files(self, name: str) -> dict[str, Any]:
         if name not in self._digests:
@@ -310,6 +315,8 @@ def _served_root(registry: Registry, store: Path, expected_root: tuple[str, int]
     first root, trusted on first use and said so (None: the registry publishes no signed metadata)."""
     path = f"{TUF_DIR}/{expected_root[1]}.root.json" if expected_root is not None else FIRST_ROOT
     bootstrap = registry.raw(path, 512_001)
+    if bootstrap is not None and (problem := json_shape_problem(bootstrap)):
+        raise TrustRefused(f"{registry.url}{path}: {problem}; refusing it; nothing was installed or changed")
     if bootstrap is None:
         if expected_root is not None:
             raise refusal(registry, exceptions.DownloadHTTPError(f"{path}: not found", 404))
