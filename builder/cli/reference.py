@@ -21,7 +21,7 @@ def _help(command: click.Command, name: str, parent: click.Context | None) -> st
 
 
 def cli_markdown() -> str:
-    """The page: the group's help, then each command's ``--help`` in name order."""
+    """The page: the group's help, then each command's ``--help`` in name order (a group's commands after it)."""
     root = click.Context(cli, info_name="skillreg", terminal_width=WIDTH, max_content_width=WIDTH,
                          help_option_names=HELP_OPTIONS)
     parts = ["# Command-line reference\n\n",
@@ -33,7 +33,7 @@ def cli_markdown() -> str:
     for name, command in sorted(all_commands().items()):
         parts.append(f"\n## skillreg {name}\n\n{command.get_short_help_str(limit=WIDTH)}\n\n"
                      f"```\n{_help(command, name, root)}\n```\n")
-        group = click.Context(command, info_name=name, parent=root)
+        group = click.Context(command, info_name=name, parent=root, help_option_names=HELP_OPTIONS)
         for sub_name, sub in sorted(subcommands(command).items()):
             parts.append(f"\n### skillreg {name} {sub_name}\n\n{sub.get_short_help_str(limit=WIDTH)}\n\n"
                          f"```\n{_help(sub, sub_name, group)}\n```\n")

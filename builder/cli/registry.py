@@ -421,10 +421,9 @@ def check_deploy(url: str, commit: str, timeout: float, interval: float) -> None
 
     result = run_check(url, commit, timeout=timeout, interval=interval, on_attempt=show)
     click.echo(f"{result.url} serves commit {commit} (attempt {result.attempts})")
-    from ..signing.metadata import live_timestamp_warning
+    from ..signing.expiry import live_warnings
 
-    expiring = live_timestamp_warning(url)
-    if expiring is not None:
+    for expiring in live_warnings(url):
         click.echo(f"Warning: {expiring}", err=True)
 
 

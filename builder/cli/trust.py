@@ -1,5 +1,5 @@
-"""`skillreg trust ...`: the keys of a signed registry (init, rotate), the timestamp that must stay fresh, and the
-root a client pins for a registry it installs from (pin)."""
+"""`skillreg trust ...`: the keys of a signed registry (init, rotate), its root (renew-root), the timestamp
+that must stay fresh, and the root a client pins for a registry it installs from (pin)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ KEYS = click.Path(file_okay=False, path_type=Path)
 
 @click.group(short_help="Signing keys, metadata and pinned roots.")
 def trust() -> None:
-    """Create and rotate the keys of a registry signed with TUF, and keep its timestamp fresh; pin the root a
-    project trusts for a signed registry it installs from."""
+    """Create and rotate the keys of a registry signed with TUF, renew its root, and keep its timestamp fresh;
+    pin the root a project trusts for a signed registry it installs from."""
 
 
 @trust.command(short_help="Create the keys and the first root.")
@@ -44,14 +44,15 @@ def init(obj: Context, keys: Path) -> None:
 @pass_context
 def refresh(obj: Context, keys: Path, out: Path) -> None:
     """Sign a new timestamp.json for the build in --out, so clients do not see it as frozen; nothing else changes."""
-    from ..signing.metadata import first_expiring, refresh_timestamp, renewal_warning, trust_settings
+    from ..signing.expiry import chain_root_warning, first_expiring, renewal_warning
+    from ..signing.metadata import refresh_timestamp, trust_settings
 
     config = obj.registry("trust refresh")
     path = refresh_timestamp(config, out, keys)
     click.echo(f"Refreshed {display_path(path)}; it expires in {trust_settings(config).timestamp_days:g} days")
-    warning = renewal_warning(out, first_expiring(out))
-    if warning is not None:
-        click.echo(f"Warning: {warning}", err=True)
+    for warning in (renewal_warning(out, first_expiring(out)), chain_root_warning(config)):
+        if warning is not None:
+            click.echo(f"Warning: {warning}", err=True)
 
 
 @trust.command(short_help="Replace one role's key (root included).")
@@ -66,6 +67,21 @@ def rotate(obj: Context, role: str, keys: Path) -> None:
     written = rotate_key(obj.registry("trust rotate"), keys, role)
     click.echo(f"Wrote {display_path(written)} and a new {display_path(keys / (role + '.pem'))}; "
                f"commit the root and rebuild with --sign")
+
+
+@trust.command("renew-root", short_help="Re-sign the root with a new expiry.")
+@click.option("--keys", type=KEYS, required=True, help="The KEYS folder; root.pem must be in it.")
+@pass_context
+def renew_root(obj: Context, keys: Path) -> None:
+    """Write the next root version with the same keys, expiring a year from now, signed by the root key: a root
+    lasts a year, and clients refuse the registry once its newest root has expired. Clients that trust the
+    current root follow. Commit it and build with --sign afterwards to publish it."""
+    from ..signing.keys import ROOT_DAYS
+    from ..signing.keys import renew_root as renew
+
+    written = renew(obj.registry("trust renew-root"), keys)
+    click.echo(f"Wrote {display_path(written)}, expiring in {ROOT_DAYS} days; commit the root and rebuild with "
+               "--sign")
 
 
 @trust.command("fetch-previous", short_help="Fetch a live registry's signed metadata for the next build.")

@@ -20,7 +20,7 @@ from ..core.model import sha256_hex
 from ..core.search import SEARCH_INDEX_PATH, SHARDS_INDEX_PATH, SHARDS_ROOT, SearchIndex
 from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, head_path
 from .cache import DownloadCache, cache_root
-from .documents import DIGEST, MAX_DOCUMENT_BYTES, SHA256, document_limit, parse_json
+from .documents import DIGEST, MAX_DOCUMENT_BYTES, SHA256, document_limit, parse_json, value_limit
 from .fetch import ATTEMPTS, BACKOFF, Session, default_timeout
 from .locations import check_site_path, no_registry_here, normalize_location, require_skill_name
 from .search import ShardedSearch
@@ -138,7 +138,7 @@ class Registry:
 
     def document(self, path: str) -> dict[str, Any]:
         data = self._verified(path, self._document_bytes(check_site_path(path, "document")))
-        doc = parse_json(data, f"{self.url}{path}")
+        doc = parse_json(data, f"{self.url}{path}", value_limit(path))
         if not isinstance(doc, dict):
             raise ClientError(f"{self.url}{path} is not a JSON object")
         return doc

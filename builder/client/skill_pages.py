@@ -21,7 +21,7 @@ from ..core.errors import ClientError
 from ..core.limits import MCP_MAX_FILES, MCP_MAX_SKILL_BYTES
 from ..core.model import SkillFile
 from ..core.urls import INDEX_PATH, SKILLS_MANIFEST_PATH
-from .documents import DIGEST, NAME, SHA256, parse_json
+from .documents import DIGEST, NAME, SHA256, parse_json, value_limit
 from .locations import check_site_path
 from .registry import Registry
 from .transport import NotFound
@@ -153,7 +153,7 @@ class SkillPages:
 
         def load() -> list[SkillRow]:
             where = f"{self.registry.url}{path}"
-            doc = parse_json(self.registry.artifact(path, shard["sha256"], shard["size"]), where)
+            doc = parse_json(self.registry.artifact(path, shard["sha256"], shard["size"]), where, value_limit(path))
             rows = doc.get("skills") if isinstance(doc, dict) else None
             if not isinstance(rows, list):
                 raise ClientError(f"{where} lists no skills")

@@ -21,6 +21,7 @@ from ..signing import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
 
 # isort: split
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -39,7 +40,8 @@ from tuf.ngclient.fetcher import FetcherInterface
 from ..core.errors import ClientError, UsageError
 from ..core.fs import remove_path, state_dir, swap_into, write_atomic
 from ..core.model import sha256_hex
-from ..core.urls import API_ROOT
+from ..core.urls import API_ROOT, SKILLS_MANIFEST_PATH, SKILLS_MANIFEST_ROOT
+from .documents import json_shape_problem, parse_json
 from .root_pin import RootPin
 from .transport import TooLarge, Unreachable
 
@@ -87,7 +89,15 @@ class _RegistryFetcher(FetcherInterface):
             raise exceptions.DownloadError(str(exc)) from exc
         if data is None:
             raise exceptions.DownloadHTTPError(f"{url}: not found", 404)
+        _check_shape(url, data)
         yield data
+
+
+def _check_shape(url: str, data: bytes) -> None:
+    """python-tuf parses metadata with ``json.loads``: refuse first what would cost more than any real file."""
+    problem = json_shape_problem(data)
+    if problem:
+        raise exceptions.DownloadError(f"{url}: {problem}; refusing it")
 
 
 class _StoreFetcher(FetcherInterface):
@@ -173,6 +183,8 @@ class Verifier:
         self.root = root  # the root the chain was verified from (sha256, version): what a lock entry records
         self.offline = offline  # why the registry could not be reached, when working from the trust store
         self._digests: dict[str, dict[str, Any]] = {}
+        self._manifest: bytes | None = None  # the skill manifest's bytes, once they verified
+        self._shards: dict[str, tuple[str, int]] | None = None
 
     def check(self, path: str, data: bytes) -> None:
         match = _SKILL_FILE.match(path)
@@ -183,11 +195,17 @@ class Verifier:
                     or entry.get("length") != len(data):
                 raise self._tampered(path, f"its signed digests.json of {name} does not list these bytes")
             return
+        if path.startswith(f"{SKILLS_MANIFEST_ROOT}/"):
+            if self._manifest_shards().get(path) != (sha256_hex(data), len(data)):
+                raise self._tampered(path, f"the signed {SKILLS_MANIFEST_PATH} does not list these bytes")
+            return
         info = self._target(path)
         try:
             info.verify_length_and_hashes(data)
         except exceptions.LengthOrHashMismatchError:
             raise self._tampered(path, "it does not match its signed length and sha256") from None
+        if path == SKILLS_MANIFEST_PATH:
+            self._manifest = data  # verified: the shards it names are covered by it
 
     def _target(self, path: str) -> TargetFile:
         try:
@@ -200,22 +218,38 @@ class Verifier:
             raise self._tampered(path, "it is not among the registry's signed files")
         return info
 
-    def _skill_files(self, name: str) -> dict[str, Any]:
-        if name not in self._digests:
-            path = f"{API_ROOT}/skills/{name}/digests.json"
-            info = self._target(path)
+    def _signed_document(self, path: str, data: bytes | None = None) -> Any:
+        """The signed target ``path``, fetched through the document cache unless its verified ``data`` is given,
+        checked against its signed length and sha256, parsed."""
+        info = self._target(path)
+        if data is None:
             try:
                 data = self.registry.kept(path, info.length + 1) or b""
             except TooLarge:
                 raise self._tampered(path, "it is larger than its signed length") from None
-            try:
-                info.verify_length_and_hashes(data)
-                doc = json.loads(data)
-            except (exceptions.LengthOrHashMismatchError, ValueError):
-                raise self._tampered(path, "it does not match its signed length and sha256") from None
+        try:
+            info.verify_length_and_hashes(data)
+        except exceptions.LengthOrHashMismatchError:
+            raise self._tampered(path, "it does not match its signed length and sha256") from None
+        return parse_json(data, f"{self.registry.url}{path}")
+
+    def _skill_files(self, name: str) -> dict[str, Any]:
+        if name not in self._digests:
+            doc = self._signed_document(f"{API_ROOT}/skills/{name}/digests.json")
             files = doc.get("files") if isinstance(doc, dict) and doc.get("name") == name else None
             self._digests[name] = files if isinstance(files, dict) else {}
         return self._digests[name]
+
+    def _manifest_shards(self) -> dict[str, tuple[str, int]]:
+        """Each shard of the skill manifest by path, with the sha256 and length the signed manifest gives it: a
+        shard is covered by the manifest that names it, as a skill's files by its digests.json."""
+        if self._shards is None:
+            doc = self._signed_document(SKILLS_MANIFEST_PATH, self._manifest)
+            listed = doc.get("shards") if isinstance(doc, dict) else None
+            self._shards = {str(s.get("path")): (str(s.get("sha256")), s["size"])
+                            for s in (listed if isinstance(listed, list) else ())
+                            if isinstance(s, dict) and isinstance(s.get("size"), int)}
+        return self._shards
 
     def _tampered(self, path: str, why: str) -> TrustRefused:
         if self.offline is not None:
@@ -233,6 +267,10 @@ def refusal(registry: Registry, exc: Exception) -> TrustRefused:
     """One line for a refusal of python-tuf's: what was wrong and what to do."""
     where = f"{registry.url}{TUF_DIR}/"
     unchanged = "nothing was installed or changed"
+    if isinstance(exc, exceptions.ExpiredMetadataError) and (root := _expired_root(registry)) is not None:
+        return TrustRefused(f"{where}{root[0]}: the registry's root expired on {root[1]} ({exc}); {unchanged}. "
+                            "Only its maintainer can renew it, with the offline root key: `skillreg trust "
+                            "renew-root` signs a new root version, which a signed build then publishes; tell them")
     if isinstance(exc, exceptions.ExpiredMetadataError):
         when = _expiry_of(registry)
         return TrustRefused(f"{where}: the registry's signed metadata expired{' on ' + when if when else ''} "
@@ -259,6 +297,20 @@ def _expiry_of(registry: Registry) -> str:
         return str(doc["signed"]["expires"])
     except Exception:  # noqa: BLE001 - only for the message
         return ""
+
+
+def _expired_root(registry: Registry) -> tuple[str, str] | None:
+    """The file name and expiry of the newest root the trust store holds for ``registry``, when it has expired
+    (python-tuf keeps every root it verified in root_history/, and refuses a registry whose newest has)."""
+    try:
+        history = store_folder(registry.url) / "root_history"
+        version = max(int(path.name.split(".", 1)[0]) for path in history.glob("*.root.json"))
+        expires = json.loads((history / f"{version}.root.json").read_bytes())["signed"]["expires"]
+        if dt.datetime.fromisoformat(expires) > dt.datetime.now(dt.UTC):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return f"{version}.root.json", str(expires)
 
 
 def _given_root() -> tuple[bytes, RootPin] | None:
@@ -321,6 +373,8 @@ def _served_root(registry: Registry, store: Path, pinned: RootPin | None) -> byt
     root, trusted on first use and said so (None: the registry publishes no signed metadata)."""
     path = f"{TUF_DIR}/{pinned.version}.root.json" if pinned is not None else FIRST_ROOT
     bootstrap = registry.raw(path, 512_001)
+    if bootstrap is not None and (problem := json_shape_problem(bootstrap)):
+        raise TrustRefused(f"{registry.url}{path}: {problem}; refusing it; nothing was installed or changed")
     if bootstrap is None:
         if pinned is not None:
             raise TrustRefused(f"{registry.url}{path}: {pinned.described} pins {pinned.shown} for this registry, and "

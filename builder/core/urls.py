@@ -22,6 +22,8 @@ WELL_KNOWN_V2 = ".well-known/agent-skills"
 # what a listing with files reads (the MCP Skills extension's skills/list), one shard a page.
 SKILLS_MANIFEST_PATH = f"{API_ROOT}/skills-manifest.json"
 SKILLS_MANIFEST_ROOT = f"{API_ROOT}/skills-manifest"
+# A signed registry's TUF metadata: every root version, the targets, bins, snapshot and timestamp.
+TUF_DIR = f"{API_ROOT}/tuf"
 
 
 def detail_path(name: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin
 
 from .. import __version__
+from ..client.documents import MAX_INDEX_BYTES, MAX_INDEX_VALUES, json_shape_problem
 from ..core.errors import SkillRegError
 from ..core.urls import INDEX_PATH
 from ..core.words import counted
@@ -38,11 +39,18 @@ def index_url(site_url: str) -> str:
 
 
 def served_commit(url: str, timeout: float = 10.0) -> str | None:
-    """The ``source.commit`` of the index at ``url``; raises OSError or ValueError when it cannot be read."""
+    """The ``source.commit`` of the index at ``url``; raises OSError or ValueError when it cannot be read (or is
+    larger, or holds more values, than any index a client accepts)."""
     request = urllib.request.Request(url, headers={"Cache-Control": "no-cache", "Pragma": "no-cache",
                                                    "User-Agent": f"skillreg/{__version__} check-deploy"})
     with urllib.request.urlopen(request, timeout=timeout) as response:
-        document = json.loads(response.read())
+        data = response.read(MAX_INDEX_BYTES + 1)
+    if len(data) > MAX_INDEX_BYTES:
+        raise ValueError(f"it is larger than {MAX_INDEX_BYTES:,} bytes")
+    problem = json_shape_problem(data, max_values=MAX_INDEX_VALUES)
+    if problem:
+        raise ValueError(problem)
+    document = json.loads(data)
     source = document.get("source") if isinstance(document, dict) else None
     commit = source.get("commit") if isinstance(source, dict) else None
     if commit is not None and not isinstance(commit, str):

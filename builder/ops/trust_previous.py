@@ -22,6 +22,7 @@ from typing import Any
 
 from tuf.api.metadata import Metadata, MetaFile, Root, Snapshot, Targets, Timestamp
 
+from ..client.documents import json_shape_problem
 from ..client.registry import Registry
 from ..core.errors import ClientError, UsageError
 from ..core.fs import write_atomic
@@ -113,6 +114,8 @@ def _read(registry: Registry, name: str, meta: MetaFile | None, limit: int) -> b
         data = registry.raw(f"{TUF_DIR}/{name}", min(bound, limit))
         if data is not None and meta is not None:
             meta.verify_length_and_hashes(data)
+        if data is not None and json_shape_problem(data):  # python-tuf would parse it whole
+            return None
     except Exception:  # noqa: BLE001 - any unreadable or mismatching file is only left out
         return None
     return data

@@ -195,8 +195,10 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
 def _sign(config: RegistryConfig, place: OutputPlace, keys: Path, result: BuildResult,
           index_before: bytes | None) -> BuildResult:
     """The signing stage (signing/metadata.py): TUF metadata over what this build left in the output; the result
-    gains a warning when signed files expire soon (the same commit built again does not renew them)."""
-    from ..signing.metadata import renewal_warning, sign_build
+    gains a warning when signed files expire soon (the same commit built again does not renew them), and when the
+    root does (only `trust renew-root` renews it)."""
+    from ..signing.expiry import chain_root_warning, renewal_warning
+    from ..signing.metadata import sign_build
 
     # Every skill this build's workers wrote staged its digests.json from the bytes it staged; a retired skill
     # kept whole keeps the one an earlier signing build's worker wrote, or has none and gets it from the output.
@@ -204,8 +206,8 @@ def _sign(config: RegistryConfig, place: OutputPlace, keys: Path, result: BuildR
     staged.update(result.staged_digests)
     signed = sign_build(config, place.base, place.state, keys, {*result.written, *result.removed, *result.retired},
                         index_before, staged=staged)
-    warning = renewal_warning(place.base, signed.first_expiry)
-    return result if warning is None else replace(result, warnings=(*result.warnings, warning))
+    warnings = [renewal_warning(place.base, signed.first_expiry), chain_root_warning(config)]
+    return replace(result, warnings=(*result.warnings, *(warning for warning in warnings if warning is not None)))
 
 
 def _roots(config: RegistryConfig, paths: Sequence[Path]) -> tuple[Path, ...]:

@@ -1,4 +1,5 @@
-"""A signed registry's keys and its chain of root metadata: made once, loaded by every signing, rotated by one command.
+"""A signed registry's keys and its chain of root metadata: made once, loaded by every signing, rotated or renewed
+by one command each.
 
 The private keys live in a folder the maintainer names (KEYS): ``root.pem`` is meant to be kept offline, the online
 roles' keys (targets, snapshot, timestamp) are meant for a CI secret. The root metadata is public and versioned in
@@ -148,23 +149,34 @@ def init_keys(config: RegistryConfig, keys: Path, *, now: dt.datetime | None = N
     return [*written, folder / "1.root.json"]
 
 
+def _next_root(config: RegistryConfig, keys: Path, doing: str) -> tuple[Root, CryptoSigner]:
+    """The latest root, to become the next version, and the root key that must sign it (refused unless the latest
+    root trusts that key)."""
+    current = read_chain(config).latest
+    root_signer = load_signer(keys, "root")
+    if root_signer.public_key.keyid not in current.signed.roles["root"].keyids:
+        raise UsageError(f"{key_path(keys, 'root')} is not the root key root version {current.signed.version} "
+                         f"trusts; {doing} needs it")
+    current.signed.version += 1
+    return current.signed, root_signer
+
+
+def _write_root(config: RegistryConfig, metadata: Metadata[Root]) -> Path:
+    written = chain_folder(config) / f"{metadata.signed.version}.root.json"
+    write_atomic(written, metadata.to_bytes(SERIALIZER))
+    return written
+
+
 def rotate_key(config: RegistryConfig, keys: Path, role: str, *, now: dt.datetime | None = None) -> Path:
     """Replace ``role``'s key: a new key file, and root version N+1 signed by the old root key and (for the root
     role) by the new one too, so clients that trust version N follow. The old key file is kept as ROLE.pem.N."""
     if role not in ROLES:
         raise UsageError(f"{role!r} is not a role; rotate one of {', '.join(ROLES)}")
-    chain = read_chain(config)
-    current = chain.latest
-    old_root_signer = load_signer(keys, "root")
-    if old_root_signer.public_key.keyid not in current.signed.roles["root"].keyids:
-        raise UsageError(f"{key_path(keys, 'root')} is not the root key root version {current.signed.version} "
-                         "trusts; rotating needs it")
+    root, old_root_signer = _next_root(config, keys, "rotating")
     fresh = new_signer()
-    root = current.signed
     for keyid in list(root.roles[role].keyids):
         root.revoke_key(keyid, role)
     root.add_key(fresh.public_key, role)
-    root.version += 1
     root.expires = _expiry(now or dt.datetime.now(dt.UTC), ROOT_DAYS)
     metadata = Metadata(root)
     metadata.sign(old_root_signer)
@@ -173,6 +185,15 @@ def rotate_key(config: RegistryConfig, keys: Path, role: str, *, now: dt.datetim
     retired = keys / f"{role}.pem.{root.version - 1}"
     os.replace(key_path(keys, role), retired)
     save_signer(keys, role, fresh)
-    written = chain_folder(config) / f"{root.version}.root.json"
-    write_atomic(written, metadata.to_bytes(SERIALIZER))
-    return written
+    return _write_root(config, metadata)
+
+
+def renew_root(config: RegistryConfig, keys: Path, *, now: dt.datetime | None = None) -> Path:
+    """Root version N+1 with the same keys and a new expiry, ROOT_DAYS from ``now``, signed by the root key: a root
+    lasts a year, and clients refuse a registry whose newest root has expired. Clients that trust version N follow,
+    as after a rotation (N's root key signs N+1)."""
+    root, root_signer = _next_root(config, keys, "renewing the root")
+    root.expires = _expiry(now or dt.datetime.now(dt.UTC), ROOT_DAYS)
+    metadata = Metadata(root)
+    metadata.sign(root_signer)
+    return _write_root(config, metadata)

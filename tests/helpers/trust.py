@@ -9,7 +9,7 @@ from pathlib import Path
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build
-from helpers import LONG_LIVED
+from helpers import LONG_LIVED, missing
 from helpers.client import commit, copy_registry, edit_csv_profiler, run
 
 SKILL = "adr-writer"
@@ -50,3 +50,13 @@ def signed_builds(base: Path) -> dict[str, Path]:
 def copy_tree(folder: Path, dest: Path) -> Path:
     shutil.copytree(folder, dest)
     return dest
+
+
+def faketime_program() -> str:
+    """libfaketime's ``faketime``, to run the real client or CLI with its clock moved (skips, or fails under CI,
+    when it is not installed)."""
+    found = shutil.which("faketime")
+    if found is None:
+        missing("faketime is missing; .ci/run installs Debian's faketime package",
+                "faketime (Debian's libfaketime) is not installed")
+    return found

@@ -12,9 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import missing
 from helpers.client import RegistryServer, run, tree
-from helpers.trust import SKILL, copy_tree, signed_build, signed_builds
+from helpers.trust import SKILL, copy_tree, faketime_program, signed_build, signed_builds
 
 from builder.signing.metadata import TUF_DIR
 
@@ -310,14 +309,6 @@ def test_the_lock_writes_the_root_version_only_when_it_is_not_the_first() -> Non
 
 # --- the clock moved --------------------------------------------------------------------------------------------
 
-def _faketime() -> str:
-    found = shutil.which("faketime")
-    if found is None:
-        missing("faketime is missing; .ci/run installs Debian's faketime package",
-                "faketime (Debian's libfaketime) is not installed")
-    return found
-
-
 def test_with_the_clock_moved_past_expiry_the_client_refuses_the_registry(signed: dict[str, Path],
                                                                           tmp_path: Path) -> None:
     """The real client under libfaketime: a day later it still installs; a month later (the timestamp lasts seven
@@ -326,7 +317,7 @@ def test_with_the_clock_moved_past_expiry_the_client_refuses_the_registry(signed
 
     from helpers.client import SKILLREG
 
-    faketime = _faketime()
+    faketime = faketime_program()
     project = tmp_path / "p"
     project.mkdir()
     expires = json.loads((signed["v2"] / TUF_DIR / "timestamp.json").read_text())["signed"]["expires"]

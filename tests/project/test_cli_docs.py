@@ -29,6 +29,21 @@ def test_the_reference_holds_every_command_and_its_options() -> None:
                 assert opt in text, (name, opt)
 
 
+def test_the_reference_holds_each_command_of_a_group_and_its_options() -> None:
+    import click
+
+    text = cli_markdown()
+    groups = {name: command for name, command in all_commands().items() if isinstance(command, click.Group)}
+    assert "trust" in groups
+    for name, group in groups.items():
+        for sub_name, sub in group.commands.items():
+            assert f"\n### skillreg {name} {sub_name}\n" in text and f"Usage: skillreg {name} {sub_name} " in text
+            for param in sub.params:
+                for opt in param.opts if param.param_type_name == "option" else ():
+                    assert opt in text.split(f"### skillreg {name} {sub_name}\n", 1)[1].split("\n#", 1)[0], \
+                        (name, sub_name, opt)
+
+
 def test_group_help_shows_every_summary_whole() -> None:
     result = CliRunner().invoke(cli, ["--help"], terminal_width=80)
     listed = result.output.split("Commands:\n", 1)[1].splitlines()

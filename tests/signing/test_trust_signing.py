@@ -25,7 +25,8 @@ from builder.publish.build import BuildOptions, build
 from builder.signing import metadata as trust
 from builder.signing.bins import MAX_BINS, MIN_BINS, SKILLS_PER_BIN, bins_for
 from builder.signing.digests import DIGESTS_NAME, digests_document, digests_path
-from builder.signing.metadata import TUF_DIR, first_expiring, published_skills, sign_output
+from builder.signing.expiry import first_expiring
+from builder.signing.metadata import TUF_DIR, published_skills, sign_output
 
 
 class DigestReads:
