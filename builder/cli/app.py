@@ -38,8 +38,8 @@ def _handle_error(exc: SkillRegError | OSError | KeyboardInterrupt) -> int:
 
 # Top-level modules of the `registry` extra (pyproject.toml): a client-only install has none of them, and a command
 # over a registry's skills that imports one says which extra to install instead of showing a traceback.
-REGISTRY_EXTRA_MODULES = frozenset({"mkdocs", "material", "nh3", "markdown_it", "mdit_py_plugins", "selectolax",
-                                    "semver", "jinja2", "markdown", "markupsafe"})
+REGISTRY_EXTRA_MODULES = frozenset({"mkdocs", "material", "nh3", "markdown_it", "mdit_py_plugins", "semver",
+                                    "jinja2", "markdown", "markupsafe"})
 
 
 def _missing_extra(exc: ModuleNotFoundError, command: str | None) -> int | None:

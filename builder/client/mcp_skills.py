@@ -10,7 +10,6 @@ come from the verified bundle (``SkillPages``).
 from __future__ import annotations
 
 import base64
-import mimetypes
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, unquote
@@ -20,6 +19,7 @@ import mcp_types as types
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
 
+from ..core.content_types import BINARY, TEXT, media_type
 from ..core.errors import SkillRegError
 from .skill_pages import SkillPages, SkillRow
 
@@ -76,12 +76,9 @@ def parse_uri(uri: str) -> tuple[str, str] | None:
 
 
 def mime_type(path: str, text: bool | None = None) -> str:
-    if path.lower().endswith(".md"):
-        return "text/markdown"
-    guessed = mimetypes.guess_type(path, strict=False)[0]
-    if guessed:
-        return guessed
-    return "text/plain" if text else "application/octet-stream"
+    """The resource's type from the registry's one table (``core.content_types``), as ``serve`` and ``upload`` send
+    it; an extension the table does not know is text/plain for text, else bytes."""
+    return media_type(path) or (TEXT if text else BINARY)
 
 
 def skill_entry(row: SkillRow) -> dict[str, Any]:

@@ -183,11 +183,12 @@ _RULES = [
          "Rename it: Windows refuses device names (CON, NUL, COM1, LPT1, ... with any extension), names ending in "
          "a dot or a space and the characters : * ? \" < > |. An error, not a warning: the skill could be neither "
          "checked out nor installed there."),
-    Rule("SK517", E, "A file would run script or load other pages on the registry's website",
-         "The site serves skill files from its own origin with the type their extension gives (HTML, SVG, XHTML, "
-         "XML...), so a script there acts for the registry. Remove the script, event handler, script URL, frame, "
-         "redirect or stylesheet instruction, or give the file an extension browsers show as text "
-         "(`page.html.txt`)."),
+    Rule("SK517", W, "A file is of a type a browser runs as a page, so it is published in archives only",
+         "The registry never serves a skill's HTML, SVG, XHTML or XML file from its own site, where a script in it "
+         "would act for the registry: installs get it from the zip bundle and the discovery archive, the detail "
+         "document and the website list it without a link, and the skill is left out of the discovery v0.1 index, "
+         "whose clients fetch every file raw. Nothing to fix; to have the file readable on the site, give it an "
+         "extension browsers show as text (`page.html.txt`)."),
     Rule("SK518", E, "The skill holds more files than the limit",
          "Bundle fewer, larger files (an archive under assets/, say); clients and the MCP Skills extension take at "
          "most 512 files per skill."),

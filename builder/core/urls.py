@@ -69,6 +69,15 @@ def raw_path(name: str, path: str) -> str:
     return f"{API_ROOT}/skills/{name}/files/{path}"
 
 
+_SKILL_FILE = re.compile(rf"{re.escape(API_ROOT)}/skills/[^/]+/files/.+|{re.escape(WELL_KNOWN_V1)}/[^/]+/.+")
+
+
+def is_skill_file(path: str) -> bool:
+    """Whether ``path`` (relative to the site root) is where the build puts a copy of a skill's own file: a raw
+    copy or a discovery v0.1 copy, which a host must never serve as a type a browser runs."""
+    return _SKILL_FILE.fullmatch(path) is not None
+
+
 def page_path(name: str) -> str:
     return f"skills/{name}/"
 

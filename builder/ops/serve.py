@@ -24,7 +24,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.config import RegistryConfig, merge_flags
+from ..core.content_types import content_type
 from ..core.errors import SkillRegError
+from ..core.limits import MCP_MAX_SKILL_BYTES
+from ..core.urls import is_skill_file
 from ..publish.build import BuildOptions, BuildResult, build
 
 Snapshot = dict[str, tuple[int, int]]
@@ -75,6 +78,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+MAX_SNIFF_BYTES = MCP_MAX_SKILL_BYTES  # read to tell UTF-8 text from bytes; no published file of a skill is larger
 _WILDCARDS = ("", "0.0.0.0", "::")
 
 
@@ -140,6 +144,24 @@ class _SiteHandler(_QuietHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def guess_type(self, path: str | os.PathLike[str]) -> str:
+        """The type from the registry's one table (``core.content_types``), never the machine's: a skill's own file
+        is never sent as a type a browser runs, and an unknown extension is text or bytes."""
+        rel = Path(os.path.relpath(path, self.directory)).as_posix()
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_SNIFF_BYTES + 1)
+        except OSError:
+            data = b""
+        if len(data) > MAX_SNIFF_BYTES:  # a file this large is never a skill's: its type alone decides
+            data = b"\0"
+        return content_type(rel, data, skill_file=is_skill_file(rel))
+
+    def end_headers(self) -> None:
+        """Every answer says its type is final: a browser never sniffs a file into a page."""
+        self.send_header("X-Content-Type-Options", "nosniff")
+        super().end_headers()
 
     def translate_path(self, path: str) -> str:
         local = super().translate_path(path)

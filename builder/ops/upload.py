@@ -1,9 +1,10 @@
 """``skillreg upload``: publish a built output to S3-compatible object storage (AWS S3, R2, MinIO, B2, ...),
 the origin of a CDN once a registry outgrows GitHub Pages.
 
-Every file gets the media type a static host would give it and a cache lifetime from its name: files whose name
-carries a digest of what they hold (version bundles, search shards, the theme's hashed assets) are cached for a
-year as immutable; every other name keeps its place while its content changes and is cached briefly. Only what
+Every file gets the media type of the registry's one table (``core.content_types``) and a cache lifetime from its
+name: files whose name carries a digest of what they hold (version bundles, search shards, the theme's hashed
+assets) are cached for a year as immutable; every other name keeps its place while its content changes and is
+cached briefly. Only what
 changed is sent (the listing's ETag is the MD5 of a single-part upload, and a manifest stored beside the output
 records the headers each object was given), in an order that keeps every reader consistent: immutable files
 first, then the other files, the indexes, ``state.json``; a signed build's TUF metadata after every file it
@@ -20,9 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import mimetypes
 import os
-import posixpath
 import re
 import stat
 import threading
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from ..core.content_types import content_type as table_type
 from ..core.errors import SkillRegError, UsageError
 from ..core.search import (
     HASH_CHARS,
@@ -53,12 +53,12 @@ from ..core.urls import (
     WELL_KNOWN_V1,
     WELL_KNOWN_V2,
     head_path,
+    is_skill_file,
     optional_site_file,
     version_bundle_path,
     versions_path,
 )
 from ..core.words import counted
-from ..validate.active_content import served_type
 
 IMMUTABLE, MUTABLE, INDEX = "immutable", "mutable", "index"
 LONG_CACHE = "public, max-age=31536000, immutable"
@@ -87,23 +87,6 @@ _SKILL_INDEX = re.compile(rf"{re.escape(API_ROOT)}/skills/(?P<name>[^/]+)/(?:hea
 _HASHED_ASSET = re.compile(r"assets/(?:[^/]+/)*[^/.]+(?:\.[^/.]+)*\.[0-9a-f]{8,64}\.(?:min\.)?(?:js|css)(?:\.map)?")
 _REGISTRY_INDEXES = frozenset({SHARDS_INDEX_PATH, SEARCH_INDEX_PATH, f"{WELL_KNOWN_V1}/index.json",
                                f"{WELL_KNOWN_V2}/index.json", "sitemap.xml"})
-
-# Types for the extensions the builder writes and skills commonly hold, so headers do not depend on the Python
-# version's table or the machine's /etc/mime.types. Active types (HTML, SVG, XML) come from the validator's
-# table first, so a file is served as the type SK517 checked it as.
-_TYPES = {"json": "application/json", "html": "text/html", "css": "text/css", "js": "text/javascript",
-          "mjs": "text/javascript", "map": "application/json", "txt": "text/plain", "md": "text/markdown",
-          "markdown": "text/markdown", "yaml": "application/yaml", "yml": "application/yaml",
-          "toml": "application/toml", "csv": "text/csv", "tsv": "text/tab-separated-values",
-          "py": "text/x-python", "sh": "application/x-sh", "zip": "application/zip", "png": "image/png",
-          "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp", "ico": "image/x-icon",
-          "woff": "font/woff", "woff2": "font/woff2", "pdf": "application/pdf", "webmanifest":
-          "application/manifest+json", "xml": "application/xml"}
-_FALLBACK_TYPE = "application/octet-stream"
-_TEXTUAL = re.compile(r"text/.*|application/(?:json|javascript|yaml|toml|x-sh|xml|manifest\+json|.*\+xml)|"
-                      r"image/svg\+xml")
-_ACTIVE = re.compile(r"text/html|application/xhtml\+xml|image/svg\+xml|(?:text|application)/xml|.*\+xml")
-
 
 class UploadError(SkillRegError):
     """The store refused a request or could not be reached; what was uploaded before it stays consistent."""
@@ -156,28 +139,10 @@ def cache_control(path: str, max_age: int = SHORT_MAX_AGE) -> str:
     return f"public, max-age={max_age}, must-revalidate"
 
 
-_GUESSER = mimetypes.MimeTypes()  # the standard library's own table only: no /etc/mime.types
-
-
 def content_type(path: str, data: bytes) -> str:
-    """The media type a static host gives ``path``, with ``charset=utf-8`` on text that is UTF-8.
-
-    An extension the validator's table does not call active is never served as an active type, so no file
-    reaches a browser as a page that SK517 did not read as one."""
-    ext = posixpath.splitext(posixpath.basename(path))[1][1:].lower()
-    media = served_type(path) or _TYPES.get(ext)
-    if media is None:
-        guessed = _GUESSER.guess_type(posixpath.basename(path), strict=True)
-        media = guessed[0] if guessed[0] and guessed[1] is None else _FALLBACK_TYPE
-        if _ACTIVE.fullmatch(media):
-            media = _FALLBACK_TYPE
-    if _TEXTUAL.fullmatch(media):
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return media
-        return f"{media}; charset=utf-8"
-    return media
+    """The media type of ``path`` from the registry's one table (``core.content_types``), with ``charset=utf-8`` on
+    text that is UTF-8; a skill's own file (a raw or discovery copy) is never given a type a browser runs."""
+    return table_type(path, data, skill_file=is_skill_file(path))
 
 
 # ---------------------------------------------------------------------------------------------- the destination

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from ..core.config import Publish, RegistryConfig
+from ..core.content_types import kept_to_archives
 from ..core.model import Skill, SkillFile
 from ..core.urls import (
     API_ROOT,
@@ -49,11 +50,17 @@ def linked_files(skill: Skill) -> frozenset[str]:
     return frozenset(found)
 
 
+def archive_only(skill: Skill) -> frozenset[str]:
+    """The paths of ``skill`` a browser would run as a page if the site served them (``kept_to_archives``): they
+    travel in its archives only, never as raw copies on the registry's origin."""
+    return frozenset(f.path for f in skill.files if kept_to_archives(f.path, f.data) is not None)
+
+
 def raw_copies(skill: Skill, publish: Publish) -> frozenset[str]:
-    """The paths of ``skill`` that get a raw copy under api/v1/skills/<name>/files/ (``publish.raw_files``)."""
-    if publish.raw_files == "all":
-        return frozenset(f.path for f in skill.files)
-    return linked_files(skill)
+    """The paths of ``skill`` that get a raw copy under api/v1/skills/<name>/files/ (``publish.raw_files``), never
+    one kept to archives."""
+    chosen = frozenset(f.path for f in skill.files) if publish.raw_files == "all" else linked_files(skill)
+    return chosen - archive_only(skill)
 
 
 def url_of(config: RegistryConfig | str, path: str) -> str:
@@ -148,11 +155,15 @@ def _source_links(config: RegistryConfig, prov: Provenance, source_path: str) ->
     }
 
 
-def _file_entry(config: RegistryConfig, name: str, f: SkillFile, raw: frozenset[str]) -> dict[str, Any]:
-    """One ``files[]`` row; ``raw`` and ``url`` only for a file published raw, so nothing points at a missing copy."""
+def _file_entry(config: RegistryConfig, name: str, f: SkillFile, raw: frozenset[str],
+                kept: frozenset[str]) -> dict[str, Any]:
+    """One ``files[]`` row; ``raw`` and ``url`` only for a file published raw, so nothing points at a missing copy;
+    ``archive_only`` for one kept to the archives."""
     entry: dict[str, Any] = {"path": f.path, "size": f.size, "sha256": f.sha256, "executable": f.executable,
                              "type": "text" if f.is_text else "binary"}
-    if f.path in raw:
+    if f.path in kept:
+        entry["archive_only"] = True
+    elif f.path in raw:
         entry["raw"] = raw_path(name, f.path)
         entry["url"] = url_of(config, entry["raw"])
     return entry
@@ -161,10 +172,12 @@ def _file_entry(config: RegistryConfig, name: str, f: SkillFile, raw: frozenset[
 def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: Provenance,
                     zip_artifact: Artifact, json_artifact: Artifact | None,
                     raw: frozenset[str] | None = None) -> dict[str, Any]:
-    """``raw``: the paths published raw (every file when None); ``json_artifact`` None: no JSON bundle."""
+    """``raw``: the paths published raw (every file not kept to archives when None); ``json_artifact`` None: no
+    JSON bundle."""
     frontmatter = json_safe(dict(skill.frontmatter.data)) if skill.frontmatter else {}
+    kept = archive_only(skill)
     if raw is None:
-        raw = frozenset(f.path for f in skill.files)
+        raw = frozenset(f.path for f in skill.files) - kept
     body = skill.body
     if source.top is not None:
         try:
@@ -185,7 +198,7 @@ def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: 
         "body": {"line": skill.body_line, "length": len(body), "lines": body.count("\n") + (not body.endswith("\n")),
                  "words": len(body.split())},
         "skill_md": skill.skill_md,
-        "files": [_file_entry(config, skill.name, f, raw) for f in skill.files],
+        "files": [_file_entry(config, skill.name, f, raw, kept) for f in skill.files],
         "size": skill.size,
         "digest": skill.digest,
         "bundles": {"zip": zip_artifact.to_dict(config),
@@ -208,7 +221,11 @@ def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: 
     }
 
 
-def discovery_v1_entry(skill: Skill) -> dict[str, Any]:
+def discovery_v1_entry(skill: Skill) -> dict[str, Any] | None:
+    """The skill's entry of the discovery v0.1 index, or None when it holds a file kept to archives: that index's
+    clients fetch every listed file raw, so such a skill is offered in v0.2 (an archive) only."""
+    if archive_only(skill):
+        return None
     return {"name": skill.name, "description": skill.description, "files": [f.path for f in skill.files]}
 
 

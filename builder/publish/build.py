@@ -29,7 +29,7 @@ from typing import overload
 from .. import __version__
 from ..core.bundle import dumps
 from ..core.config import CONFIG_NAME, RegistryConfig
-from ..core.diagnostics import Diagnostic
+from ..core.diagnostics import RULES, Diagnostic
 from ..core.errors import BuildError, UsageError
 from ..core.fs import remove_path
 from ..core.loader import display_path, find_skill_folders
@@ -263,8 +263,11 @@ def _settings(config: RegistryConfig, site: bool) -> str:
     settings = asdict(config)
     settings["root"] = str(config.root.resolve())
     settings["path"] = str(config.path.resolve()) if config.path else None
+    # The rules' severities decide which skills and old versions publish: a rule that becomes a warning
+    # publishes again what it withdrew, so a change to them rebuilds every skill.
+    severities = {code: rule.severity.value for code, rule in RULES.items()}
     return sha256_hex(json.dumps({"builder": __version__, "config": settings, "profile": config.profile,
-                                  "site": site}, sort_keys=True, default=str).encode())
+                                  "site": site, "rules": severities}, sort_keys=True, default=str).encode())
 
 
 def _run(b: _Build) -> BuildResult:

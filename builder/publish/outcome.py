@@ -28,6 +28,10 @@ from .api import discovery_v1_document, discovery_v2_document, index_document
 from .manifest import ROW_KINDS, Row, StoredManifest
 from .provenance import Source
 
+# A published skill's row of a document it is left out of (discovery v0.1, for a skill with a file kept to
+# archives): encoded as no bytes, which ``join_rows`` leaves out, so it is told apart from a row that is missing.
+LEFT_OUT: dict[str, Any] = {}
+
 
 @dataclass(frozen=True)
 class SkillOutcome:
@@ -44,7 +48,7 @@ class SkillOutcome:
     digest: str | None = None
     key: str | None = None
     index: dict[str, Any] | None = None
-    v1: dict[str, Any] | None = None
+    v1: dict[str, Any] | None = None  # LEFT_OUT: the skill is published but not in the discovery v0.1 index
     v2: dict[str, Any] | None = None
     search: SearchRow | None = None
     fresh: bool = True  # built in this run (False: taken from the manifest)
@@ -76,7 +80,9 @@ class SkillOutcome:
         if self.rows:
             return self.rows[ROW_KINDS.index(kind)]
         value = getattr(self, kind, None)
-        return None if value is None else encode_row(value)
+        if value is None:
+            return None
+        return b"" if value is LEFT_OUT else encode_row(value)
 
     def encoded(self) -> SkillOutcome:
         """The outcome with its rows as bytes only: what a worker sends back and the parent keeps per skill."""
@@ -157,7 +163,8 @@ def document_frames(config: RegistryConfig, source: Source, count: int) -> dict[
 
 def join_rows(frame: dict[str, Any], rows: Sequence[bytes]) -> bytes:
     """``dumps`` of the frame with ``rows`` (each encoded by ``_encode_row``) as its ``skills`` list, without
-    decoding or encoding a row again."""
+    decoding or encoding a row again; an empty row (a skill ``LEFT_OUT`` of the document) is skipped."""
+    rows = [row for row in rows if row]
     head = dumps(frame)
     marker = b'"skills":[]'
     if frame.get("skills") != [] or head.count(marker) != 1:

@@ -44,7 +44,7 @@ from .history import (
     version_of,
     versions_document,
 )
-from .outcome import SkillOutcome
+from .outcome import LEFT_OUT, SkillOutcome
 from .provenance import ProvenanceHistory
 from .transaction import forget_made_folders, make_folder, stage_file
 
@@ -197,9 +197,10 @@ def _build_one(folder: Path) -> SkillOutcome:
         _render_body(job, job.bodies, skill, raw)
     stage(detail_path(skill.name), dumps(detail_document(job.config, job.history.source, skill, prov, zip_art,
                                                          json_art, raw)))
+    v1 = discovery_v1_entry(skill)  # None: left out of discovery v0.1, which would fetch its files raw
     for f in skill.files:
         written = stage(raw_path(skill.name, f.path), f.data) if f.path in raw else None
-        if publish.well_known_skills:
+        if publish.well_known_skills and v1 is not None:
             copy = f"{WELL_KNOWN_V1}/{skill.name}/{f.path}"
             if written is None:
                 stage(copy, f.data)
@@ -212,7 +213,7 @@ def _build_one(folder: Path) -> SkillOutcome:
                                                                              zip_art.to_dict(job.config),
                                                                              skill.files), prov.updated)
     return replace(checked, digest=skill.digest, key=key, index=index_entry(skill, prov),
-                   v1=discovery_v1_entry(skill), v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill),
+                   v1=LEFT_OUT if v1 is None else v1, v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill),
                    history=job.git.fingerprint(skill.name), digests=digests, latest=latest, packed=packed,
                    signed=stage.finish())
 

@@ -26,7 +26,8 @@ PAGE_VERSIONS = 5  # the newest versions listed on a skill page; versions.json h
 
 
 def _file_tree(files: Sequence[dict[str, Any]], root: str) -> list[dict[str, Any]]:
-    """Nested folders and files, in the API's file order; a file links to its raw copy when one is published."""
+    """Nested folders and files, in the API's file order; a file links to its raw copy when one is published (never
+    to one kept to archives, which has none)."""
     top: list[dict[str, Any]] = []
     folders: dict[str, list[dict[str, Any]]] = {"": top}
     for f in files:
@@ -40,7 +41,7 @@ def _file_tree(files: Sequence[dict[str, Any]], root: str) -> list[dict[str, Any
             parent = path
         href = root + quote(f["raw"], safe="/") if f.get("raw") else None
         folders[parent].append({"name": parts[-1], "children": None, "href": href, "size": f["size"],
-                                "executable": f["executable"]})
+                                "executable": f["executable"], "archive_only": f.get("archive_only", False)})
     return top
 
 

@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..core.config import RegistryConfig
+from ..core.content_types import ArchiveOnly, extension, kept_to_archives
 from ..core.diagnostics import RULES, Diagnostic, Severity
 from ..core.loader import display_path
 from ..core.model import MAX_NAME, SLUG, Frontmatter, Skill
 from ..core.suggest import close_match
-from .active_content import active_content, served_type
 from .body import check_body
 from .invisible import invisible_chars
 from .names import NAME_CHARS, name_findings
@@ -77,17 +77,28 @@ def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diag
         out.extend(_check_fields(skill, config, profile, md_file))
         out.extend(check_body(skill, md_file))
     for f in skill.files:
-        active = active_content(f.path, f.data) if f.path != skill.skill_md else None
-        if active:
-            line, what = active
-            out.append(RULES["SK517"].at(f"{shown}/{f.path}", line, f"`{f.path}` would be served as "
-                                         f"{served_type(f.path)} and holds {what}", skill=skill.name))
+        kept = kept_to_archives(f.path, f.data) if f.path != skill.skill_md else None
+        if kept is not None:
+            out.append(RULES["SK517"].at(f"{shown}/{f.path}", 0, archive_only_message(f.path, kept),
+                                         skill=skill.name))
         if not f.is_text and not f.path.startswith("assets/") and f.path != skill.skill_md:  # SK003 covers it
             out.append(RULES["SK509"].at(f"{shown}/{f.path}", 0, f"`{f.path}` is binary but not under assets/",
                                          skill=skill.name))
         if (f.path == skill.skill_md or f.path.startswith("scripts/")) and not f.data.isascii() and f.is_text:
             out.extend(invisible_chars(f.data.decode("utf-8"), f"{shown}/{f.path}", skill.name))
     return with_policy(out, config)
+
+
+def archive_only_message(path: str, kept: ArchiveOnly) -> str:
+    """SK517's message: the type that keeps ``path`` to the archives, and whose type it is."""
+    runs = f"{kept.media_type}, which a browser runs as a page"
+    where = "published in archives only, never as a file on the site"
+    if not kept.host:
+        return f"`{path}` is {runs}: {where}"
+    hosts = f"some static hosts serve `.{extension(path)}` files as {runs}"
+    if kept.media_type.endswith("html"):
+        return f"{hosts}: `{path}` is {where}"
+    return f"`{path}` starts like an XML document and {hosts}: {where}"
 
 
 def with_policy(found: list[Diagnostic], config: RegistryConfig) -> list[Diagnostic]:

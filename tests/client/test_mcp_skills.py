@@ -222,3 +222,27 @@ def test_bad_http_options_are_one_line_errors(site: Path) -> None:
 def test_the_manifest_is_what_a_page_is_built_from(site: Path) -> None:
     manifest = json.loads((site / SKILLS_MANIFEST_PATH).read_text())
     assert manifest["count"] == len(published(site)) and len(manifest["shards"]) == 1
+
+
+def test_a_file_kept_to_archives_is_a_resource_typed_by_the_registrys_table(tmp_path: Path) -> None:
+    """Pages a browser would run have no raw copy on the site; MCP reads them from the verified bundle, and names
+    every resource's type from the one table the registry serves by (Rust is text, not mime-db's XML)."""
+    from helpers.active import ACTIVE, NAME, active_registry
+
+    from builder.core.config import load_config
+    from builder.publish.build import BuildOptions, build
+
+    root = active_registry(tmp_path / "registry")
+    build(load_config(root / "registry.yaml"), tmp_path / "site", BuildOptions(site=False))
+    wanted = {"assets/evil.html": "text/html", "assets/process.apxml": "text/plain", "src/main.rs": "text/plain",
+              "assets/diagram.svg": "image/svg+xml", "SKILL.md": "text/markdown"}
+
+    async def run() -> dict[str, tuple[str, bytes]]:
+        async with session(str(tmp_path / "site"), cwd=tmp_path) as client:
+            read = {}
+            for path in wanted:
+                contents = (await client.read_resource(f"skill://{NAME}/{path}")).contents[0]
+                read[path] = (contents.mime_type, contents.text.encode("utf-8"))
+            return read
+
+    assert anyio.run(run) == {path: (media, (ACTIVE / path).read_bytes()) for path, media in wanted.items()}

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import write_tree
+from helpers.active import NAME, active_registry
 from helpers.build import all_files
 
 from builder.cli.app import cli
@@ -285,3 +286,31 @@ def test_serve_with_a_base_url_given_builds_for_that_url(tmp_path: Path) -> None
     finally:
         stop.set()
         thread.join(timeout=30)
+
+
+def head_of(url: str) -> tuple[int, str, str]:
+    """(status, Content-Type, X-Content-Type-Options) of a GET of ``url``."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.headers["Content-Type"], response.headers["X-Content-Type-Options"]
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers["Content-Type"], error.headers["X-Content-Type-Options"]
+
+
+def test_serve_types_files_by_the_registrys_table_and_never_sends_a_skills_page_as_one(tmp_path: Path) -> None:
+    """Not by the machine's tables (which call .rs XML): one table, nosniff on every answer, and a skill's own file
+    of an executable type, which the build never writes raw but an older output may hold, is sent as text."""
+    root = active_registry(tmp_path / "registry", REGISTRY)
+    raw = f"api/v1/skills/{NAME}/files/"
+    with serving(root) as (host, port):
+        base = f"http://{host}:{port}/"
+        (root / "site/api/v1/skills/plain/files/stale.html").write_text("<script>window.__pwned = true</script>")
+        assert head_of(base + raw + "src/main.rs") == (200, "text/plain; charset=utf-8", "nosniff")
+        assert head_of(base + raw + "references/template.html.txt") == (200, "text/plain; charset=utf-8", "nosniff")
+        assert head_of(base + raw + "assets/evil.html")[::2] == (404, "nosniff")  # kept to archives
+        assert head_of(base + "api/v1/skills/plain/files/stale.html") == (200, "text/plain; charset=utf-8", "nosniff")
+        assert head_of(base + f"skills/{NAME}/") == (200, "text/html; charset=utf-8", "nosniff")
+        assert head_of(base + "api/v1/index.json") == (200, "application/json; charset=utf-8", "nosniff")
+        assert head_of(base + "sitemap.xml") == (200, "application/xml; charset=utf-8", "nosniff")
+        zip_path = json.loads(fetch(base + f"api/v1/skills/{NAME}.json"))["bundles"]["zip"]["path"]
+        assert head_of(base + zip_path) == (200, "application/zip", "nosniff")

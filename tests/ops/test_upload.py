@@ -288,18 +288,24 @@ def test_look_alike_names_are_not_taken_for_content_addressed_ones(path: str, ex
 @pytest.mark.parametrize(("path", "data", "expected"), [
     ("api/v1/index.json", b"{}", "application/json; charset=utf-8"),
     ("skills/x/index.html", b"<p>", "text/html; charset=utf-8"),
+    ("sitemap.xml", b"<urlset/>", "application/xml; charset=utf-8"),
     ("api/v1/skills/x/files/SKILL.md", b"# x", "text/markdown; charset=utf-8"),
     ("api/v1/skills/x/files/notes.txt", b"caf\xe9", "text/plain"),  # not UTF-8: no charset claimed
     ("api/v1/bundles/x/x-0123456789ab.zip", b"PK", "application/zip"),
-    ("api/v1/skills/x/files/diagram.svg", b"<svg/>", "image/svg+xml; charset=utf-8"),
     ("api/v1/skills/x/files/data.bin", b"\0", "application/octet-stream"),
-    ("api/v1/skills/x/files/LICENSE", b"MIT", "application/octet-stream"),
-    ("api/v1/skills/x/files/page.xht", b"<html/>", "application/xhtml+xml; charset=utf-8"),  # checked by SK517
-    # Python's table calls .xpdl application/xml, an active type, where the validator's (mime-db) does not: such
-    # a file was never read as a page, so it is not served as one
-    ("api/v1/skills/x/files/process.xpdl", b"<x/>", "application/octet-stream"),
+    ("api/v1/skills/x/files/LICENSE", b"MIT", "text/plain; charset=utf-8"),
+    ("api/v1/skills/x/files/src/main.rs", b"fn main() {}", "text/plain; charset=utf-8"),  # not rls-services+xml
+    # Python's table calls .xpdl application/xml and /etc/mime.types calls .apxml an XML type: the registry's
+    # table does not know them, so they are text
+    ("api/v1/skills/x/files/process.xpdl", b"<x/>", "text/plain; charset=utf-8"),
+    ("api/v1/skills/x/files/policy.apxml", b"<x/>", "text/plain; charset=utf-8"),
+    # A skill's own file of an executable type (the build never writes one; an output from an older build may hold
+    # one) is never sent as that type, raw or as a discovery v0.1 copy.
+    ("api/v1/skills/x/files/page.xht", b"<html/>", "text/plain; charset=utf-8"),
+    (".well-known/skills/x/assets/diagram.svg", b"<svg/>", "text/plain; charset=utf-8"),
+    (".well-known/skills/index.json", b"{}", "application/json; charset=utf-8"),
 ])
-def test_content_types_follow_the_static_hosts_table(path: str, data: bytes, expected: str) -> None:
+def test_content_types_come_from_the_registrys_one_table(path: str, data: bytes, expected: str) -> None:
     assert content_type(path, data) == expected
 
 

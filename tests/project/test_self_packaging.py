@@ -47,7 +47,7 @@ def test_the_wheel_carries_the_templates_schemas_and_data_and_no_tests(dists: tu
     assert {f"builder/site/templates/{t}" for t in templates()} <= names
     schemas = {p.name for p in (REPO / "builder/publish/schemas").glob("*.json")}
     assert len(schemas) == 12 and {f"builder/publish/schemas/{s}" for s in schemas} <= names
-    assert {"builder/data/agents.yaml", "builder/data/active_types.yaml", "builder/site/pages.py"} <= names
+    assert {"builder/data/agents.yaml", "builder/data/content_types.yaml", "builder/site/pages.py"} <= names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert not [n for n in names if n.startswith(("tests/", "site/", "skills/", "bench/", "site_templates/"))]
     modules = {p.relative_to(REPO).as_posix() for p in (REPO / "builder").rglob("*.py")}

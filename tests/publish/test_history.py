@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from helpers.history import commit, new_registry, skill_md, versions
 
 from builder.cli.app import cli
 from builder.core.config import load_config
+from builder.core.diagnostics import RULES, Severity
 from builder.core.errors import ConfigError
 from builder.core.model import SkillFile, skill_digest
 from builder.publish import history as history_module
@@ -30,6 +32,7 @@ from builder.publish.build import BuildOptions, BuildResult, build
 
 QUOTE = '"'
 SVG_SCRIPT = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+VIEWER = "<!doctype html><title>Viewer</title><script>document.title = 'loaded'</script>\n"
 
 
 def run_build(repo: Path, out: Path, **kwargs: Any) -> BuildResult:
@@ -130,7 +133,6 @@ def test_a_merged_branch_publishes_what_it_merged_not_its_intermediate_commits(t
 # --- withdrawn, yanked, taken down, pruned --------------------------------------------------------------------
 
 @pytest.mark.parametrize(("files", "rule", "what"), [
-    ({"assets/logo.svg": SVG_SCRIPT}, "SK517", "holds an element <script>"),
     ({"scripts/run.py": "print('hi')\n", "scripts/__pycache__/run.cpython-311.pyc": b"\x00junk"}, "SK510",
      "generated folder"),
     ({"references/CON.md": "x\n"}, "SK516", "device name on Windows"),
@@ -151,6 +153,36 @@ def test_an_old_version_failing_todays_safety_rules_is_withdrawn_without_bytes(t
     assert withdrawn["reason"].startswith(f"fails {rule}: ") and what in withdrawn["reason"]
     assert fixed["status"] == first["status"] == "available"
     assert not any(withdrawn["digest"][7:19] in p.name for p in (out / "api/v1/bundles/hello").iterdir())
+
+
+def test_a_version_withdrawn_for_a_file_a_browser_runs_alone_is_published_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SK517 was an error: a version holding a page (an HTML viewer, an SVG with a script) was withdrawn. Now such a
+    file travels in the archives only, and the next build over the same output publishes that version again."""
+    repo = new_registry(tmp_path / "repo", {"hello": "1.0.0"})
+    write_tree(repo / "skills/hello", {"SKILL.md": skill_md("hello", "1.1.0"), "assets/viewer.html": VIEWER,
+                                       "assets/logo.svg": SVG_SCRIPT})
+    viewer = commit(repo, "a viewer", "2026-01-02T00:00:00Z")
+    shutil.rmtree(repo / "skills/hello/assets")
+    (repo / "skills/hello/SKILL.md").write_text(skill_md("hello", "1.2.0"))
+    commit(repo, "no viewer", "2026-01-03T00:00:00Z")
+    out = tmp_path / "site"
+
+    with monkeypatch.context() as older:  # the rule table of a builder from before: SK517 an error
+        older.setitem(RULES, "SK517", replace(RULES["SK517"], severity=Severity.ERROR))
+        run_build(repo, out, jobs=1)
+    _, withdrawn, _ = versions(out, "hello")["versions"]
+    assert (withdrawn["commit"], withdrawn["status"], withdrawn["rules"], withdrawn["zip"]) == (
+        viewer, "withdrawn", ["SK517"], None)
+
+    run_build(repo, out, jobs=1)  # today's rules, the same output and build record
+    doc = versions(out, "hello")
+    assert [(v["version"], v["status"], v["rules"]) for v in doc["versions"]] == [
+        ("1.2.0", "available", []), ("1.1.0", "available", []), ("1.0.0", "available", [])]
+    published = doc["versions"][1]
+    assert published["commit"] == viewer and published["digest"] == digest_of(files_at(repo, viewer, "skills/hello"))
+    files = zip_files(out, published)
+    assert files["assets/viewer.html"][0] == VIEWER.encode() and files["assets/logo.svg"][0] == SVG_SCRIPT
 
 
 def test_a_symbolic_link_in_an_old_commit_withdraws_that_version(tmp_path: Path) -> None:

@@ -5,14 +5,24 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import REPO
-from helpers.site import QuietHandler, bundled_site, hostile_site, serve, set_page_body, write_hostile_registry
+from helpers.site import (
+    QuietHandler,
+    bundled_site,
+    hostile_site,
+    read_page,
+    serve,
+    set_page_body,
+    write_hostile_registry,
+)
 
+from builder.core.config import load_config
 from builder.core.search import rank
 from builder.publish.build import BuildOptions
 
@@ -306,76 +316,138 @@ def test_the_copy_button_never_covers_the_install_command(driver, site: str, wid
 
 
 
-ACTIVE = REPO / "tests" / "validate" / "fixtures" / "active-content" / "active-content"
-# Each scripted file, and what a visitor does to it; the payloads all set window.__pwned.
-SCRIPTED = {"assets/evil.html": None, "assets/evil.svg": None, "assets/onload.svg": None,
-            "assets/link.svg": "a", "assets/page.xhtml": None, "assets/feed.xml": None}
-STYLE_XSL = """\
-<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform" xmlns="http://www.w3.org/1999/xhtml">
-  <xsl:template match="/"><html><body><p>styled</p><script>window.__pwned = true</script></body></html></xsl:template>
-</xsl:stylesheet>
-"""
+class _BeaconHandler(QuietHandler):
+    """A static host that picks types itself, seen by a browser that renders every XML type: files are typed by the
+    machine's tables (/etc/mime.types: .rs, .apxml and .mml are XML types there, as .rs is in mime-db, GitHub
+    Pages' table), and an XML type Chromium would download instead of render (it renders a fixed few; other browsers
+    render more, MathML for one) is sent as application/xml. Every request for /beacon/..., which a payload sends, is
+    noted."""
+
+    beacons: list[str] = []
+
+    def guess_type(self, path: str | os.PathLike[str]) -> str:
+        from builder.core.content_types import is_executable
+
+        media = super().guess_type(path)
+        return "application/xml" if is_executable(media) and media.endswith("+xml") and media not in (
+            "image/svg+xml", "application/xhtml+xml") else media
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        if self.path.startswith("/beacon/"):
+            self.beacons.append(self.path)
+
+
+def _beacon_handler() -> type[_BeaconHandler]:
+    return type("Beacons", (_BeaconHandler,), {"beacons": []})
 
 
 def _open(driver, url: str, click: str | None) -> bool:  # type: ignore[no-untyped-def]
-    """Load ``url`` (and click the first ``click`` element); whether a payload ran."""
+    """Load ``url`` (and click the first ``click`` element), let what it started settle; whether a payload ran."""
     from selenium.webdriver.common.by import By
 
+    driver.get("about:blank")  # a file the browser downloads instead leaves this page, not the last one, open
     driver.get(url)
     _wait(driver, lambda d: d.execute_script("return document.readyState") == "complete", url)
     if click:
         for element in driver.find_elements(By.CSS_SELECTOR, click)[:1]:
             driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", element)
+    driver.execute_async_script("setTimeout(arguments[arguments.length - 1], 100)")  # a navigation or fetch it began
     return driver.execute_script("return window.__pwned === true") is True
 
 
 def test_the_scripted_files_really_run_when_served_as_they_are(driver, tmp_path: Path) -> None:
-    """The control: served from a plain folder, every payload of the fixture runs, so the next test can fail."""
+    """The control: served as they are by a static host that types them itself, every payload of the fixture runs
+    and calls its beacon (feed.xml's through the style sheet it applies), so the next test can fail; Rust's
+    main.rs, an XML type there too, is an XML error page that runs nothing."""
+    from helpers.active import ACTIVE, PAYLOADS
+
     shutil.copytree(ACTIVE, tmp_path / "raw")
-    (tmp_path / "raw/assets/style.xsl").write_text(STYLE_XSL, encoding="utf-8")
-    with serve(tmp_path / "raw") as url:
-        ran = {path: _open(driver, url + path, click) for path, click in SCRIPTED.items()}
-    assert ran == {path: True for path in SCRIPTED}
+    handler = _beacon_handler()
+    with serve(tmp_path / "raw", handler) as url:
+        ran = {path: _open(driver, url + path, click) for path, click in PAYLOADS.items()}
+        assert _open(driver, url + "src/main.rs", None) is False
+        assert driver.execute_script("return document.contentType") == "application/xml"  # an XML error page
+    assert ran == {path: True for path in PAYLOADS}
+    assert {beacon.removeprefix("/beacon/") for beacon in handler.beacons} == {p.rpartition("/")[2] for p in PAYLOADS}
 
 
-def test_a_skill_with_scripted_files_is_refused_and_nothing_of_it_runs(
+def _skill_urls(out: Path, name: str) -> list[str]:
+    """Every file the build published for skill ``name``, its page, and the raw and discovery v0.1 addresses its
+    files kept to archives would have had."""
+    from helpers.active import KEPT
+
+    from builder.core.urls import skill_units
+
+    found = [f"skills/{name}/"]
+    for unit in skill_units(name):
+        if (out / unit).is_file():
+            found.append(unit)
+        found += sorted(p.relative_to(out).as_posix() for p in (out / unit).rglob("*") if p.is_file())
+    found += [f"api/v1/skills/{name}/files/{path}" for path in sorted(KEPT)]
+    return found + [f".well-known/skills/{name}/{path}" for path in sorted(KEPT)]
+
+
+def _nothing_of_the_skill_runs(driver, url: str, out: Path, beacons: list[str]) -> None:  # type: ignore[no-untyped-def]
+    from helpers.active import KEPT, NAME, PAYLOADS
+
+    for path in _skill_urls(out, NAME):
+        assert _open(driver, url + path, None) is False, path
+    for path, click in PAYLOADS.items():  # and with the click a visitor would give it
+        assert _open(driver, url + f"api/v1/skills/{NAME}/files/{path}", click) is False, path
+    assert not any((out / f"api/v1/skills/{NAME}/files/{path}").exists() for path in KEPT)
+    _open(driver, url + f"skills/{NAME}/", None)  # the last page's fetches, if any, have reached the server
+    assert beacons == []
+
+
+def test_a_skill_with_pages_is_published_and_nothing_of_it_runs_on_the_site(
         driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Raw files are served from the registry's origin, so the build must not publish these."""
+    """The hostile fixture publishes (SK517 warns); its pages are in the archives only. Every address of the skill
+    is loaded from a plain static server (the machine's types, as a host that picks them) and from `skillreg
+    serve`: no payload runs, no beacon is called, and the page lists the pages without a link."""
     from click.testing import CliRunner
-    from helpers import write_tree
+    from helpers.active import KEPT, NAME, RAW, active_registry
 
     from builder.cli.app import cli
+    from builder.ops import serve as serve_module
+    from builder.ops.serve import ServeEvent
 
-    write_tree(tmp_path, {"registry.yaml": "title: Active content\n"})
-    shutil.copytree(ACTIVE, tmp_path / "skills/active-content")
-    (tmp_path / "skills/active-content/assets/style.xsl").write_text(STYLE_XSL, encoding="utf-8")
-    clean = tmp_path / "skills/diagrams"
-    clean.mkdir()
-    (clean / "SKILL.md").write_text((ACTIVE / "SKILL.md").read_text(encoding="utf-8").replace(
-        "name: active-content", "name: diagrams"), encoding="utf-8")
-    (clean / "assets").mkdir()
-    shutil.copy(ACTIVE / "assets/diagram.svg", clean / "assets/diagram.svg")
-    monkeypatch.chdir(tmp_path)
+    root = active_registry(tmp_path / "registry")
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["build", "--out", "site"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("warning SK517") == len(KEPT)
+    out = root / "site"
 
-    refused = CliRunner().invoke(cli, ["build", "--out", "site"])
-    assert refused.exit_code == 1
-    codes = [line.split()[2] for line in refused.output.splitlines() if " error " in line]
-    assert codes == ["SK517"] * 7  # the six payloads, and style.xsl that writes a script element
-    assert not (tmp_path / "site").exists()
+    page = read_page(out / f"skills/{NAME}/index.html")
+    linked = {href.removeprefix(f"../../api/v1/skills/{NAME}/files/") for href in page.links_to("../../api/")
+              if "/files/" in href}
+    assert linked == RAW  # the file tree and the body link every raw file (main.rs too), no page kept to archives
+    text = (out / f"skills/{NAME}/index.html").read_text(encoding="utf-8")
+    assert text.count(">zip only</span>") == len(KEPT)
+    assert all(f">{path.rpartition('/')[2]} <" in text for path in KEPT)  # listed by name in the file tree
 
-    kept = CliRunner().invoke(cli, ["build", "--out", "site", "--keep-going"])
-    assert kept.exit_code == 0, kept.output
-    assert "Left out 1 invalid skill: active-content" in kept.output
-    with serve(tmp_path / "site") as url:
-        for path, click in SCRIPTED.items():
-            for published in (f"api/v1/skills/active-content/files/{path}", f".well-known/skills/active-content/{path}"):
-                assert not (tmp_path / "site" / published).exists()
-                assert _open(driver, url + published, click) is False, published
-        for page, click in (("skills/diagrams/", None), ("api/v1/skills/diagrams/files/assets/diagram.svg", None),
-                            (".well-known/skills/diagrams/assets/diagram.svg", None)):
-            assert _open(driver, url + page, click) is False, page
-        driver.get(url + "api/v1/skills/diagrams/files/assets/diagram.svg")
-        assert driver.execute_script("return document.documentElement.localName") == "svg"  # still a diagram
+    handler = _beacon_handler()
+    with serve(out, handler) as url:
+        _nothing_of_the_skill_runs(driver, url, out, handler.beacons)
+
+    beacons: list[str] = []
+    monkeypatch.setattr(serve_module._SiteHandler, "log_message",
+                        lambda self, *args: beacons.append(self.path) if self.path.startswith("/beacon/") else None)
+    events: list[ServeEvent] = []
+    stop = threading.Event()
+    served = root / "served"
+    thread = threading.Thread(target=serve_module.serve, args=(load_config(root / "registry.yaml"), served),
+                              kwargs={"port": 0, "interval": 0.5, "on_event": events.append, "stop": stop})
+    thread.start()
+    try:
+        _wait(driver, lambda d: any(e.kind in ("serving", "failed") for e in events), "serve did not start")
+        (url,) = [e.url for e in events if e.kind == "serving"]
+        _nothing_of_the_skill_runs(driver, url, served, beacons)
+        driver.get(url + f"api/v1/skills/{NAME}/files/src/main.rs")
+        assert driver.execute_script("return document.contentType") == "text/plain"
+    finally:
+        stop.set()
+        thread.join(timeout=30)
 
 
 def test_the_page_fetches_the_sharded_index_a_query_at_a_time(driver, site: str, bundled: Path) -> None:
