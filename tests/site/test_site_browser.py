@@ -357,7 +357,7 @@ def test_a_skill_with_scripted_files_is_refused_and_nothing_of_it_runs(
     shutil.copy(ACTIVE / "assets/diagram.svg", clean / "assets/diagram.svg")
     monkeypatch.chdir(tmp_path)
 
-    refused = CliRunner().invoke(cli, ["build", "--out", "site"])
+    refused = CliRunner().invoke(cli, ["build", "--out", "site", "--verbose"])  # each finding, none grouped
     assert refused.exit_code == 1
     codes = [line.split()[2] for line in refused.output.splitlines() if " error " in line]
     assert codes == ["SK517"] * 7  # the six payloads, and style.xsl that writes a script element
