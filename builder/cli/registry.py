@@ -197,7 +197,7 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     """
     from ..publish.build import BuildFailed, BuildOptions
     from ..publish.build import build as run_build
-    from ..validate.report import format_text, outcome_lines
+    from ..validate.report import ErrorsOnly, format_text, outcome_lines
 
     config = merge_flags(obj.registry("build"), profile=profile, base_url=base_url)
     try:
@@ -208,8 +208,10 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     except BuildFailed as failed:
         click.echo(format_text(failed.report, verbose=verbose), nl=False)
         raise
-    if result.report.diagnostics and (verbose or result.skipped or result.report.warnings):
-        click.echo(format_text(result.report, verbose=verbose), nl=False)
+    if verbose and result.report.diagnostics:
+        click.echo(format_text(result.report, verbose=True), nl=False)
+    elif result.skipped:  # the warnings are counted in the closing line and in the summary below
+        click.echo(format_text(ErrorsOnly(result.report)), nl=False)
     for line in outcome_lines(result.report, result.published, result.skipped, verbose):
         click.echo(line)
     for warning in result.warnings:

@@ -273,8 +273,8 @@ def _check_metadata(meta: Any, fm: Frontmatter, config: RegistryConfig,
     elif category is None and config.categories:
         yield at("SK305", "metadata", "`metadata.category` is missing")
     tags = meta.get("tags")
-    if isinstance(tags, str):
-        items = [t.strip() for t in tags.split(",") if t.strip()]
+    if isinstance(tags, str) or isinstance(tags, list) and all(isinstance(t, str) for t in tags):
+        items = [t.strip() for t in (tags.split(",") if isinstance(tags, str) else tags) if t.strip()]
         if len(items) > config.limits.max_tags:
             yield at("SK302", "metadata.tags", f"{len(items)} tags; the limit is {config.limits.max_tags}")
         for tag in items:

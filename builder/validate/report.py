@@ -99,6 +99,21 @@ class Findings(Protocol):
     def tally(self) -> Tally: ...
 
 
+@dataclass(frozen=True)
+class ErrorsOnly:
+    """A finished report's errors, closing with all of its counts: what a build that published shows, its
+    warnings being in the summary's count and in ``validate``'s report."""
+
+    report: ValidationReport
+
+    def __iter__(self) -> Iterator[Diagnostic]:
+        return (d for d in self.report if d.severity is Severity.ERROR)
+
+    @property
+    def tally(self) -> Tally:
+        return self.report.tally
+
+
 def summary_line(tally: Tally) -> str:
     """The closing line people read: a clean run says so in words; any finding keeps the counts."""
     count = tally.skills
@@ -138,7 +153,8 @@ def outcome_lines(report: ValidationReport, published: Sequence[str], left_out: 
     warned = sorted({d.skill for d in report.diagnostics if d.severity is Severity.WARNING and d.skill in names})
     if warned:
         lines.append(f"Published with warnings: {counted(len(warned), 'skill')} of {len(published):,} "
-                     f"({_by_rule(report.diagnostics, set(warned), Severity.WARNING)})")
+                     f"({_by_rule(report.diagnostics, set(warned), Severity.WARNING)})"
+                     + ("" if verbose else "; `skillreg validate` or --verbose shows them"))
     if left_out:
         known = {d.skill for d in report.diagnostics if d.baselined and d.severity is Severity.ERROR}
         held = sum(name in known for name in left_out)

@@ -56,9 +56,10 @@ def test_a_generated_collection_with_list_metadata_and_flow_yaml_publishes_under
     code, output = build()
     assert code == 0, output
     lines = output.splitlines()
+    assert "warning SK113" not in output  # counted, not listed: `validate` lists them
     assert lines[-2:] == [
         f"Published with warnings: {COUNT + 1} skills of {COUNT + 2} (SK013 in {COUNT}, SK113 in {COUNT}, "
-        "SK104 in 1, SK106 in 1, SK405 in 1)",
+        "SK104 in 1, SK106 in 1, SK405 in 1); `skillreg validate` or --verbose shows them",
         f"Built {COUNT + 2} skills into site/ (not a git repository: no provenance) ({COUNT + 2} written, 0 unchanged)",
     ]
     index = document(collection, "api/v1/index.json")
@@ -142,3 +143,15 @@ def test_a_known_error_leaves_its_skill_out_without_stopping_the_build(collectio
     write_tree(collection, {"skills/longer/SKILL.md": f"---\nname: longer\ndescription: {'y' * 1100}\n---\nDo it.\n"})
     code, output = build()
     assert code == 1 and "skills/longer/SKILL.md:3: error SK109" in output  # a new error still stops it
+
+
+def test_tags_written_as_a_list_are_the_tags_and_keep_the_tag_policy(collection: Path) -> None:
+    (collection / "registry.yaml").write_text("title: T\nprofile: agents\npolicy: {tags: true}\n", encoding="utf-8")
+    write_tree(collection, {"skills/tagged/SKILL.md": "---\nname: tagged\ndescription: Tagged.\nmetadata:\n"
+                                                      "  tags: [csv, Big Data]\n---\nDo it.\n"})
+    result = CliRunner().invoke(cli, ["validate", "skills/tagged"])
+    assert [line.split(": ", 1)[1] for line in result.output.splitlines() if line.startswith("skills/")] == [
+        "warning SK113 `metadata.tags` must be a string, got a list",
+        "error SK303 tag 'Big Data' is not a lowercase slug (registry policy `tags`, registry.yaml)",
+        "warning SK013 the frontmatter uses a flow-style list `[...]`",
+    ]
