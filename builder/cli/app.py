@@ -19,6 +19,7 @@ from .. import __version__
 from ..core.errors import EXIT_FAILURE, EXIT_INTERRUPTED, SkillRegError, os_error_message
 from ..core.terminal import visible
 from . import registry
+from .baseline import baseline
 from .context import Context
 from .trust import trust
 
@@ -117,6 +118,7 @@ def cli(ctx: click.Context, config_path: Path | None, trust_root: Path | None) -
 
 for _command in registry.COMMANDS:
     cli.add_command(_command)
+cli.add_command(baseline)
 cli.add_command(trust)
 
 

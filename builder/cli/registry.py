@@ -21,31 +21,38 @@ from typing import Any
 
 import click
 
-from ..core.config import CONFIG_NAME, PROFILES, merge_flags
+from ..core.config import CONFIG_NAME, PROFILE_ALIASES, PROFILES, merge_flags
 from ..core.errors import EXIT_FAILURE, SkillRegError, UsageError
 from ..core.model import Skill
 from ..core.words import counted
 from .context import Context, pass_context
+
+PROFILE_CHOICES = (*PROFILES, *PROFILE_ALIASES)
 
 
 @click.command(short_help="Check skills; report every problem.")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
               help="text for people, json for tools, github for workflow annotations and a job summary.")
-@click.option("--profile", type=click.Choice(PROFILES), default=None,
-              help="Which fields are allowed (default: `profile` in registry.yaml).")
+@click.option("--profile", type=click.Choice(PROFILE_CHOICES), default=None,
+              help="Which fields are allowed (default: `profile` in registry.yaml; `lenient` is `agents`' old name).")
 @click.option("--strict", is_flag=True, help="Fail on warnings too.")
 @click.option("--changed-since", metavar="REF",
               help="Only the skills git shows changed since REF's merge base (commits, edits and untracked files), "
-                   "plus the registry-wide rules over every skill.")
+                   "plus the registry-wide rules over every skill; a baseline that grew since REF fails.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show every finding: each repeat of a rule, and those the baseline holds.")
 @pass_context
 def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | None, strict: bool,
-             changed_since: str | None) -> None:
+             changed_since: str | None, verbose: bool) -> None:
     """Check skill folders and report every problem with its file, line and rule code.
 
-    PATHS are skill folders or folders of skills (default: the registry's skills/).
-    Exit 0 when clean, 1 on errors (or warnings with --strict), 2 on usage errors.
+    PATHS are skill folders or folders of skills (default: the registry's skills/). With a baseline
+    (.skillreg-baseline.json beside registry.yaml), the findings it holds fail nothing, and a finding of the
+    open standard it does not hold is an error. Exit 0 when clean, 1 on errors (or warnings with --strict),
+    2 on usage errors.
     """
+    from ..validate.baseline import baseline_check
     from ..validate.report import Findings, iter_github, iter_json, iter_text, summary_head, summary_line
     from ..validate.run import ValidationRun
 
@@ -53,18 +60,19 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
     changes = None
     findings: Findings
     if changed_since is not None:
-        from ..validate.changes import changes_markdown, format_changes_text, validate_changes
+        from ..validate.changes import changes_markdown, format_changes_text
+        from ..validate.ratchet import validate_pull_request
 
         if paths:
             raise UsageError("--changed-since finds the skills itself; give it no PATHS")
-        changes = validate_changes(config, changed_since)
+        changes = validate_pull_request(config, changed_since)
         findings = changes.report
     else:  # streamed: findings are written while later skills are still being checked
         if not paths and config.path is None and not config.skills_path.exists():
             raise UsageError(f"no {CONFIG_NAME} in {Path.cwd()} or a parent folder, and no {config.skills_dir}/ "
                              f"folder here; name the skill folders to check (`skillreg validate PATH ...`), or run it "
                              f"in a registry's checkout or with --config FILE")
-        findings = ValidationRun(list(paths) or [config.skills_path], config)
+        findings = ValidationRun(list(paths) or [config.skills_path], config, baseline=baseline_check(config))
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None
     # The job summary's table waits in a temporary file until the closing counts that head it are known.
     with tempfile.TemporaryFile("w+", encoding="utf-8") if summary_file else contextlib.nullcontext() as rows:
@@ -72,7 +80,8 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
             pieces = iter_json(findings, config.profile, {"changed_since": changes.to_dict()} if changes else None)
         else:
             click.echo(format_changes_text(changes) if changes else "", nl=False)
-            pieces = iter_github(findings, rows) if fmt == "github" else iter_text(findings)
+            pieces = iter_github(findings, rows, verbose=verbose) if fmt == "github" else \
+                iter_text(findings, verbose=verbose)
         for chunk in _batched(pieces):
             click.echo(chunk, nl=False)
         if summary_file and rows is not None:
@@ -167,10 +176,11 @@ def _say_waiting(out: Path, holder: int | None) -> None:
 @click.option("--jobs", type=click.IntRange(min=1),
               help="Worker processes (default: one per core for large registries).")
 @click.option("--keep-going", is_flag=True, help="Leave invalid skills out and list them instead of stopping.")
-@click.option("--profile", type=click.Choice(PROFILES), default=None,
+@click.option("--profile", type=click.Choice(PROFILE_CHOICES), default=None,
               help="Validation profile (default: registry.yaml).")
 @click.option("--site/--no-site", default=True, show_default=True, help="Also write the website.")
-@click.option("-v", "--verbose", is_flag=True, help="Say which skills were written and which reused.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show every finding and every skill left out; say which skills were written and which reused.")
 @click.option("--no-wait", is_flag=True,
               help="If another build of --out is running, exit 1 at once instead of waiting.")
 @click.option("--bundle-cache", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -187,7 +197,7 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     """
     from ..publish.build import BuildFailed, BuildOptions
     from ..publish.build import build as run_build
-    from ..validate.report import format_text
+    from ..validate.report import ErrorsOnly, format_text, outcome_lines
 
     config = merge_flags(obj.registry("build"), profile=profile, base_url=base_url)
     try:
@@ -196,12 +206,14 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
                 jobs=jobs, keep_going=keep_going, site=site, on_progress=progress, wait=not no_wait,
                 on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache, sign=sign))
     except BuildFailed as failed:
-        click.echo(format_text(failed.report), nl=False)
+        click.echo(format_text(failed.report, verbose=verbose), nl=False)
         raise
-    if result.report.diagnostics and (verbose or result.skipped or result.report.warnings):
-        click.echo(format_text(result.report), nl=False)
-    if result.skipped:
-        click.echo(f"Left out {counted(len(result.skipped), 'invalid skill')}: {', '.join(result.skipped)}")
+    if verbose and result.report.diagnostics:
+        click.echo(format_text(result.report, verbose=True), nl=False)
+    elif result.skipped:  # the warnings are counted in the closing line and in the summary below
+        click.echo(format_text(ErrorsOnly(result.report)), nl=False)
+    for line in outcome_lines(result.report, result.published, result.skipped, verbose):
+        click.echo(line)
     for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)
     if verbose:

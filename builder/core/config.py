@@ -16,7 +16,14 @@ from .errors import ConfigError
 from .limits import LIMITS
 
 CONFIG_NAME = "registry.yaml"
-PROFILES = ("spec", "claude-code", "lenient")
+PROFILES = ("spec", "claude-code", "agents")
+# Earlier names of profiles, still read: `lenient` was the first try at publishing what agents load.
+PROFILE_ALIASES = {"lenient": "agents"}
+
+
+def profile_named(name: str) -> str:
+    """The profile a name (or an earlier name, ``PROFILE_ALIASES``) stands for; unknown names unchanged."""
+    return PROFILE_ALIASES.get(name, name)
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,7 @@ def merge_flags(config: RegistryConfig, *, profile: str | None = None, base_url:
     """``config`` with the command's flags merged in: each overrides registry.yaml only when given (not None).
     Merged once where a command starts, so that the rest reads one value, ``config.profile``."""
     if profile:
-        config = replace(config, profile=profile)
+        config = replace(config, profile=profile_named(profile))
     if base_url is not None:
         config = replace(config, base_url=base_url)
     return config
@@ -197,7 +204,7 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
     if len(set(slugs)) != len(slugs):
         raise ConfigError(f"{path}: duplicate category slug in `categories`")
 
-    profile = _expect(raw.get("profile", "spec"), str, "profile", path)
+    profile = profile_named(_expect(raw.get("profile", "spec"), str, "profile", path))
     if profile not in PROFILES:
         raise ConfigError(f"{path}: `profile` must be one of {', '.join(PROFILES)}, got {profile!r}")
 

@@ -25,6 +25,7 @@ class Diagnostic:
     hint: str = ""
     column: int = 0  # 1-based; 0 when not known
     skill: str = ""
+    baselined: bool = False  # in the registry's baseline of known findings (validate/baseline.py)
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.file, self.line, self.column, self.code, self.message)
@@ -45,12 +46,13 @@ class Diagnostic:
             "hint": self.hint,
             "skill": self.skill,
             "source": self.source,
+            "baselined": self.baselined,
         }
 
 
 # Where a rule comes from, as findings say it.
 STANDARD = "standard"  # the open Agent Skills standard, as its reference validator skills-ref reads it
-CLAUDE_CODE = "claude-code"  # Claude Code's own frontmatter fields (the claude-code and lenient profiles)
+CLAUDE_CODE = "claude-code"  # Claude Code's own frontmatter fields (the claude-code and agents profiles)
 REGISTRY = "registry"  # what a registry built by skillreg needs to publish a skill safely and show it well
 REGISTRY_POLICY = "registry policy"  # this registry's conventions, each switched on in registry.yaml's `policy:`
 
@@ -100,8 +102,8 @@ _RULES = [
          "Write lists as `- item` lines or one string, and values out in full (no `[...]`, `{...}`, `&`, `*` or `!tags`). "
          "A warning outside the `spec` profile."),
     Rule("SK014", E, "SKILL.md starts with a byte-order mark",
-         "Save the file as UTF-8 without a BOM; skills-ref and some agents do not see the `---` behind it. "
-         "A warning outside the `spec` profile."),
+         "Save the file as UTF-8 without a BOM; skills-ref, Codex and Gemini CLI do not see the `---` behind it. "
+         "A warning under the `claude-code` profile."),
     Rule("SK015", E, "The frontmatter nests deeper than the limit",
          "Flatten the structure; no field of the standard or of Claude Code needs more than a few levels."),
     Rule("SK016", E, "The frontmatter holds a character that YAML readers disagree on as a line break",
@@ -197,6 +199,14 @@ _RULES = [
     Rule("SK602", E, "Two skill names are equal after Unicode normalisation and case folding", ""),
     Rule("SK603", E, "The name is reserved for the registry's own pages", "Pick another name."),
     Rule("SK604", W, "No skills found", "A skill is a folder holding SKILL.md."),
+    Rule("SK605", E, "The baseline holds findings the base branch's baseline does not",
+         "Fix the new findings instead: a pull request cannot add its own findings to the baseline. Only "
+         "`skillreg baseline --prune`, which removes fixed findings, may change it in a pull request."),
+    Rule("SK606", W, "A baseline entry is stale: the finding it holds is fixed",
+         "Run `skillreg baseline --prune` and commit the smaller baseline."),
+    Rule("SK607", E, "The skill folder's name, which the registry publishes the skill under, is not a lowercase slug",
+         "Rename the folder to lowercase letters, digits and single hyphens, at most 64 characters; its `name` may "
+         "stay as agents read it. Checked under `agents`, where a `name` that is not its folder's is a warning."),
 ]
 
 # Rules that are not the open standard's, by code or code prefix; the rest are.
@@ -214,3 +224,46 @@ def _sourced(rule: Rule) -> Rule:
 
 
 RULES: dict[str, Rule] = {rule.code: _sourced(rule) for rule in _RULES}
+
+# Safety: what keeps a registry, its website and the people who install from it safe, and what the host takes.
+# A baseline never holds these (validate/baseline.py): paths, links and special files, hosting limits, active
+# content, hidden text and input that would take the parsers or the renderer minutes. The files rules (SK5xx)
+# all are, but SK509, a binary file outside assets/, which is only layout advice.
+SAFETY_RULES = frozenset({
+    "SK006", "SK009", "SK015", "SK016",  # frontmatter: size, alias bombs, nesting, text readers split differently
+    "SK407", "SK408", "SK409", "SK410",  # body: the renderer's limits, text the website hides
+    *(rule.code for rule in _RULES if rule.code.startswith("SK5") and rule.code != "SK509"),
+})
+
+# The `agents` profile publishes what Claude Code, Codex and Gemini CLI all load: these findings, errors under
+# `spec`, are warnings there. Every agent reads flow-style YAML, any metadata, unknown fields, names with
+# capitals or underscores and a name that is not the folder's; none reads `compatibility` or `license`; a link
+# out of the skill or to a missing file only fails once the skill is installed. What stays an error is what one
+# of them refuses: no or non-string `name` or `description`, a name over 64 or a description over 1,024
+# characters (Codex), `metadata` that is not a mapping (Codex), YAML that does not parse, a byte-order mark
+# (Codex and Gemini CLI do not see the `---` behind it).
+AGENTS_WARNINGS = frozenset({"SK013", "SK104", "SK105", "SK106", "SK110", "SK111", "SK113", "SK114", "SK120",
+                             "SK404", "SK405"})
+
+
+def severity_under(rule: Rule, profile: str) -> Severity:
+    """A rule's severity under a profile: SK013 and SK014 warn outside `spec`, SK120 under `agents` (as
+    AGENTS_WARNINGS says); everything else keeps the table's."""
+    if profile == "agents" and rule.code in AGENTS_WARNINGS:
+        return Severity.WARNING
+    if profile != "spec" and rule.code == "SK013" or profile == "claude-code" and rule.code == "SK014":
+        return Severity.WARNING
+    return rule.severity
+
+
+def ratcheted(code: str) -> bool:
+    """Whether a new finding of this rule fails validation under a baseline, whatever the profile: the open
+    standard's rules and Claude Code's field types. A new or changed skill must meet them."""
+    return RULES[code].source == STANDARD or code == "SK122"
+
+
+def baselinable(d: Diagnostic) -> bool:
+    """Whether a baseline may hold this finding: not a safety rule nor the baseline's own, and one that fails
+    validation now (an error) or would if it were new (``ratcheted``)."""
+    return d.code not in SAFETY_RULES and d.code not in ("SK605", "SK606") and \
+        (d.severity is Severity.ERROR or ratcheted(d.code))

@@ -118,10 +118,15 @@ class Skill:
 
     @property
     def tags(self) -> tuple[str, ...]:
+        """``metadata.tags``: comma-separated, or (as agents read YAML, a departure from the standard) a list."""
         value = self.meta.get("tags")
-        if not isinstance(value, str):
+        if isinstance(value, list):
+            items = [t for t in value if isinstance(t, str)]
+        elif isinstance(value, str):
+            items = value.split(",")
+        else:
             return ()
-        return tuple(t.strip() for t in value.split(",") if t.strip())
+        return tuple(t.strip() for t in items if t.strip())
 
     @property
     def version(self) -> str | None:

@@ -14,6 +14,8 @@ from urllib.parse import quote, unquote
 
 from ..core.config import Publish, RegistryConfig
 from ..core.content_types import kept_to_archives
+from ..core.diagnostics import Diagnostic
+from ..core.loader import display_path
 from ..core.model import Skill, SkillFile
 from ..core.urls import (
     API_ROOT,
@@ -121,7 +123,29 @@ def _json_scalar(value: Any) -> Any:
     return value
 
 
-def index_entry(skill: Skill, prov: Provenance) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Conformance:
+    """How a published skill stands to the open standard: whether it meets it, the findings it was published
+    with (each departure from the standard among them) and the fields it has outside the standard."""
+
+    meets_standard: bool = True
+    findings: tuple[Diagnostic, ...] = ()
+    outside: tuple[str, ...] = ()
+
+    def findings_json(self, folder: str) -> list[dict[str, Any]]:
+        """The findings for the detail document, each file relative to the skill's folder (``folder`` as the
+        findings name it), so the document is the same wherever the build ran."""
+        return [{"code": d.code, "severity": d.severity.value, "source": d.source, "file": _in_folder(d.file, folder),
+                 "line": d.line, "column": d.column, "message": d.message, "hint": d.hint} for d in self.findings]
+
+
+def _in_folder(file: str, folder: str) -> str:
+    if file == folder:
+        return "."
+    return file[len(folder) + 1:] if file.startswith(folder + "/") else file.rpartition("/")[2]
+
+
+def index_entry(skill: Skill, prov: Provenance, conformance: Conformance = Conformance()) -> dict[str, Any]:
     return {
         "name": skill.name,
         "description": skill.description,
@@ -132,6 +156,7 @@ def index_entry(skill: Skill, prov: Provenance) -> dict[str, Any]:
         "updated": prov.updated,
         "files": len(skill.files),
         "size": skill.size,
+        "meets_standard": conformance.meets_standard,
     }
 
 
@@ -171,7 +196,7 @@ def _file_entry(config: RegistryConfig, name: str, f: SkillFile, raw: frozenset[
 
 def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: Provenance,
                     zip_artifact: Artifact, json_artifact: Artifact | None,
-                    raw: frozenset[str] | None = None) -> dict[str, Any]:
+                    raw: frozenset[str] | None = None, conformance: Conformance = Conformance()) -> dict[str, Any]:
     """``raw``: the paths published raw (every file not kept to archives when None); ``json_artifact`` None: no
     JSON bundle."""
     frontmatter = json_safe(dict(skill.frontmatter.data)) if skill.frontmatter else {}
@@ -204,6 +229,9 @@ def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: 
         "bundles": {"zip": zip_artifact.to_dict(config),
                     **({"json": json_artifact.to_dict(config)} if json_artifact is not None else {})},
         "permissions": permissions(skill).to_dict(),
+        "meets_standard": conformance.meets_standard,
+        "fields_outside_standard": list(conformance.outside),
+        "findings": conformance.findings_json(display_path(skill.folder)),
         "provenance": {
             "created": prov.created,
             "updated": prov.updated,

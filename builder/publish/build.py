@@ -38,6 +38,7 @@ from ..core.search import SHARDS_INDEX_PATH
 from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, skill_units, versions_path
 from ..core.workers import collecting_for_phase, paused_collector, run_parallel
 from ..site.bodies import BODIES_STATE
+from ..validate.baseline import BaselineCheck, judge_registry, read_baseline
 from ..validate.names import check_registry
 from ..validate.report import ValidationReport
 from .bundlecache import check_cache_place
@@ -374,11 +375,14 @@ def _validate(b: _Build, plan: _Plan, built: list[SkillOutcome]) -> _Validated:
     outcomes = sorted((o for o in every if not o.retired), key=lambda o: (o.name, o.folder))
     heads = _Heads(outcomes, b.folders)
     registry_findings, record = _registry_findings(outcomes, heads, plan.stored)
-    diagnostics = [d for o in outcomes for d in o.diagnostics] + registry_findings
+    baseline = read_baseline(b.config)  # known errors leave their skill out without stopping the build
+    diagnostics = [d for o in outcomes for d in o.diagnostics] + registry_findings if baseline is None else \
+        judge_registry(BaselineCheck(baseline, b.config.root, ratchet=False),
+                       [(o.folder, o.diagnostics) for o in outcomes], registry_findings)
     diagnostics.sort(key=Diagnostic.sort_key)
     report = ValidationReport(heads, tuple(diagnostics))
     invalid = report.invalid_names()
-    if invalid and not b.options.keep_going:
+    if report.failed() and not b.options.keep_going:
         raise BuildFailed(report)
     return _Validated(report, frozenset(invalid), tuple(outcomes), tuple(retired), record)
 

@@ -109,7 +109,8 @@ class SkillOutcome:
 
 
 
-_FINDING_FIELDS = tuple(f.name for f in fields(Diagnostic))
+# A skill's own findings, before any baseline is applied (the build applies it to every skill's afresh).
+_FINDING_FIELDS = tuple(f.name for f in fields(Diagnostic) if f.name != "baselined")
 
 def findings_json(found: Sequence[Diagnostic]) -> str:
     return json.dumps([[getattr(d, name) for name in _FINDING_FIELDS] for d in found])

@@ -14,16 +14,18 @@ from pathlib import Path
 
 from ..core.bundle import dumps, json_bundle, zip_bytes
 from ..core.config import RegistryConfig
-from ..core.diagnostics import Severity
+from ..core.diagnostics import Diagnostic, Severity
 from ..core.model import Skill, sha256_hex
 from ..core.search import search_entry
 from ..core.urls import WELL_KNOWN_V1, detail_path, head_path, raw_path, scoped_discovery_path, versions_path
 from ..core.workers import collect_as_usual
 from ..signing.digests import DigestRecorder
 from ..site.bodies import body_key, render_once
+from ..validate.checks import departures
 from ..validate.run import validate_folder
 from .api import (
     Artifact,
+    Conformance,
     bundle_stem,
     detail_document,
     discovery_v1_entry,
@@ -195,8 +197,10 @@ def _build_one(folder: Path) -> SkillOutcome:
     raw = raw_copies(skill, publish)
     if job.bodies is not None:
         _render_body(job, job.bodies, skill, raw)
+    meets, outside = departures(skill, diagnostics)
+    conformance = Conformance(meets, tuple(sorted(diagnostics, key=Diagnostic.sort_key)), tuple(outside))
     stage(detail_path(skill.name), dumps(detail_document(job.config, job.history.source, skill, prov, zip_art,
-                                                         json_art, raw)))
+                                                         json_art, raw, conformance)))
     v1 = discovery_v1_entry(skill)  # None: left out of discovery v0.1, which would fetch its files raw
     for f in skill.files:
         written = stage(raw_path(skill.name, f.path), f.data) if f.path in raw else None
@@ -212,7 +216,7 @@ def _build_one(folder: Path) -> SkillOutcome:
     digests, latest, packed = _publish_versions(job, stage, skill.name, Head(skill.digest, version_of(skill),
                                                                              zip_art.to_dict(job.config),
                                                                              skill.files), prov.updated)
-    return replace(checked, digest=skill.digest, key=key, index=index_entry(skill, prov),
+    return replace(checked, digest=skill.digest, key=key, index=index_entry(skill, prov, conformance),
                    v1=LEFT_OUT if v1 is None else v1, v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill),
                    history=job.git.fingerprint(skill.name), digests=digests, latest=latest, packed=packed,
                    signed=stage.finish())

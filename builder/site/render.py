@@ -48,7 +48,8 @@ URL_SCHEMES = frozenset({"http", "https", "mailto", "ftp", "xmpp"})  # the schem
 ID_PREFIX = "skill-"
 _SAFE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _CODE_CLASS = re.compile(r"^language-[A-Za-z0-9_+-]+$")
-_BASE_DIR = re.compile(r"^\{baseDir\}/")
+# Paths from the skill's folder as agents write them: `{baseDir}/` and Claude Code's `${CLAUDE_SKILL_DIR}/`.
+_BASE_DIR = re.compile(r"^(?:\{baseDir\}|\$\{CLAUDE_SKILL_DIR\})/")
 
 
 class BodyRenderer:

@@ -38,7 +38,7 @@ _DEEP_FIRST_LINE = re.compile(_DEEP_PREFIX)
 _DEEP_LINE = re.compile("\n" + _DEEP_PREFIX)  # a literal first character makes the search fast
 
 
-def check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
+def check_body(skill: Skill, file: str, profile: str = "spec") -> Iterable[Diagnostic]:
     body = skill.body
     if not body.strip():
         yield RULES["SK406"].at(file, skill.body_line, skill=skill.name)
@@ -84,7 +84,7 @@ def check_body(skill: Skill, file: str) -> Iterable[Diagnostic]:
     folders = {posixpath.dirname(p) for p in paths}
     folders |= {"/".join(p.split("/")[:i]) for p in folders for i in range(1, p.count("/") + 1)}
     for link in found:
-        yield from _check_link(link, paths, folders, file, skill.body_line + link.line - 1, skill.name)
+        yield from _check_link(link, paths, folders, file, skill.body_line + link.line - 1, skill.name, profile)
 
 
 # The body check_body last read links from, and those links: a build's worker publishes the skill it has just
@@ -169,22 +169,33 @@ def markdown_nesting(text: str, start: int = 0) -> int:
     return levels + spaces // 2
 
 
+# Claude Code replaces this with the skill's own folder before the agent reads the body.
+SKILL_DIR_VARIABLE = "${CLAUDE_SKILL_DIR}/"
+_INSTALLED = "; it will not work once the skill is installed"
+
+
 def _check_link(link: Link, paths: set[str], folders: set[str], file: str, line: int,
-                skill: str) -> Iterable[Diagnostic]:
-    """SK404/SK405 for a destination inside the skill; URLs, fragments and `{baseDir}` paths are not checked."""
+                skill: str, profile: str = "spec") -> Iterable[Diagnostic]:
+    """SK404/SK405 for a destination inside the skill; URLs, fragments and `{baseDir}` paths are not checked.
+    Outside `spec`, a `${CLAUDE_SKILL_DIR}/` path is read from the skill's folder, as Claude Code reads it; under
+    `agents` the findings say what the broken link costs."""
     href, target, column = link.href, link.text, link.column
     if not href or href.startswith(("#", "//")) or target.startswith("{baseDir}") or SCHEME.match(href):
         return
     path = unquote(href.split("#", 1)[0].split("?", 1)[0])
+    if profile != "spec" and path.startswith(SKILL_DIR_VARIABLE):
+        path = path[len(SKILL_DIR_VARIABLE):]
     if not path:
         return
+    cost = _INSTALLED if profile == "agents" else ""
     if path.startswith("/"):
-        yield RULES["SK405"].at(file, line, f"link to absolute path `{target}` leaves the skill folder",
+        yield RULES["SK405"].at(file, line, f"link to absolute path `{target}` leaves the skill folder{cost}",
                                 column=column, skill=skill)
         return
     normal = posixpath.normpath(path)
     if normal == ".." or normal.startswith("../"):
-        yield RULES["SK405"].at(file, line, f"link `{target}` leaves the skill folder", column=column, skill=skill)
+        yield RULES["SK405"].at(file, line, f"link `{target}` leaves the skill folder{cost}", column=column,
+                                skill=skill)
         return
     if normal in paths or normal in folders or normal == ".":
         return
@@ -193,5 +204,5 @@ def _check_link(link: Link, paths: set[str], folders: set[str], file: str, line:
     else:
         close = difflib.get_close_matches(normal, sorted(paths), 1, 0.6)
         hint = f"Did you mean `{close[0]}`?" if close else "Add the file or fix the link."
-    yield RULES["SK404"].at(file, line, f"link target `{target}` does not exist in the skill", hint=hint,
+    yield RULES["SK404"].at(file, line, f"link target `{target}` does not exist in the skill{cost}", hint=hint,
                             column=column, skill=skill)

@@ -29,6 +29,7 @@ from ..core.git import GitFailed, checked_git
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, display_path, find_skill_folders, is_junk, load_skill
 from ..core.model import Skill, SkillFile, short_digest, skill_digest
 from ..core.words import counted
+from .baseline import BaselineCheck
 from .names import NameKey, RegistryNames
 from .report import ValidationReport
 from .run import validate_folder
@@ -214,9 +215,9 @@ def _classify(entries: list[tuple[str, str, str]], prefix: str, before: dict[str
     return out
 
 
-def validate_changes(config: RegistryConfig, ref: str) -> ChangeReport:
+def validate_changes(config: RegistryConfig, ref: str, baseline: BaselineCheck | None = None) -> ChangeReport:
     """Validate the skills changed since ``ref`` fully, and every skill against the registry-wide rules
-    (under ``config.profile``, the command's flag merged in)."""
+    (under ``config.profile``, the command's flag merged in), each skill's findings through ``baseline``."""
     profile = config.profile
     skills_path = config.skills_path
     top = _top(config.root)
@@ -247,13 +248,15 @@ def validate_changes(config: RegistryConfig, ref: str) -> ChangeReport:
     diagnostics: list[Diagnostic] = []
     names = RegistryNames()
     for folder in folders:
-        if config_changed or folder.name in touched:
+        found: list[Diagnostic] = []
+        whole = config_changed or folder.name in touched
+        if whole:
             skill, found = validate_folder(folder, config, profile)
             checked.append(replace(skill, files=()))
-            diagnostics.extend(found)
         else:
             skill = load_skill(folder, config).skill
-        diagnostics.extend(names.add(NameKey.of(skill)))
+        found.extend(names.add(NameKey.of(skill)))
+        diagnostics.extend(found if baseline is None else baseline.apply(folder, found, whole=whole))
         if folder.name in touched:
             current[skill.name], digests[skill.name] = replace(skill, files=()), skill.digest
     diagnostics.sort(key=Diagnostic.sort_key)

@@ -11,11 +11,12 @@ import difflib
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
-from ..core.config import RegistryConfig
+from ..core.config import RegistryConfig, profile_named
 from ..core.content_types import ArchiveOnly, extension, kept_to_archives
-from ..core.diagnostics import RULES, Diagnostic, Severity
+from ..core.diagnostics import RULES, STANDARD, Diagnostic, severity_under
 from ..core.loader import display_path
 from ..core.model import MAX_NAME, SLUG, Frontmatter, Skill
 from ..core.suggest import close_match
@@ -53,16 +54,21 @@ def _one_of(*values: str) -> Callable[[Any], bool]:
     return lambda v: v in values
 
 
+# Claude Code's documented skill fields (its skills documentation's frontmatter reference), with their types.
 CLAUDE_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "model": (_is_str, "a model name string"),
     "version": (_is_str, "a version string"),
     "disable-model-invocation": (_is_bool, "true or false"),
     "user-invocable": (_is_bool, "true or false"),
     "argument-hint": (_is_str, "a string"),
+    "arguments": (_is_str_or_str_list, "a space-separated string or a list of argument names"),
     "context": (_one_of("inline", "fork"), "`inline` or `fork`"),
     "agent": (_is_str, "an agent name string"),
+    "background": (_is_bool, "true or false"),
     "effort": (_one_of("low", "medium", "high", "xhigh", "max"), "one of low, medium, high, xhigh, max"),
     "paths": (_is_str_or_str_list, "a glob string or a list of glob strings"),
+    "disallowed-tools": (_is_str_or_str_list, "a space-separated string or a list of tools"),
+    "shell": (_one_of("bash", "powershell"), "`bash` or `powershell`"),
     "hooks": (lambda v: isinstance(v, dict), "a mapping of hook events"),
     "when_to_use": (_is_str, "a string"),
     "mode": (_is_bool, "true or false"),
@@ -70,12 +76,19 @@ CLAUDE_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 
 
 def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diagnostic]:
+    profile = profile_named(profile)
     out: list[Diagnostic] = []
     shown = display_path(skill.folder)
     md_file = f"{shown}/{skill.skill_md}"
     if skill.frontmatter is not None:
         out.extend(_check_fields(skill, config, profile, md_file))
-        out.extend(check_body(skill, md_file))
+        out.extend(check_body(skill, md_file, profile))
+        if profile == "agents" and (not SLUG.fullmatch(skill.name) or len(skill.name) > MAX_NAME):
+            suggestion = _slugify(skill.name)[:MAX_NAME].strip("-")
+            out.append(RULES["SK607"].at(md_file, skill.frontmatter.line_of("name"),
+                                         f"the folder `{skill.name}` is the name the skill is published under, and "
+                                         f"it is not a lowercase slug" + (f" (`{suggestion}`?)" if suggestion else ""),
+                                         skill=skill.name))
     for f in skill.files:
         kept = kept_to_archives(f.path, f.data) if f.path != skill.skill_md else None
         if kept is not None:
@@ -86,7 +99,25 @@ def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diag
                                          skill=skill.name))
         if (f.path == skill.skill_md or f.path.startswith("scripts/")) and not f.data.isascii() and f.is_text:
             out.extend(invisible_chars(f.data.decode("utf-8"), f"{shown}/{f.path}", skill.name))
-    return with_policy(out, config)
+    return with_policy(at_profile(out, profile), config)
+
+
+def departures(skill: Skill, found: Iterable[Diagnostic]) -> tuple[bool, list[str]]:
+    """Whether the skill meets the open standard, whatever profile published it (no finding of one of the
+    standard's rules, no field outside it), and the fields outside it, sorted (Claude Code's, say)."""
+    data = skill.frontmatter.data if skill.frontmatter else {}
+    outside = sorted(key for key in data if key not in OPEN_FIELDS)
+    return not outside and not any(d.source == STANDARD for d in found), outside
+
+
+def at_profile(found: list[Diagnostic], profile: str) -> list[Diagnostic]:
+    """The findings with the severity the profile gives their rule (``severity_under``)."""
+    out = []
+    for d in found:
+        rule = RULES[d.code]
+        severity = severity_under(rule, profile) if d.severity is rule.severity else d.severity
+        out.append(d if severity is d.severity else replace(d, severity=severity))
+    return out
 
 
 def archive_only_message(path: str, kept: ArchiveOnly) -> str:
@@ -123,7 +154,7 @@ def _check_fields(skill: Skill, config: RegistryConfig, profile: str, file: str)
         yield from _check_metadata(fm.data["metadata"], fm, config, at)
     elif config.categories:
         yield at("SK305", "name", "`metadata.category` is missing")
-    yield from _check_yaml_form(skill, fm, profile, file)
+    yield from _check_yaml_form(skill, fm, file)
     yield from _check_profile_fields(fm, profile, at, shown)
 
 
@@ -189,15 +220,12 @@ def _check_optional(fm: Frontmatter, at: _At, shown: Callable[[str], str]) -> It
                      hint=_value_hint("allowed-tools", tools, fm.sources.get("allowed-tools")))
 
 
-def _check_yaml_form(skill: Skill, fm: Frontmatter, profile: str, file: str) -> Iterable[Diagnostic]:
-    # YAML the reference validator cannot read: an error where the open standard is the contract
-    strict_severity = Severity.ERROR if profile == "spec" else Severity.WARNING
+def _check_yaml_form(skill: Skill, fm: Frontmatter, file: str) -> Iterable[Diagnostic]:
+    """YAML the reference validator cannot read: an error where the open standard is the contract."""
     for what, line, column in fm.non_strict:
-        yield RULES["SK013"].at(file, line, f"the frontmatter uses {what}", column=column, skill=skill.name,
-                                severity=strict_severity)
+        yield RULES["SK013"].at(file, line, f"the frontmatter uses {what}", column=column, skill=skill.name)
     if fm.bom:
-        yield RULES["SK014"].at(file, 1, "SKILL.md starts with a UTF-8 byte-order mark", skill=skill.name,
-                                severity=strict_severity)
+        yield RULES["SK014"].at(file, 1, "SKILL.md starts with a UTF-8 byte-order mark", skill=skill.name)
 
 
 def _check_profile_fields(fm: Frontmatter, profile: str, at: _At, shown: Callable[[str], str]) -> Iterable[Diagnostic]:
@@ -214,8 +242,7 @@ def _check_profile_fields(fm: Frontmatter, profile: str, at: _At, shown: Callabl
             message = f"unknown field `{key}`"
             close = _closest_field(key.replace("_", "-").lower())
             hint = f"Did you mean `{close}`?" if close else "Put registry data under `metadata`."
-        severity = Severity.WARNING if profile == "lenient" else Severity.ERROR
-        yield at("SK120", key, message, hint=hint, severity=severity)
+        yield at("SK120", key, message, hint=hint)
     if profile != "spec":
         for key, (check, expected) in CLAUDE_FIELDS.items():
             if key in data and not check(data[key]):
@@ -257,8 +284,8 @@ def _check_metadata(meta: Any, fm: Frontmatter, config: RegistryConfig,
     elif category is None and config.categories:
         yield at("SK305", "metadata", "`metadata.category` is missing")
     tags = meta.get("tags")
-    if isinstance(tags, str):
-        items = [t.strip() for t in tags.split(",") if t.strip()]
+    if isinstance(tags, str) or isinstance(tags, list) and all(isinstance(t, str) for t in tags):
+        items = [t.strip() for t in (tags.split(",") if isinstance(tags, str) else tags) if t.strip()]
         if len(items) > config.limits.max_tags:
             yield at("SK302", "metadata.tags", f"{len(items)} tags; the limit is {config.limits.max_tags}")
         for tag in items:

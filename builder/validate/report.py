@@ -8,7 +8,8 @@ Each formatter writes as the findings arrive (``iter_*`` yield pieces of the out
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
@@ -16,8 +17,11 @@ from ..core.diagnostics import REGISTRY_POLICY, RULES, Diagnostic, Severity
 from ..core.model import Skill
 from ..core.terminal import visible
 from ..core.words import counted
+from .grouping import grouped
 
-JSON_VERSION = 1
+# 2: findings say whether the baseline holds them (`baselined`), the summary counts those apart, and the
+# profile `lenient` is named `agents`.
+JSON_VERSION = 2
 
 
 @dataclass
@@ -25,11 +29,15 @@ class Tally:
     """The counts a report closes with, kept as findings stream past."""
 
     skills: int = 0
-    errors: int = 0
-    warnings: int = 0
-    flagged: set[str] = field(default_factory=set)  # names of skills with findings
+    errors: int = 0  # not counting those the baseline holds
+    warnings: int = 0  # not counting those the baseline holds
+    baselined: int = 0  # findings the registry's baseline holds: known, they fail nothing
+    flagged: set[str] = field(default_factory=set)  # names of skills with findings the baseline does not hold
 
     def count(self, diagnostic: Diagnostic) -> None:
+        if diagnostic.baselined:
+            self.baselined += 1
+            return
         if diagnostic.severity is Severity.ERROR:
             self.errors += 1
         else:
@@ -42,7 +50,11 @@ class Tally:
 
     def summary(self) -> str:
         return (f"{counted(self.errors, 'error')}, {counted(self.warnings, 'warning')} in {len(self.flagged):,} of "
-                f"{counted(self.skills, 'skill')}")
+                f"{counted(self.skills, 'skill')}{self.held()}")
+
+    def held(self) -> str:
+        """What the closing line adds when the baseline held findings."""
+        return f"; {counted(self.baselined, 'known finding')} in the baseline" if self.baselined else ""
 
 
 @dataclass(frozen=True)
@@ -69,7 +81,7 @@ class ValidationReport:
         return sum(d.severity is Severity.WARNING for d in self.diagnostics)
 
     def failed(self, strict: bool = False) -> bool:
-        return self.errors > 0 or (strict and self.warnings > 0)
+        return self.tally.failed(strict)
 
     def invalid_names(self) -> frozenset[str]:
         return frozenset(d.skill for d in self.diagnostics if d.severity is Severity.ERROR and d.skill)
@@ -87,12 +99,69 @@ class Findings(Protocol):
     def tally(self) -> Tally: ...
 
 
+@dataclass(frozen=True)
+class ErrorsOnly:
+    """A finished report's errors, closing with all of its counts: what a build that published shows, its
+    warnings being in the summary's count and in ``validate``'s report."""
+
+    report: ValidationReport
+
+    def __iter__(self) -> Iterator[Diagnostic]:
+        return (d for d in self.report if d.severity is Severity.ERROR)
+
+    @property
+    def tally(self) -> Tally:
+        return self.report.tally
+
+
 def summary_line(tally: Tally) -> str:
     """The closing line people read: a clean run says so in words; any finding keeps the counts."""
     count = tally.skills
     if tally.errors or tally.warnings or count == 0:
         return tally.summary()
-    return "The skill is valid." if count == 1 else f"All {count:,} skills are valid."
+    valid = "The skill is valid" if count == 1 else f"All {count:,} skills are valid"
+    return f"{valid} ({counted(tally.baselined, 'known finding')} in the baseline)." if tally.baselined else \
+        valid + "."
+
+
+# A list of skills in a summary line names this many, then says how many more.
+NAMED = 5
+
+
+def named(names: Sequence[str], verbose: bool = False) -> str:
+    """``names`` for one line: all of them with ``verbose``, else the first few and how many more."""
+    if verbose or len(names) <= NAMED:
+        return ", ".join(names)
+    return f"{', '.join(names[:NAMED])} and {len(names) - NAMED:,} more (--verbose lists them)"
+
+
+def _by_rule(findings: Iterable[Diagnostic], skills: Collection[str], severity: Severity) -> str:
+    """How many of ``skills`` have findings of each rule at ``severity``, most first: `SK113 in 80, SK120 in 4`."""
+    seen = {(d.code, d.skill) for d in findings if d.severity is severity and d.skill in skills}
+    counts = Counter(code for code, _ in seen)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    shown = ", ".join(f"{code} in {count:,}" for code, count in ranked[:NAMED])
+    return shown + (f" and {counted(len(ranked) - NAMED, 'more rule')}" if len(ranked) > NAMED else "")
+
+
+def outcome_lines(report: ValidationReport, published: Sequence[str], left_out: Sequence[str],
+                  verbose: bool = False) -> list[str]:
+    """What a build's summary says before its closing line: the skills published with warnings and those left
+    out, one line each, with the rules why (how many skills each rule is found in)."""
+    lines = []
+    names = set(published)
+    warned = sorted({d.skill for d in report.diagnostics if d.severity is Severity.WARNING and d.skill in names})
+    if warned:
+        lines.append(f"Published with warnings: {counted(len(warned), 'skill')} of {len(published):,} "
+                     f"({_by_rule(report.diagnostics, set(warned), Severity.WARNING)})"
+                     + ("" if verbose else "; `skillreg validate` or --verbose shows them"))
+    if left_out:
+        known = {d.skill for d in report.diagnostics if d.baselined and d.severity is Severity.ERROR}
+        held = sum(name in known for name in left_out)
+        note = f"; {held:,} of them with errors the baseline holds" if held else ""
+        lines.append(f"Left out {counted(len(left_out), 'invalid skill')}: {named(left_out, verbose)} "
+                     f"(errors: {_by_rule(report.diagnostics, set(left_out), Severity.ERROR)}{note})")
+    return lines
 
 
 def origin(d: Diagnostic) -> str:
@@ -102,16 +171,18 @@ def origin(d: Diagnostic) -> str:
     return f" (registry policy `{rule.policy}`, registry.yaml)" if rule.source == REGISTRY_POLICY else ""
 
 
-def iter_text(findings: Findings) -> Iterator[str]:
-    for d in findings:
+def iter_text(findings: Findings, *, verbose: bool = False) -> Iterator[str]:
+    """One finding a line, each skill's findings of one rule once (``grouping``); every one with ``verbose``."""
+    for shown in grouped(findings, verbose=verbose):
+        d = shown.finding
         where = d.file + (f":{d.line}" if d.line else "") + (f":{d.column}" if d.line and d.column else "")
-        line = visible(f"{where}: {d.severity.value} {d.code} {d.message}{origin(d)}") + "\n"
+        line = visible(f"{where}: {d.severity.value} {d.code} {d.message}{origin(d)}{shown.note()}") + "\n"
         yield line + (f"    hint: {visible(d.hint)}\n" if d.hint else "")
     yield summary_line(findings.tally) + "\n"
 
 
-def format_text(report: Findings) -> str:
-    return "".join(iter_text(report))
+def format_text(report: Findings, *, verbose: bool = False) -> str:
+    return "".join(iter_text(report, verbose=verbose))
 
 
 def _dumps(value: Any, indent: str) -> str:
@@ -134,7 +205,8 @@ def iter_json(findings: Findings, profile: str, extra: dict[str, Any] | None = N
     yield '  "diagnostics": [],\n' if empty else "\n  ],\n"
     tally = findings.tally
     tail = {"profile": profile, "version": JSON_VERSION,
-            "summary": {"errors": tally.errors, "warnings": tally.warnings, "skills": tally.skills,
+            "summary": {"errors": tally.errors, "warnings": tally.warnings, "baselined": tally.baselined,
+                        "skills": tally.skills,
                         "skills_with_findings": len(tally.flagged)}}
     yield ",\n".join(f"  {json.dumps(key)}: {_dumps(tail[key], '  ')}" for key in sorted(tail)) + "\n}\n"
 
@@ -147,25 +219,28 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_line(d: Diagnostic) -> str:
-    """One workflow command (GitHub shows it as an annotation on the pull request)."""
+def github_line(d: Diagnostic, note: str = "") -> str:
+    """One workflow command (GitHub shows it as an annotation on the pull request); a finding the baseline
+    holds is a notice, which fails nothing."""
     props = [f"file={_escape_property(d.file)}"]
     if d.line:
         props.append(f"line={d.line}")
     if d.column:
         props.append(f"col={d.column}")
     props.append(f"title={_escape_property(d.code)}")
-    message = d.message + origin(d) + (f" ({d.hint})" if d.hint else "")
-    return f"::{d.severity.value} {','.join(props)}::{_escape_data(message)}\n"
+    message = d.message + origin(d) + note + (f" ({d.hint})" if d.hint else "")
+    level = "notice" if d.baselined else d.severity.value
+    return f"::{level} {','.join(props)}::{_escape_data(message)}\n"
 
 
-def iter_github(findings: Findings, rows: TextIO | None = None) -> Iterator[str]:
-    """The workflow commands; with ``rows`` (a temporary file), each finding's job-summary row is written there
-    on the way, to be appended to the summary once the closing counts are known."""
-    for d in findings:
+def iter_github(findings: Findings, rows: TextIO | None = None, *, verbose: bool = False) -> Iterator[str]:
+    """The workflow commands, grouped as the text is (``grouping``); with ``rows`` (a temporary file), each
+    shown finding's job-summary row is written there on the way, to be appended to the summary once the closing
+    counts are known."""
+    for shown in grouped(findings, verbose=verbose):
         if rows is not None:
-            rows.write(summary_row(d))
-        yield github_line(d)
+            rows.write(summary_row(shown.finding, shown.note()))
+        yield github_line(shown.finding, shown.note())
     yield summary_line(findings.tally) + "\n"
 
 
@@ -173,10 +248,10 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def summary_row(d: Diagnostic) -> str:
+def summary_row(d: Diagnostic, note: str = "") -> str:
     """One finding as a row of the job summary's table."""
     return (f"| {d.severity.value} | {d.code} | `{_cell(d.file)}` | {d.line or ''} | "
-            f"{_cell(d.message + origin(d))}{' — ' + _cell(d.hint) if d.hint else ''} |\n")
+            f"{_cell(d.message + origin(d) + note)}{' — ' + _cell(d.hint) if d.hint else ''} |\n")
 
 
 def summary_head(summary: str, has_rows: bool) -> str:

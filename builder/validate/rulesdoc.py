@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..core.diagnostics import RULES, Rule
+from ..core.diagnostics import AGENTS_WARNINGS, RULES, SAFETY_RULES, Rule, ratcheted, severity_under
 
 RULES_DOC_PATH = "docs/rules.md"
 
@@ -44,6 +44,12 @@ def _groups(rules: Iterable[Rule]) -> dict[str, list[Rule]]:
     return grouped
 
 
+def _baseline(rule: Rule) -> str:
+    if rule.code in SAFETY_RULES or rule.code in ("SK605", "SK606"):
+        return "never"
+    return "ratchet" if ratcheted(rule.code) else "held"
+
+
 def rules_text() -> str:
     """One line per rule: code, severity, title."""
     rules = sorted(RULES.values(), key=lambda r: r.code)
@@ -70,13 +76,26 @@ def rules_markdown() -> str:
         "registry.yaml switches it on under `policy:` (for example `policy: {semver: true}`); their findings "
         "end with (registry policy `semver`, registry.yaml).",
         "",
+        "The Severity column is the rule's severity under `spec` and `claude-code`; the `agents` column its "
+        "severity under `agents`, which publishes what Claude Code, Codex and Gemini CLI load and keeps each "
+        f"departure from the standard as a warning ({len(AGENTS_WARNINGS)} rules are warnings there). SK013 is "
+        "a warning outside `spec`, SK014 under `claude-code`.",
+        "",
+        "The Baseline column says what a registry's baseline of known findings (`skillreg baseline`) does with "
+        "a rule: `ratchet` rules (the open standard's, and Claude Code's field types) may be held, and a finding "
+        "of one that the baseline does not hold is an error under every profile; `held` rules may be held when "
+        "they are errors; `never` marks the safety rules, which no baseline holds "
+        f"({len(SAFETY_RULES)} of them).",
+        "",
     ]
     for prefix, rules in _groups(RULES.values()).items():
         out += [f"## {prefix}xx: {GROUPS.get(prefix, 'Other rules')}", "",
-                "| Code | Severity | Source | Rule | Fix |", "| --- | --- | --- | --- | --- |"]
+                "| Code | Severity | `agents` | Baseline | Source | Rule | Fix |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in rules:
             source = f"{r.source} (`{r.policy}`)" if r.policy else r.source
-            out.append(f"| {r.code} | {r.severity.value} | {source} | {_cell(r.title)} | {_cell(r.hint) or '-'} |")
+            out.append(f"| {r.code} | {r.severity.value} | {severity_under(r, 'agents').value} | {_baseline(r)} | "
+                       f"{source} | {_cell(r.title)} | {_cell(r.hint) or '-'} |")
         out.append("")
         if prefix in NOTES:
             out += [NOTES[prefix], ""]

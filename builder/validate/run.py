@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from ..core.config import PROFILES, RegistryConfig, merge_flags
 from ..core.diagnostics import RULES, Diagnostic
@@ -22,12 +23,22 @@ from .report import Tally, ValidationReport
 _SETTINGS: tuple[RegistryConfig, str, bool] | None = None
 
 
+class SkillJudge(Protocol):
+    """What judges each skill's findings once all of them are in (``baseline.BaselineCheck``), and adds its own
+    findings when the run ends."""
+
+    def apply(self, folder: str | Path, findings: Sequence[Diagnostic], *, whole: bool = True
+              ) -> list[Diagnostic]: ...
+
+    def closing(self) -> list[Diagnostic]: ...
+
+
 def _init_worker(config: RegistryConfig, profile: str, keep_skills: bool = False) -> None:
     global _SETTINGS
     _SETTINGS = (config, profile, keep_skills)
 
 
-_Checked = tuple[Skill | None, list[Diagnostic], NameKey]
+_Checked = tuple[Skill | None, list[Diagnostic], NameKey, str]
 
 
 def _check_folders(folders: list[str]) -> list[_Checked]:
@@ -38,7 +49,7 @@ def _check_folders(folders: list[str]) -> list[_Checked]:
     out: list[_Checked] = []
     for folder in folders:
         skill, found = validate_folder(Path(folder), config, profile)
-        out.append((replace(skill, files=()) if keep_skills else None, found, NameKey.of(skill)))
+        out.append((replace(skill, files=()) if keep_skills else None, found, NameKey.of(skill), folder))
     return out
 
 
@@ -83,12 +94,13 @@ class ValidationRun:
     compact key per skill, whatever the number of skills. ``tally`` is complete once iteration ends."""
 
     def __init__(self, paths: Sequence[Path], config: RegistryConfig, profile: str | None = None,
-                 jobs: int | None = None, *, keep_skills: bool = False) -> None:
+                 jobs: int | None = None, *, keep_skills: bool = False, baseline: SkillJudge | None = None
+                 ) -> None:
         config = merge_flags(config, profile=profile)
         self.profile = config.profile
         if self.profile not in PROFILES:
             raise UsageError(f"unknown profile {self.profile!r}; choose one of {', '.join(PROFILES)}")
-        self.config, self.jobs, self.keep_skills = config, jobs, keep_skills
+        self.config, self.jobs, self.keep_skills, self.baseline = config, jobs, keep_skills, baseline
         self.tally = Tally()
         self.skills: list[Skill] = []  # filled only with keep_skills
         self._early: list[Diagnostic] = []
@@ -122,12 +134,12 @@ class ValidationRun:
                                                   initargs=(self.config, self.profile, self.keep_skills), jobs=jobs)):
             if bounds is None:  # worked out while the workers check the chunks already sent, not before
                 bounds = _bounds(chunks)
-            for skill, found, key in checked:
+            for skill, found, key, folder in checked:
                 self.tally.skills += 1
                 if skill is not None:
                     self.skills.append(skill)
-                pending.extend(found)
-                pending.extend(names.add(key))
+                found.extend(names.add(key))
+                pending.extend(found if self.baseline is None else self.baseline.apply(folder, found))
             if not pending:
                 continue
             pending.sort(key=Diagnostic.sort_key)
@@ -137,7 +149,9 @@ class ValidationRun:
                 self.tally.count(d)
                 yield d
             del pending[:ready]
-        for d in sorted(pending, key=Diagnostic.sort_key):  # findings of no skill, when there is none
+        if self.baseline is not None:
+            pending.extend(self.baseline.closing())
+        for d in sorted(pending, key=Diagnostic.sort_key):  # findings of no skill (or the baseline's)
             self.tally.count(d)
             yield d
 

@@ -123,12 +123,14 @@ def test_the_registry_profile_is_the_default(registry: Path) -> None:
                           "skills/gamma/SKILL.md": skill_md("gamma", extra="homepage: x\n")})
     result = run("--format", "json")
     data = json.loads(result.stdout)
-    assert (result.exit_code, data["profile"], [d["severity"] for d in data["diagnostics"]]) == (0, "lenient", ["warning"])
+    # `lenient` is read as `agents`, the profile that replaced it
+    assert (result.exit_code, data["profile"], [d["severity"] for d in data["diagnostics"]]) == (0, "agents", ["warning"])
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--bogus"], "Error: No such option '--bogus'."),
-    (["--profile", "strict"], "Error: Invalid value for '--profile': 'strict' is not one of 'spec', 'claude-code', 'lenient'."),
+    (["--bogus"], "Error: No such option '--bogus'. Did you mean '--verbose'?"),
+    (["--profile", "strict"],
+     "Error: Invalid value for '--profile': 'strict' is not one of 'spec', 'claude-code', 'agents', 'lenient'."),
     (["--format", "xml"], "Error: Invalid value for '--format': 'xml' is not one of 'text', 'json', 'github'."),
 ])
 def test_usage_errors_from_click_exit_2(registry: Path, args: list[str], message: str) -> None:
@@ -180,17 +182,17 @@ def test_json_output(registry: Path) -> None:
     data = json.loads(result.stdout)
     jsonschema.validate(data, SCHEMA)
     assert data == {
-        "version": 1,
+        "version": 2,
         "profile": "spec",
-        "summary": {"errors": 1, "warnings": 1, "skills": 3, "skills_with_findings": 1},
+        "summary": {"errors": 1, "warnings": 1, "baselined": 0, "skills": 3, "skills_with_findings": 1},
         "diagnostics": [
             {"code": "SK301", "severity": "error", "file": "skills/gamma/SKILL.md", "line": 5, "column": 0,
              "message": "unknown category `dta`", "hint": "Did you mean `data`? Categories: data, testing.",
-             "skill": "gamma", "source": "registry policy"},
+             "skill": "gamma", "source": "registry policy", "baselined": False},
             {"code": "SK403", "severity": "warning", "file": "skills/gamma/SKILL.md", "line": 7, "column": 5,
              "message": "absolute user path `/home/ann`",
              "hint": "Refer to bundled files relative to the skill (`{baseDir}/scripts/x.py`).", "skill": "gamma",
-             "source": "registry"},
+             "source": "registry", "baselined": False},
         ],
     }
     assert result.stdout == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -210,12 +212,14 @@ def test_json_of_a_clean_run_and_of_a_path_without_skills(registry: Path) -> Non
 
 def test_the_schema_is_valid_and_strict() -> None:
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
-    good = {"version": 1, "profile": "spec", "diagnostics": [],
-            "summary": {"errors": 0, "warnings": 0, "skills": 0, "skills_with_findings": 0}}
+    good = {"version": 2, "profile": "spec", "diagnostics": [],
+            "summary": {"errors": 0, "warnings": 0, "baselined": 0, "skills": 0, "skills_with_findings": 0}}
     jsonschema.validate(good, SCHEMA)
     diag = {"code": "SK101", "severity": "error", "file": "f", "line": 0, "column": 0, "message": "m", "hint": "",
-            "skill": ""}
-    for bad in [{**good, "version": 2}, {**good, "extra": 1}, {**good, "profile": "strict"},
+            "skill": "", "source": "standard", "baselined": False}
+    jsonschema.validate({**good, "diagnostics": [diag]}, SCHEMA)
+    for bad in [{**good, "version": 1}, {**good, "extra": 1}, {**good, "profile": "strict"},
+                {**good, "profile": "lenient"}, {**good, "diagnostics": [{**diag, "baselined": "no"}]},
                 {**good, "diagnostics": [{**diag, "severity": "info"}]},
                 {**good, "diagnostics": [{**diag, "code": "E101"}]},
                 {**good, "diagnostics": [{**diag, "line": -1}]},

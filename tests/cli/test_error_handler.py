@@ -27,8 +27,9 @@ NO_DEPLOY = ("Error: file:///nonexistent/api/v1/index.json could not be read ([E
 # (command line, exit code, the last line of stderr); the registry's commands all read registry.yaml first.
 CASES = [(["--config", "bad.yaml", *args], 1, BAD_YAML) for args in (
     ["validate"], ["new", "foo"], ["build"], ["serve"], ["export", "foo"], ["import", "-"], ["prompt"],
-    ["marketplace"], ["trust", "init", "keys"])] + [
+    ["marketplace"], ["baseline"], ["trust", "init", "keys"])] + [
     (["new", "foo"], 2, NO_REGISTRY.format(command="new")),
+    (["baseline"], 2, NO_REGISTRY.format(command="baseline")),
     (["marketplace"], 2, NO_REGISTRY.format(command="marketplace")),
     (["check-deploy", "file:///nonexistent", "--commit", "abc", "--timeout", "0"], 1, NO_DEPLOY),
     (["upload", "s3://bkt/reg", "--out", "none"], 2, "Error: none: no such folder; run `skillreg build --out none` first\n"),

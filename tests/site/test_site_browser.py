@@ -413,7 +413,7 @@ def test_a_skill_with_pages_is_published_and_nothing_of_it_runs_on_the_site(
 
     root = active_registry(tmp_path / "registry")
     monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, ["build", "--out", "site"])
+    result = CliRunner().invoke(cli, ["build", "--out", "site", "--verbose"])
     assert result.exit_code == 0, result.output
     assert result.output.count("warning SK517") == len(KEPT)
     out = root / "site"

@@ -32,7 +32,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def validate(folder: Path, text: str) -> tuple[int, str]:
     write_tree(folder, {"demo/SKILL.md": text})
-    result = CliRunner().invoke(cli, ["validate", "demo"])
+    result = CliRunner().invoke(cli, ["validate", "--verbose", "demo"])  # every finding, repeats too
     return result.exit_code, result.output
 
 

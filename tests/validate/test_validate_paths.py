@@ -62,7 +62,7 @@ def test_the_same_skill_given_twice_is_checked_once(registry: RegistryConfig) ->
 @pytest.mark.parametrize(("path", "profile", "message"), [
     ("missing", None, "missing: no such file or folder"),
     ("skills/README.md", None, "skills/README.md: not a folder"),
-    ("skills", "strict", "unknown profile 'strict'; choose one of spec, claude-code, lenient"),
+    ("skills", "strict", "unknown profile 'strict'; choose one of spec, claude-code, agents"),
 ])
 def test_usage_errors(registry: RegistryConfig, path: str, profile: str | None, message: str) -> None:
     with pytest.raises(UsageError) as info:

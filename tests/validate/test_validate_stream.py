@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from helpers import REPO, write_tree
 
 from builder.cli.app import cli
-from builder.core.config import RegistryConfig, load_config
+from builder.core.config import RegistryConfig, load_config, profile_named
 from builder.core.diagnostics import RULES, Diagnostic
 from builder.core.loader import display_path, find_skill_folders
 from builder.validate.names import check_registry
@@ -51,8 +51,8 @@ def reference(paths: list[Path], config: RegistryConfig, profile: str) -> tuple[
 
 def reference_json(diagnostics: list[Diagnostic], skills: int, profile: str) -> str:
     errors = sum(d.severity.value == "error" for d in diagnostics)
-    document = {"version": 1, "profile": profile,
-                "summary": {"errors": errors, "warnings": len(diagnostics) - errors, "skills": skills,
+    document = {"version": 2, "profile": profile_named(profile),
+                "summary": {"errors": errors, "warnings": len(diagnostics) - errors, "baselined": 0, "skills": skills,
                             "skills_with_findings": len({d.skill for d in diagnostics if d.skill})},
                 "diagnostics": [d.to_dict() for d in diagnostics]}
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -85,11 +85,11 @@ def test_every_fixture_streams_the_same_bytes_as_sorting_everything(case: str,
     out = run_cli(config_path, "--format", "json", "--profile", profile, *paths)
     assert out == reference_json(diagnostics, skills, profile)
     last = json.loads(out)["summary"]
-    text = run_cli(config_path, "--profile", profile, *paths)
+    text = run_cli(config_path, "--profile", profile, "--verbose", *paths)  # every finding, none grouped
     if diagnostics:
         assert text == reference_text(diagnostics, text.splitlines()[-1])
         assert text.splitlines()[-1].startswith(f"{last['errors']} error")
-    github = run_cli(config_path, "--format", "github", "--profile", profile, *paths)
+    github = run_cli(config_path, "--format", "github", "--profile", profile, "--verbose", *paths)
     assert github.count("\n::") + github.startswith("::") == len(diagnostics)
 
 
