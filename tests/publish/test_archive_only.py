@@ -44,7 +44,7 @@ def test_a_skill_with_pages_is_published_and_its_pages_are_in_its_archives_only(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = active_registry(tmp_path / "registry")
     monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, ["build", "--no-site", "--out", str(tmp_path / "site")])
+    result = CliRunner().invoke(cli, ["build", "--no-site", "--verbose", "--out", str(tmp_path / "site")])
     assert result.exit_code == 0, result.output
     assert result.output.count("warning SK517") == len(KEPT)
     out = tmp_path / "site"
