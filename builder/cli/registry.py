@@ -43,7 +43,8 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
              changed_since: str | None) -> None:
     """Check skill folders and report every problem with its file, line and rule code.
 
-    PATHS are skill folders or folders of skills (default: the registry's skills/).
+    PATHS are skill folders or folders of skills (default: every skill the registry holds, found where
+    registry.yaml's `skills` says or, without it, where agents look).
     Exit 0 when clean, 1 on errors (or warnings with --strict), 2 on usage errors.
     """
     from ..validate.report import Findings, iter_github, iter_json, iter_text, summary_head, summary_line
@@ -60,11 +61,16 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
         changes = validate_changes(config, changed_since)
         findings = changes.report
     else:  # streamed: findings are written while later skills are still being checked
-        if not paths and config.path is None and not config.skills_path.exists():
-            raise UsageError(f"no {CONFIG_NAME} in {Path.cwd()} or a parent folder, and no {config.skills_dir}/ "
-                             f"folder here; name the skill folders to check (`skillreg validate PATH ...`), or run it "
-                             f"in a registry's checkout or with --config FILE")
-        findings = ValidationRun(list(paths) or [config.skills_path], config)
+        from ..core.discovery import NoSkillFound
+
+        try:
+            findings = ValidationRun(list(paths), config)
+        except NoSkillFound as exc:
+            if config.path is not None:
+                raise
+            raise UsageError(f"no {CONFIG_NAME} in {Path.cwd()} or a parent folder, and no skill here (looked in "
+                             f"{exc.discovery.where()}); name the skill folders to check (`skillreg validate PATH "
+                             f"...`), or run it in a registry's checkout or with --config FILE") from None
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None
     # The job summary's table waits in a temporary file until the closing counts that head it are known.
     with tempfile.TemporaryFile("w+", encoding="utf-8") if summary_file else contextlib.nullcontext() as rows:

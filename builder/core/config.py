@@ -262,7 +262,7 @@ def _location(raw: Any, key: str, text: str, path: Path, *, glob: bool) -> str:
         why = "is empty"
     elif written.startswith("/") or _DRIVE.match(written):
         why = "is an absolute path"
-    elif posixpath.normpath(written).split("/")[0] == ".." or ".." in written.split("/"):
+    elif posixpath.normpath(written).split("/")[0] == "..":
         why = "climbs out of the repository with `..`"
     elif not glob and _GLOB.search(written):
         why = "is a pattern; `skills_dir` names one folder (list patterns under `skills`)"

@@ -192,10 +192,13 @@ _RULES = [
          "Bundle fewer, larger files (an archive under assets/, say); clients and the MCP Skills extension take at "
          "most 512 files per skill."),
     # SK6xx: across the registry
-    Rule("SK601", E, "Two skills have the same name", ""),
+    Rule("SK601", W, "Two skills have the same name; each publishes under its own slug",
+         "Agents that load both see one name twice: rename one of them."),
     Rule("SK602", E, "Two skill names are equal after Unicode normalisation and case folding", ""),
     Rule("SK603", E, "The name is reserved for the registry's own pages", "Pick another name."),
     Rule("SK604", W, "No skills found", "A skill is a folder holding SKILL.md."),
+    Rule("SK605", W, "A linked skill folder leads outside the repository; it is left out",
+         "Replace the link with the folder itself, or remove it."),
 ]
 
 # Rules that are not the open standard's, by code or code prefix; the rest are.

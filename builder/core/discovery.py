@@ -27,7 +27,9 @@ from pathlib import Path
 import yaml
 
 from .config import RegistryConfig
+from .diagnostics import RULES, Diagnostic
 from .errors import UsageError
+from .loader import display_path, refuse_linked_folders
 
 SKILL_FILES = ("SKILL.md", "skill.md")
 # Never searched: version control, dependencies and caches (the loader's junk folders).
@@ -36,6 +38,7 @@ SKIPPED = frozenset({"__pycache__", "node_modules", ".git", ".svn", ".hg", ".myp
 SITE_MARK = ".nojekyll"  # a folder holding it is a built site: its copies of SKILL.md files are no skills
 MAX_DEPTH = 6  # folders below a location (or below the repository, for the search of last resort) looked into
 ROOT_SKILLS = "skills"
+_GLOB_CHARS = frozenset("*?[")
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class Refusal:
 
     path: str  # repository-relative, as written in the repository
     reason: str
+    folder: Path | None = None  # the link itself
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
@@ -92,11 +96,18 @@ class Discovery:
         """Itself, when it found a skill; else a UsageError that says where it looked (and what it refused)."""
         if self.skills:
             return self
-        refused = f"; refused {'; '.join(map(str, self.refused))}" if self.refused else ""
-        how = ("the locations `skills` names in registry.yaml" if self.configured else
-               "the folders agents read")
-        raise UsageError(f"no skill found in {self.root}: a skill is a folder holding SKILL.md; looked in {how}: "
-                         f"{self.where()}{refused}")
+        raise NoSkillFound(self)
+
+
+class NoSkillFound(UsageError):
+    """Discovery found no skill; the message says where it looked and what it refused."""
+
+    def __init__(self, found: Discovery) -> None:
+        self.discovery = found
+        refused = f"; refused {'; '.join(map(str, found.refused))}" if found.refused else ""
+        how = "the locations `skills` names in registry.yaml" if found.configured else "the folders agents read"
+        super().__init__(f"no skill found in {found.root}: a skill is a folder holding SKILL.md; looked in {how}: "
+                         f"{found.where()}{refused}")
 
 
 # ------------------------------------------------------------------------------------------- the search itself
@@ -133,14 +144,14 @@ class _Walk:
                 target = real
             rel = self.rel(link)
             self.refused.setdefault(rel, Refusal(rel, f"a symbolic link to {target!r}, outside the repository; "
-                                                      "links are never followed out of it"))
+                                                      "links are never followed out of it", Path(link)))
             return None
         return real if os.path.isdir(real) else None
 
-    def search(self, folder: str, depth: int, *, strict: bool) -> bool:
+    def search(self, folder: str, depth: int, *, strict: bool, hidden: bool = False) -> bool:
         """Find the skills in ``folder`` and below. ``strict`` (a location's own folder): a visible sub-folder
         that holds files but no skill is a skill missing its SKILL.md, which the loader reports. Returns whether
-        ``folder`` holds anything: a file or a skill."""
+        ``folder`` holds anything: a file or a skill. ``hidden``: ``folder`` is a dot folder, never a skill."""
         if folder in self.entered or folder in self.excluded:
             return False
         self.entered.add(folder)
@@ -149,7 +160,7 @@ class _Walk:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError:
             return False
-        if any(e.name in SKILL_FILES for e in entries):
+        if not hidden and any(e.name in SKILL_FILES for e in entries):
             self.add(folder)
             return True
         if folder != self.root and _is_site({e.name for e in entries}):
@@ -162,22 +173,23 @@ class _Walk:
             except OSError:
                 continue
             if not is_dir:
-                holds = True
+                holds = holds or not entry.name.startswith((".", "_"))
                 continue
             if entry.name in SKIPPED or entry.name.startswith("_") or depth >= MAX_DEPTH:
                 continue
             sub = self.follow(entry.path) if is_link else entry.path
             if sub is None:
                 continue
-            if sub in self.found or os.path.lexists(os.path.join(sub, SKILL_FILES[0])):
+            hidden = entry.name.startswith(".")  # a dot folder is searched (skills/.curated), never a skill
+            if not hidden and (sub in self.found or os.path.lexists(os.path.join(sub, SKILL_FILES[0]))):
                 self.add(sub)  # one ``lstat`` for a skill folder: the loader lists it
                 holds = True
                 continue
             before = len(self.found)
-            below = self.search(sub, depth + 1, strict=False)
+            below = self.search(sub, depth + 1, strict=False, hidden=hidden)
             if len(self.found) > before:
                 holds = True
-            elif below and strict and not entry.name.startswith("."):
+            elif below and strict and not hidden:
                 self.add(sub)  # files but no SKILL.md: reported as a skill without one, as it always was
                 holds = True
         return holds
@@ -263,6 +275,8 @@ def discover(root: Path, locations: Sequence[str] | None = None, *, exclude: Seq
     walk = _Walk(real_root, excluded=frozenset(os.path.realpath(p) for p in exclude))
     if locations is not None:
         for pattern in locations:
+            if not _GLOB_CHARS.intersection(pattern):  # a folder registry.yaml names is never reached by a link
+                refuse_linked_folders(Path(root, *pattern.strip("/").split("/")))
             for folder in _matches(real_root, pattern):
                 walk.location(folder, strict=True)
         return walk.result([_shown(p) for p in locations], configured=True)
@@ -274,6 +288,8 @@ def discover_paths(paths: Sequence[Path], root: Path) -> Discovery:
     folder holding files but no SKILL.md and no skill below is a skill missing its SKILL.md."""
     walk = _Walk(os.path.realpath(root))
     for path in paths:
+        is_skill = any(os.path.isfile(os.path.join(path, name)) for name in SKILL_FILES)
+        refuse_linked_folders(path if not is_skill else path.parent)
         folder = os.path.abspath(path)
         if os.path.islink(folder):
             real = walk.follow(folder)
@@ -324,7 +340,7 @@ def _matches(root: str, pattern: str) -> list[str]:
     """The folders ``pattern`` (a folder or a glob, relative to ``root``) names, sorted; none inside a skipped
     folder or a built site. A link is kept as found: ``location`` follows it or refuses it."""
     written = pattern.strip("/")
-    if not any(c in written for c in "*?["):
+    if not _GLOB_CHARS.intersection(written):
         return [os.path.join(root, *written.split("/"))] if written not in ("", ".") else [root]
     found = []
     sites: dict[str, bool] = {}
@@ -353,3 +369,9 @@ def _shown(pattern: str) -> str:
 def registry_skills(config: RegistryConfig, *, exclude: Sequence[Path] = ()) -> Discovery:
     """``discover`` over a registry: the locations its registry.yaml names, else where agents look."""
     return discover(config.root, config.locations, exclude=exclude)
+
+
+def refusal_finding(refusal: Refusal) -> Diagnostic:
+    """A refused folder as the one finding validation and the build show for it (SK605)."""
+    shown = display_path(refusal.folder) if refusal.folder is not None else refusal.path
+    return RULES["SK605"].at(shown, 0, f"{refusal.reason}; left out")

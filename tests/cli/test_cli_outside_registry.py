@@ -80,9 +80,11 @@ def test_validating_named_folders_works_outside_a_registry(elsewhere: Path) -> N
 def test_validate_without_paths_outside_a_registry_says_what_to_name(elsewhere: Path) -> None:
     result = CliRunner().invoke(cli, ["validate"])
     assert (result.exit_code, result.stderr) == (2, (
-        f"Error: no registry.yaml in {elsewhere} or a parent folder, and no skills/ folder here; name the skill "
-        "folders to check (`skillreg validate PATH ...`), or run it in a registry's checkout or with "
-        "--config FILE\n"))
+        f"Error: no registry.yaml in {elsewhere} or a parent folder, and no skill here (looked in skills/, "
+        ".agents/skills/, .claude/skills/, .cursor/skills/, .gemini/skills/, .github/skills/, .opencode/skills/, "
+        "plugins/*/skills/, */skills/, skill folders at the top, every folder 6 levels down (never .git or "
+        "node_modules)); name the skill folders to check (`skillreg validate PATH ...`), or run it in a "
+        "registry's checkout or with --config FILE\n"))
 
 
 def test_validate_without_paths_checks_a_skills_folder_here_as_before(elsewhere: Path) -> None:

@@ -84,7 +84,8 @@ def test_only_changed_skills_are_checked_fully_but_names_are_checked_against_all
         ("SK106", "skills/zz-copy/SKILL.md", 2),
         ("SK601", "skills/zz-copy/SKILL.md", 2),
     ]
-    assert result.report.diagnostics[1].message == "skill name `csv-profiler` is also used by skills/csv-profiler"
+    assert result.report.diagnostics[1].message == ("skill name `csv-profiler` is also used by skills/csv-profiler; "
+                                                    "each publishes under its own slug")
 
     registry = repo / "registry.yaml"  # a registry.yaml change can invalidate any skill: all are checked
     registry.write_text(registry.read_text() + "\n# touched\n")
