@@ -80,6 +80,9 @@ class Discovery:
     searched: tuple[str, ...]  # where it looked, as people read it: "skills/", "plugins/*/skills/", ...
     refused: tuple[Refusal, ...] = ()
     configured: bool = False  # the locations came from registry.yaml (`skills:` or `skills_dir:`)
+    # Where skills of this layout live, as folders or glob patterns relative to ``root``: what git history is read
+    # below, so a skill deleted from one of them still publishes its versions.
+    scope: tuple[str, ...] = ()
 
     @property
     def folders(self) -> list[Path]:
@@ -204,7 +207,7 @@ class _Walk:
         if os.path.isdir(folder):
             self.search(folder, 0, strict=strict)
 
-    def result(self, searched: Sequence[str], configured: bool) -> Discovery:
+    def result(self, searched: Sequence[str], configured: bool, scope: Sequence[str] = ()) -> Discovery:
         """The skills found, each once, none inside another's folder (a link may lead into one). Each folder's
         ``Path`` and group are made once per parent folder: a child of a ``Path`` costs half of one parsed."""
         skills: list[FoundSkill] = []
@@ -227,7 +230,7 @@ class _Walk:
             skills.append(FoundSkill(base / name, prefix + name, group))
         skills.sort(key=lambda s: s.path)
         refused = tuple(sorted(self.refused.values(), key=lambda r: r.path))
-        return Discovery(Path(self.root), tuple(skills), tuple(searched), refused, configured)
+        return Discovery(Path(self.root), tuple(skills), tuple(searched), refused, configured, tuple(scope))
 
 
 def _is_site(names: set[str]) -> bool:
@@ -279,7 +282,7 @@ def discover(root: Path, locations: Sequence[str] | None = None, *, exclude: Seq
                 refuse_linked_folders(Path(root, *pattern.strip("/").split("/")))
             for folder in _matches(real_root, pattern):
                 walk.location(folder, strict=True)
-        return walk.result([_shown(p) for p in locations], configured=True)
+        return walk.result([_shown(p) for p in locations], configured=True, scope=locations)
     return _discover_usual(walk)
 
 
@@ -299,7 +302,8 @@ def discover_paths(paths: Sequence[Path], root: Path) -> Discovery:
         before = len(walk.found)
         if walk.search(folder, 0, strict=True) and len(walk.found) == before:
             walk.add(folder)
-    return walk.result([_shown(walk.rel(os.path.abspath(p))) for p in paths], configured=True)
+    shown = [walk.rel(os.path.abspath(p)) for p in paths]
+    return walk.result([_shown(p) for p in shown], configured=True, scope=shown)
 
 
 def _discover_usual(walk: _Walk) -> Discovery:
@@ -318,14 +322,18 @@ def _discover_usual(walk: _Walk) -> Discovery:
         if entry.is_dir(follow_symlinks=False) and entry.name not in SKIPPED and not entry.name.startswith("_") \
                 and any(os.path.lexists(os.path.join(entry.path, name)) for name in SKILL_FILES):
             walk.add(entry.path)
+    scope = [ROOT_SKILLS, *agent_folders(), "plugins/*/skills", "*/skills"]
+    scope += [walk.rel(folder) for folder in walk.found if os.path.dirname(folder) == root]
     if not walk.found:
         if any(os.path.lexists(os.path.join(root, name)) for name in SKILL_FILES):
             walk.add(root)
             searched.append("the top folder")
+            scope = ["."]
         else:
             walk.search(root, 0, strict=False)
             searched.append(f"every folder {MAX_DEPTH} levels down (never .git or node_modules)")
-    return walk.result(searched, configured=False)
+            scope = sorted({walk.rel(os.path.dirname(folder)) for folder in walk.found})
+    return walk.result(searched, configured=False, scope=scope)
 
 
 def _listing(folder: str) -> list[os.DirEntry[str]]:

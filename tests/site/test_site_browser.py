@@ -365,7 +365,7 @@ def test_a_skill_with_scripted_files_is_refused_and_nothing_of_it_runs(
 
     kept = CliRunner().invoke(cli, ["build", "--out", "site", "--keep-going"])
     assert kept.exit_code == 0, kept.output
-    assert "Left out 1 invalid skill: active-content" in kept.output
+    assert "Left out 1 invalid skill: skills/active-content" in kept.output
     with serve(tmp_path / "site") as url:
         for path, click in SCRIPTED.items():
             for published in (f"api/v1/skills/active-content/files/{path}", f".well-known/skills/active-content/{path}"):

@@ -305,7 +305,7 @@ def test_unsafe_names_stop_the_build_and_are_not_published(registry: RegistryCon
     assert [line.split()[2] for line in result.output.splitlines() if " error " in line] == ["SK514", "SK515"]
     assert not Path("site").exists()
     result = CliRunner().invoke(cli, ["build", "--out", "site", "--no-site", "--keep-going"])
-    assert result.exit_code == 0 and "Left out 1 invalid skill: demo" in result.output
+    assert result.exit_code == 0 and "Left out 1 invalid skill: skills/demo" in result.output
     assert not list(Path("site").rglob("*evil*")) and not list(Path("site").rglob("caf*"))
 
 
