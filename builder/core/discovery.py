@@ -110,7 +110,7 @@ class NoSkillFound(UsageError):
         refused = f"; refused {'; '.join(map(str, found.refused))}" if found.refused else ""
         how = "the locations `skills` names in registry.yaml" if found.configured else "the folders agents read"
         super().__init__(f"no skill found in {found.root}: a skill is a folder holding SKILL.md; looked in {how}: "
-                         f"{found.where()}{refused}")
+                         f"{found.where()}{refused}; create one with `skillreg new NAME`")
 
 
 # ------------------------------------------------------------------------------------------- the search itself
@@ -383,3 +383,41 @@ def refusal_finding(refusal: Refusal) -> Diagnostic:
     """A refused folder as the one finding validation and the build show for it (SK605)."""
     shown = display_path(refusal.folder) if refusal.folder is not None else refusal.path
     return RULES["SK605"].at(shown, 0, f"{refusal.reason}; left out")
+
+
+def skills_home(config: RegistryConfig) -> Path:
+    """Where ``skillreg new`` and ``import`` create a skill: the first folder registry.yaml names; without one,
+    ``skills/`` when it exists or no skill is found, else the folder that holds the most skills found (the first
+    by path of those holding as many)."""
+    if config.locations is not None:
+        return config.root / config.skills_dir
+    if (config.root / ROOT_SKILLS).is_dir():
+        return config.root / ROOT_SKILLS
+    counts: dict[Path, int] = {}
+    for found in registry_skills(config).skills:
+        if found.path != ".":
+            counts[found.folder.parent] = counts.get(found.folder.parent, 0) + 1
+    if not counts:
+        return config.root / ROOT_SKILLS
+    return min(counts, key=lambda folder: (-counts[folder], str(folder)))
+
+
+def pathspecs(base: str, scope: Sequence[str]) -> list[str]:
+    """git pathspecs (relative to the repository's top) of the places ``scope`` names below ``base`` (the whole
+    of ``base`` when it names none)."""
+    specs = []
+    for place in scope or (".",):
+        written = place.strip("/")
+        full = f"{base}/{written}" if base and written not in ("", ".") else (base or written)
+        if any(c in written for c in "*?["):
+            specs.append(f":(glob){full}/**")
+        else:
+            specs.append(f"{full}/" if full not in ("", ".") else ".")
+    return sorted(set(specs))
+
+
+def is_skill_folder(path: str) -> bool:
+    """Whether a folder holding SKILL.md at ``path`` (relative to the repository) is a skill folder, as discovery
+    decides it: no dot folder, nothing below a ``_`` folder or a skipped one."""
+    parts = path.split("/")
+    return not parts[-1].startswith(".") and not any(p in SKIPPED or p.startswith("_") for p in parts)

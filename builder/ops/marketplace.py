@@ -16,9 +16,10 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..core.config import RegistryConfig
+from ..core.discovery import registry_skills
 from ..core.errors import ConfigError
 from ..core.fs import write_atomic
-from ..core.loader import find_skill_folders, load_skill
+from ..core.loader import load_skill
 
 MARKETPLACE_PATH = ".claude-plugin/marketplace.json"
 UNCATEGORIZED = "uncategorized"
@@ -52,16 +53,18 @@ def marketplace_path(config: RegistryConfig) -> Path:
 
 
 def marketplace_document(config: RegistryConfig) -> dict[str, Any]:
-    """One plugin per category that holds skills, each listing ``./<skills_dir>/<name>`` sorted by name."""
+    """One plugin per category that holds skills, each listing ``./<path>`` of its skills (their folders in the
+    repository, as discovery finds them), sorted."""
     by_category: dict[str, list[str]] = {}
     slugs = set(config.category_slugs)
-    folders = find_skill_folders(config.skills_path) if config.skills_path.is_dir() else []
-    for folder in folders:
-        skill = load_skill(folder, config).skill
+    for found in registry_skills(config).skills:
+        if found.path == ".":
+            continue  # a repository that is one skill is no marketplace of skills
+        skill = load_skill(found.folder, config).skill
         if skill.file(skill.skill_md) is None:  # nothing Claude Code could load
             continue
         category = skill.category if skill.category in slugs else UNCATEGORIZED
-        by_category.setdefault(category, []).append(f"./{config.skills_dir.strip('/')}/{skill.name}")
+        by_category.setdefault(category, []).append(f"./{found.path}")
     descriptions = {c.slug: c.description or c.title for c in config.categories}
     descriptions.setdefault(UNCATEGORIZED, "Skills that name no category of this registry.")
     plugins = [

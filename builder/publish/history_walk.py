@@ -26,12 +26,12 @@ from functools import cached_property
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-from ..core.discovery import SKILL_FILES, SKIPPED
+from ..core.discovery import SKILL_FILES, is_skill_folder, pathspecs
 from ..core.errors import BuildError
 from ..core.fs import write_atomic
 from ..core.git import git_output, log_format, read_log
 from .git_objects import Entry
-from .provenance import iso_time, pathspecs
+from .provenance import iso_time
 
 _EMPTY_OID = "0" * 40
 WALK_FORMAT = 2
@@ -125,13 +125,6 @@ class GitHistory:
         line = self.lines.get(path)
         own = line.split(b" ", 1)[0].decode("ascii") if line is not None else ""
         return hashlib.sha1(f"{self.kind}\n{own}".encode()).hexdigest()
-
-
-def is_skill_folder(path: str) -> bool:
-    """Whether a folder holding SKILL.md at ``path`` (relative to the repository) is a skill folder, as discovery
-    decides it: no dot folder, nothing below a ``_`` folder or a skipped one."""
-    parts = path.split("/")
-    return not parts[-1].startswith(".") and not any(p in SKIPPED or p.startswith("_") for p in parts)
 
 
 @dataclass

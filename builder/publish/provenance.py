@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..core.discovery import pathspecs
 from ..core.fs import write_atomic
 from ..core.git import git_output, git_text, log_format, read_log, run_git
 
@@ -214,17 +215,3 @@ class _Direct:
             path = path[len(self.base):]
         name, sep, _ = path.partition("/")
         return name if sep else None
-
-
-def pathspecs(base: str, scope: Sequence[str]) -> list[str]:
-    """git pathspecs (relative to the repository's top) of the places ``scope`` names below ``base`` (the whole
-    of ``base`` when it names none)."""
-    specs = []
-    for place in scope or (".",):
-        written = place.strip("/")
-        full = f"{base}/{written}" if base and written not in ("", ".") else (base or written)
-        if any(c in written for c in "*?["):
-            specs.append(f":(glob){full}/**")
-        else:
-            specs.append(f"{full}/" if full not in ("", ".") else ".")
-    return sorted(set(specs))

@@ -99,6 +99,13 @@ def test_building_a_registry_without_its_skills_folder_says_how_to_start_one(tmp
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["build"])
     assert (result.exit_code, result.stderr) == (2, (
+        f"Error: no skill found in {tmp_path.resolve()}: a skill is a folder holding SKILL.md; looked in the folders "
+        "agents read: skills/, .agents/skills/, .claude/skills/, .cursor/skills/, .gemini/skills/, .github/skills/, "
+        ".opencode/skills/, plugins/*/skills/, */skills/, skill folders at the top, every folder 6 levels down "
+        "(never .git or node_modules); create one with `skillreg new NAME`\n"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["registry.yaml"]
+    write_tree(tmp_path, {"registry.yaml": "title: T\nskills_dir: skills\n"})
+    result = CliRunner().invoke(cli, ["build"])
+    assert (result.exit_code, result.stderr) == (2, (
         "Error: skills: no such folder, so there is no skill to build (the registry's skills go there, "
         "`skills_dir` in registry.yaml); create the first with `skillreg new NAME`\n"))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["registry.yaml"]

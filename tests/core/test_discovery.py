@@ -152,7 +152,7 @@ def test_configured_globs_name_the_folders_to_search(tmp_path: Path) -> None:
         ("plugins/docs/skills/pdf", "plugins/docs"), ("plugins/ops/skills/deploy", "plugins/ops"),
         ("preview/beta", "preview")]
     assert found.configured and found.searched == ("plugins/*/skills/", "preview/")
-    with pytest.raises(UsageError, match=r"looked in the locations `skills` names in registry.yaml: nowhere/$"):
+    with pytest.raises(UsageError, match=r"looked in the locations `skills` names in registry.yaml: nowhere/; create one with `skillreg new NAME`$"):
         discover(tmp_path, ["nowhere"]).require()
 
 
