@@ -196,3 +196,17 @@ def test_a_skill_deleted_from_a_plugin_keeps_its_versions(tmp_path: Path) -> Non
     result = run_build(repo, tmp_path / "site")
     assert result.published == ("pdf",) and result.retired == ("docx",)
     assert [v["version"] for v in versions(tmp_path / "site", "docx")["versions"]] == ["1.0.0"]
+
+
+def test_a_skill_moved_and_changed_in_one_commit_is_a_new_skill_and_the_old_slug_stays_with_the_old(
+        tmp_path: Path) -> None:
+    repo = repository(tmp_path / "repo", {"skills/pdf": "pdf"})
+    (repo / "plugins/docs/skills").mkdir(parents=True)
+    shutil.move(repo / "skills/pdf", repo / "plugins/docs/skills/pdf")
+    (repo / "plugins/docs/skills/pdf/SKILL.md").write_text(skill_md("pdf", "2.0.0"))
+    commit(repo, "moved and changed", "2026-01-02T00:00:00Z")
+    out = tmp_path / "site"
+    result = run_build(repo, out)
+    assert result.published == ("docs-pdf",) and result.retired == ("pdf",)
+    assert [v["version"] for v in versions(out, "pdf")["versions"]] == ["1.0.0"]
+    assert [v["version"] for v in versions(out, "docs-pdf")["versions"]] == ["2.0.0"]
