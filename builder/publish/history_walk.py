@@ -89,6 +89,12 @@ def _quoted(path: str) -> str:
     return quote(path, safe="/", errors="surrogateescape")
 
 
+def _live(line: bytes) -> bytes:
+    """The ``live`` word of a saved line, found without copying the JSON after it."""
+    second = line.index(b" ", line.index(b" ") + 1)
+    return line[second + 1:second + 2]
+
+
 def _line_path(line: bytes) -> str:
     return unquote(line.split(b" ", 2)[1].decode("ascii"), errors="surrogateescape")
 
@@ -114,7 +120,7 @@ class GitHistory:
 
     def gone(self) -> tuple[str, ...]:
         """The skill folders the history knows that HEAD no longer holds."""
-        return tuple(sorted(path for path, line in self.lines.items() if line.split(b" ", 3)[2] == b"0"))
+        return tuple(sorted(path for path, line in self.lines.items() if _live(line) == b"0"))
 
     def of(self, path: str) -> tuple[Snapshot, ...]:
         line = self.lines.get(path)
