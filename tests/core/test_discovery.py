@@ -227,3 +227,12 @@ def test_bad_locations_are_refused_with_one_line(tmp_path: Path, text: str, mess
     with pytest.raises(ConfigError) as caught:
         load_config(config_file)
     assert str(caught.value).startswith(f"{config_file}:{message.partition(':')[2]}")
+
+
+def test_locations_give_a_short_skills_list_that_finds_the_skills_again(tmp_path: Path) -> None:
+    for path in ["plugins/docs/skills/pdf", "plugins/ops/skills/deploy", "skills/.curated/x", "skills/y",
+                 "engineering/skills/review", "toplevel", ".claude/skills/local"]:
+        skill(tmp_path, path)
+    found = discover(tmp_path)
+    assert found.locations() == [".claude/skills", "engineering/skills", "plugins/*/skills", "skills", "toplevel"]
+    assert [s.path for s in discover(tmp_path, found.locations()).skills] == [s.path for s in found.skills]
