@@ -17,9 +17,8 @@ from __future__ import annotations
 import posixpath
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from itertools import islice
 
 from .model import MAX_NAME, SLUG
 
@@ -69,16 +68,11 @@ class SlugClaim:
     base: str  # ``base_slug`` of its name
 
 
-def candidates(claim: SlugClaim) -> Iterable[str]:
-    """The slugs a claim takes, in order, until one is free."""
-    yield claim.base
+def fallback(claim: SlugClaim) -> str | None:
+    """The slug a claim takes when its base is taken: its group's name joined to it (``docs-pdf``), unless it has
+    no group or its base already starts with that name."""
     group = group_slug(claim.group)
-    if group and not claim.base.startswith(group + "-"):
-        yield _joined(group, claim.base)
-    n = 2
-    while True:
-        yield _joined(claim.base, str(n))
-        n += 1
+    return _joined(group, claim.base) if group and not claim.base.startswith(group + "-") else None
 
 
 def _joined(first: str, second: str) -> str:
@@ -87,36 +81,51 @@ def _joined(first: str, second: str) -> str:
     return f"{first[:room].rstrip('-')}-{second}"
 
 
-def assign_slugs(claims: Iterable[SlugClaim], since: Callable[[SlugClaim], int]) -> dict[str, str]:
-    """Each claim's path -> its slug, every slug once. A claim no other contends with takes its base. The others
-    (those asking for one base, and those whose base one of their fallbacks would take) are served oldest first,
-    ties by path: ``since(claim)`` is the position on the built branch from which the claim's folder asked for
-    ``claim.base`` (``NOT_YET`` when uncommitted), asked only of these."""
-    claims = list(claims)
+_NUMBERED = re.compile(r"(.+)-([0-9]+)")
+
+
+def _contenders(claims: list[SlugClaim]) -> dict[str, SlugClaim]:
+    """The claims that must be served in order: those asking for one base, and, drawn in with them, those whose
+    base is a contender's fallback (its group form, or a numbered form of its base)."""
     by_base: dict[str, list[SlugClaim]] = {}
     for claim in claims:
         by_base.setdefault(claim.base, []).append(claim)
+    numbered: dict[str, list[str]] = {}  # base -> the bases `base-N` some claim asks for
+    for base in by_base:
+        match = _NUMBERED.fullmatch(base)
+        if match:
+            numbered.setdefault(match.group(1), []).append(base)
     involved = {c.path: c for group in by_base.values() if len(group) > 1 for c in group}
-    grown = bool(involved)
-    while grown:  # a fallback of a contender that is another skill's base draws that skill in too
-        grown = False
-        for claim in list(involved.values()):
-            for slug in islice(candidates(claim), 1, len(involved) + 2):
-                for other in by_base.get(slug, ()):
-                    if other.path not in involved:
-                        involved[other.path] = other
-                        grown = True
+    queue = list(involved.values())
+    while queue:
+        claim = queue.pop()
+        drawn = [*by_base.get(fallback(claim) or "", ())]
+        drawn += [c for base in numbered.get(claim.base, ()) for c in by_base[base]]
+        for other in drawn:
+            if other.path not in involved:
+                involved[other.path] = other
+                queue.append(other)
+    return involved
+
+
+def assign_slugs(claims: Iterable[SlugClaim], since: Callable[[SlugClaim], int]) -> dict[str, str]:
+    """Each claim's path -> its slug, every slug once. A claim no other contends with takes its base. The others
+    (``_contenders``) are served oldest first, ties by path, each taking its base, else its ``fallback``, else
+    ``<base>-2``, ``-3``...: ``since(claim)`` is the position on the built branch from which the claim's folder
+    asked for ``claim.base`` (``NOT_YET`` when uncommitted), asked only of the contenders."""
+    claims = list(claims)
+    involved = _contenders(claims)
     assigned = {claim.path: claim.base for claim in claims if claim.path not in involved}
     taken = set(assigned.values())
     order = {path: since(claim) for path, claim in involved.items()}
+    next_number: dict[str, int] = {}
     for claim in sorted(involved.values(), key=lambda c: (order[c.path], c.path)):
-        slug = next(s for s in candidates(claim) if s not in taken)
+        slug = claim.base if claim.base not in taken else fallback(claim)
+        if slug is None or slug in taken:
+            n = next_number.get(claim.base, 2)
+            while _joined(claim.base, str(n)) in taken:
+                n += 1
+            slug, next_number[claim.base] = _joined(claim.base, str(n)), n + 1
         taken.add(slug)
         assigned[claim.path] = slug
     return assigned
-
-
-def declared_names(assigned: Mapping[str, str], declared: Mapping[str, object]) -> dict[str, str]:
-    """path -> the skill's own ``name`` for the skills whose slug is not that name (published beside the slug)."""
-    return {path: name for path, slug in assigned.items()
-            if isinstance(name := declared.get(path), str) and name.strip() and name != slug}

@@ -75,3 +75,10 @@ def test_a_slug_once_assigned_stays_when_a_newer_folder_asks_for_it() -> None:
     assert {path: second[path] for path in first} == first == {"plugins/a/skills/pdf": "pdf",
                                                               "plugins/b/skills/pdf": "b-pdf"}
     assert second["plugins/0/skills/pdf"] == "0-pdf" and second["skills/b-pdf"] == "b-pdf-2"
+
+
+def test_numbered_fallbacks_count_up_and_leave_an_older_skills_own_numbered_slug_alone() -> None:
+    claims = [SlugClaim(f"{name}/pdf", None, "pdf") for name in ("a", "b", "c")] + [SlugClaim("d/pdf-2", None, "pdf-2")]
+    since = {"a/pdf": 1, "b/pdf": 2, "c/pdf": 3, "d/pdf-2": 0}
+    assert assign_slugs(claims, lambda c: since[c.path]) == {"d/pdf-2": "pdf-2", "a/pdf": "pdf", "b/pdf": "pdf-3",
+                                                             "c/pdf": "pdf-4"}
