@@ -47,10 +47,10 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
              changed_since: str | None, verbose: bool) -> None:
     """Check skill folders and report every problem with its file, line and rule code.
 
-    PATHS are skill folders or folders of skills (default: the registry's skills/). With a baseline
-    (.skillreg-baseline.json beside registry.yaml), the findings it holds fail nothing, and a finding of the
-    open standard it does not hold is an error. Exit 0 when clean, 1 on errors (or warnings with --strict),
-    2 on usage errors.
+    PATHS are skill folders or folders of skills (default: every skill the registry holds, found where
+    registry.yaml's `skills` says or, without it, where agents look). With a baseline (.skillreg-baseline.json
+    beside registry.yaml), the findings it holds fail nothing, and a finding of the open standard it does not
+    hold is an error. Exit 0 when clean, 1 on errors (or warnings with --strict), 2 on usage errors.
     """
     from ..validate.baseline import baseline_check
     from ..validate.report import Findings, iter_github, iter_json, iter_text, summary_head, summary_line
@@ -68,11 +68,16 @@ def validate(obj: Context, paths: tuple[Path, ...], fmt: str, profile: str | Non
         changes = validate_pull_request(config, changed_since)
         findings = changes.report
     else:  # streamed: findings are written while later skills are still being checked
-        if not paths and config.path is None and not config.skills_path.exists():
-            raise UsageError(f"no {CONFIG_NAME} in {Path.cwd()} or a parent folder, and no {config.skills_dir}/ "
-                             f"folder here; name the skill folders to check (`skillreg validate PATH ...`), or run it "
-                             f"in a registry's checkout or with --config FILE")
-        findings = ValidationRun(list(paths) or [config.skills_path], config, baseline=baseline_check(config))
+        from ..core.discovery import NoSkillFound
+
+        try:
+            findings = ValidationRun(list(paths), config, baseline=baseline_check(config))
+        except NoSkillFound as exc:
+            if config.path is not None:
+                raise
+            raise UsageError(f"no {CONFIG_NAME} in {Path.cwd()} or a parent folder, and no skill here (looked in "
+                             f"{exc.discovery.where()}); name the skill folders to check (`skillreg validate PATH "
+                             f"...`), or run it in a registry's checkout or with --config FILE") from None
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None
     # The job summary's table waits in a temporary file until the closing counts that head it are known.
     with tempfile.TemporaryFile("w+", encoding="utf-8") if summary_file else contextlib.nullcontext() as rows:
@@ -113,17 +118,20 @@ def _batched(pieces: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
         yield "".join(buffer)
 
 
-@click.command(short_help="Create skills/NAME/ with a SKILL.md.")
+@click.command(short_help="Create a skill folder NAME with a SKILL.md.")
 @click.argument("name")
 @click.option("--description", help="What the skill does and when to use it.")
 @click.option("--category", help="A category slug from registry.yaml.")
 @pass_context
 def new(obj: Context, name: str, description: str | None, category: str | None) -> None:
-    """Create skills/NAME/ with a SKILL.md to fill in."""
+    """Create NAME/ with a SKILL.md to fill in, in the registry's skills folder (the first `skills` location of
+    registry.yaml; without one, the folder holding the most skills, else skills/)."""
+    from ..core.discovery import skills_home
     from ..ops.scaffold import new_skill
 
     config = obj.registry("new")
-    folder = new_skill(config, name, description, category, on_wait=_say_waiting_for_writer(config.skills_path))
+    home = skills_home(config)
+    folder = new_skill(config, name, description, category, skills_path=home, on_wait=_say_waiting_for_writer(home))
     click.echo(f"Created {folder}/SKILL.md")
     click.echo(f"Edit it, then run: skillreg validate {folder}")
 
@@ -269,13 +277,16 @@ def serve(obj: Context, port: int, out: Path) -> None:
 
 def _registry_skill(obj: Context, name: str) -> Skill:
     """Load one skill of the registry by name, or by path to its folder; refuse it when it has errors."""
+    from ..core.discovery import registry_skills
     from ..validate.run import validate_folder
 
     folder = Path(name)
     if not (folder.is_dir() and ((folder / "SKILL.md").is_file() or (folder / "skill.md").is_file())):
-        folder = obj.config.skills_path / name
-    if not folder.is_dir():
-        raise UsageError(f"no skill named {name!r} in {obj.config.skills_path}")
+        skills = registry_skills(obj.config).skills
+        named = [s.folder for s in skills if s.path == name] or [s.folder for s in skills if s.name == name]
+        if not named:
+            raise UsageError(f"no skill named {name!r} in {obj.config.root} (by folder name or path)")
+        folder = named[0]
     skill, found = validate_folder(folder, obj.config, obj.config.profile)
     errors = [d for d in found if d.severity.value == "error"]
     if errors:
@@ -332,7 +343,9 @@ def _named(files: list[Any], name: str, max_frontmatter_bytes: int) -> list[Any]
 @click.option("--name", help="Folder name for the skill (default: `name` in its SKILL.md).")
 @pass_context
 def import_(obj: Context, source: Any, name: str | None) -> None:
-    """Create skills/NAME/ from a prompts.chat multi-file text (FILE, or - for stdin), then validate it."""
+    """Create NAME/ in the registry's skills folder (as `new` does) from a prompts.chat multi-file text (FILE, or
+    - for stdin), then validate it."""
+    from ..core.discovery import skills_home
     from ..core.frontmatter import parse_skill_md
     from ..ops.codec import CodecError, parse
     from ..ops.scaffold import add_skill_folder, over_limits
@@ -366,7 +379,8 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
     over = over_limits(contents, config.limits)  # every limit before the first write
     if over:
         raise UsageError(f"{label}: {'; '.join(over)}; nothing was written")
-    folder = add_skill_folder(config.skills_path, name, contents, on_wait=_say_waiting_for_writer(config.skills_path))
+    home = skills_home(config)
+    folder = add_skill_folder(home, name, contents, on_wait=_say_waiting_for_writer(home))
     click.echo(f"Created {folder}/ with {counted(len(files), 'file')}")
     report = validate_paths([folder], config)
     click.echo(format_text(report), nl=False)
@@ -379,14 +393,15 @@ def import_(obj: Context, source: Any, name: str | None) -> None:
 @pass_context
 def prompt(obj: Context, names: tuple[str, ...]) -> None:
     """Print the <available_skills> block for agent system prompts (all skills, or NAMES)."""
-    from ..core.loader import find_skill_folders, load_skill
+    from ..core.discovery import registry_skills
+    from ..core.loader import load_skill
     from ..ops.prompt import to_prompt
 
     config = obj.registry("prompt", reads=True)
     if names:
         skills = [_registry_skill(obj, n) for n in names]
     else:
-        skills = [load_skill(f, config).skill for f in find_skill_folders(config.skills_path)]
+        skills = [load_skill(s.folder, config).skill for s in registry_skills(config).require().skills]
     click.echo(to_prompt(skills))
 
 

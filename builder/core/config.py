@@ -110,7 +110,10 @@ class RegistryConfig:
     description: str = ""
     base_url: str = ""
     repository: str = ""
-    skills_dir: str = "skills"
+    skills_dir: str = "skills"  # where `new` and `import` create a skill (the first plain folder of `locations`)
+    # Where skills live (registry.yaml's `skills:`, or `skills_dir` as its one item): folders or glob patterns
+    # relative to ``root``. None: found as agents find them (``core.discovery``).
+    locations: tuple[str, ...] | None = None
     profile: str = "spec"
     limits: Limits = field(default_factory=Limits)
     categories: tuple[Category, ...] = ()
@@ -219,7 +222,7 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
         description=_expect(raw.get("description", ""), str, "description", path),
         base_url=_expect(raw.get("base_url", ""), str, "base_url", path),
         repository=_expect(raw.get("repository", ""), str, "repository", path),
-        skills_dir=_skills_dir(raw.get("skills_dir", "skills"), text, path),
+        **_locations(raw, text, path),
         profile=profile,
         limits=limits,
         categories=tuple(categories),
@@ -232,20 +235,48 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
 _DRIVE = re.compile(r"[A-Za-z]:")
 
 
-def _skills_dir(raw: Any, text: str, path: Path) -> str:
-    """``skills_dir``: a folder below registry.yaml's, written relative to it. An absolute path or one that climbs
-    out with ``..`` would publish folders from outside the checkout. (A link on the way is refused by the loader,
-    which never follows one.)"""
-    value: str = _expect(raw, str, "skills_dir", path)
+_GLOB = re.compile(r"[*?\[]")
+
+
+def _locations(raw: dict[str, Any], text: str, path: Path) -> dict[str, Any]:
+    """``skills:`` (a list of folders or glob patterns) or ``skills_dir:`` (one folder), never both; neither:
+    skills are found where agents look (``locations`` None)."""
+    if "skills" in raw and "skills_dir" in raw:
+        raise ConfigError(f"{path}:{_line_of(text, 'skills_dir')}: `skills` and `skills_dir` both say where skills "
+                          f"live; keep `skills` (a list of folders) and remove `skills_dir`")
+    if "skills_dir" in raw:
+        folder = _location(raw["skills_dir"], "skills_dir", text, path, glob=False)
+        return {"skills_dir": folder, "locations": (folder,)}
+    if "skills" not in raw:
+        return {}
+    items = raw["skills"]
+    if not isinstance(items, list) or not items:
+        raise ConfigError(f"{path}:{_line_of(text, 'skills')}: `skills` must be a list of folders or glob patterns "
+                          f"relative to {CONFIG_NAME}, such as `[skills, plugins/*/skills]`, got {items!r}")
+    locations = tuple(_location(item, f"skills[{i}]", text, path, glob=True) for i, item in enumerate(items))
+    plain = [item for item in locations if not _GLOB.search(item)]
+    return {"skills_dir": plain[0] if plain else "skills", "locations": locations}
+
+
+def _location(raw: Any, key: str, text: str, path: Path, *, glob: bool) -> str:
+    """One folder below registry.yaml's, written relative to it. An absolute path or one that climbs out with
+    ``..`` would publish folders from outside the checkout. (A link leading out is refused by discovery, which
+    never follows one out of the repository.)"""
+    value: str = _expect(raw, str, key, path)
     written = value.replace("\\", "/")  # `..\\x` climbs out on Windows
-    if written.startswith("/") or _DRIVE.match(written):
+    line = _line_of(text, key.partition("[")[0])
+    if not written.strip():
+        why = "is empty"
+    elif written.startswith("/") or _DRIVE.match(written):
         why = "is an absolute path"
     elif posixpath.normpath(written).split("/")[0] == "..":
         why = "climbs out of the repository with `..`"
+    elif not glob and _GLOB.search(written):
+        why = "is a pattern; `skills_dir` names one folder (list patterns under `skills`)"
     else:
         return value
-    raise ConfigError(f"{path}:{_line_of(text, 'skills_dir')}: `skills_dir` {value!r} {why}; it must name a folder "
-                      f"inside the repository, relative to {CONFIG_NAME}, such as `skills`")
+    raise ConfigError(f"{path}:{line}: `{key}` {value!r} {why}; it must name a folder inside the repository, "
+                      f"relative to {CONFIG_NAME}, such as `skills`")
 
 
 def _node_at(text: str, *keys: str) -> tuple[int, yaml.Node | None]:

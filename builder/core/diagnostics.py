@@ -195,7 +195,8 @@ _RULES = [
          "Bundle fewer, larger files (an archive under assets/, say); clients and the MCP Skills extension take at "
          "most 512 files per skill."),
     # SK6xx: across the registry
-    Rule("SK601", E, "Two skills have the same name", ""),
+    Rule("SK601", W, "Two skills have the same name; each publishes under its own slug",
+         "Agents that load both see one name twice: rename one of them."),
     Rule("SK602", E, "Two skill names are equal after Unicode normalisation and case folding", ""),
     Rule("SK603", E, "The name is reserved for the registry's own pages", "Pick another name."),
     Rule("SK604", W, "No skills found", "A skill is a folder holding SKILL.md."),
@@ -207,6 +208,8 @@ _RULES = [
     Rule("SK607", E, "The skill folder's name, which the registry publishes the skill under, is not a lowercase slug",
          "Rename the folder to lowercase letters, digits and single hyphens, at most 64 characters; its `name` may "
          "stay as agents read it. Checked under `agents`, where a `name` that is not its folder's is a warning."),
+    Rule("SK608", W, "A linked skill folder leads outside the repository; it is left out",
+         "Replace the link with the folder itself, or remove it."),
 ]
 
 # Rules that are not the open standard's, by code or code prefix; the rest are.

@@ -154,9 +154,10 @@ def refuse_linked_folders(path: Path) -> None:
                               f"are never followed: replace {shown} with the folder itself")
 
 
-def load_skill(folder: Path, config: RegistryConfig) -> LoadedSkill:
+def load_skill(folder: Path, config: RegistryConfig, name: str | None = None) -> LoadedSkill:
+    """The skill in ``folder``, published as ``name`` (its slug, ``core.slugs``; the folder's name by default)."""
     shown = display_path(folder)
-    name = folder.name
+    name = name or folder.name
     diagnostics: list[Diagnostic] = []
 
     def report(code: str, rel: str, message: str, line: int = 0, **kw: object) -> None:

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from ..core.config import RegistryConfig, merge_flags
 from ..core.content_types import content_type
+from ..core.discovery import registry_skills
 from ..core.errors import SkillRegError
 from ..core.limits import MCP_MAX_SKILL_BYTES
 from ..core.urls import is_skill_file
@@ -66,6 +67,29 @@ def snapshot(paths: list[Path]) -> Snapshot:
                     continue  # removed while we looked
                 seen[full] = (stat.st_mtime_ns, stat.st_size)
     return seen
+
+
+def watched_paths(config: RegistryConfig, out: Path) -> list[Path]:
+    """What a rebuild follows: each folder holding skills (so a new skill beside them counts), a skill at the top
+    itself, the folders registry.yaml names, and registry.yaml; never the output. Worked out again after each
+    build, so a skill in a new folder is followed from the build that found it."""
+    root = config.root.resolve()
+    found = registry_skills(config, exclude=[out])
+    places = {s.folder if s.folder.parent == root or s.folder == root else s.folder.parent for s in found.skills}
+    places.update(root / loc for loc in config.locations or () if not any(c in loc for c in "*?["))
+    output = out.resolve()
+    kept = sorted(p for p in places if p != root and not p.resolve().is_relative_to(output))
+    outer = [p for p in kept if not any(p != q and p.is_relative_to(q) for q in kept)]
+    return outer + ([config.path] if config.path else [])
+
+
+def _watched(config: RegistryConfig, out: Path) -> list[Path]:
+    """``watched_paths``; when discovery fails (registry.yaml broken mid-edit), registry.yaml and the skills
+    folder, so that the fix is noticed."""
+    try:
+        return watched_paths(config, out)
+    except (SkillRegError, OSError):
+        return [config.skills_path] + ([config.path] if config.path else [])
 
 
 def _changed(before: Snapshot, after: Snapshot) -> tuple[str, ...]:
@@ -206,7 +230,6 @@ def serve(config: RegistryConfig, out: Path, *, port: int = 8000, host: str = "1
     is set (or Ctrl-C). The output names ``base_url`` as its address, else the one served; ``site=False`` builds
     the API alone."""
     stop = stop or threading.Event()
-    watched = [config.skills_path] + ([config.path] if config.path else [])
     options = BuildOptions(site=site, on_wait=lambda holder: on_event(ServeEvent("waiting", holder=holder)))
     served = config
 
@@ -227,6 +250,7 @@ def serve(config: RegistryConfig, out: Path, *, port: int = 8000, host: str = "1
     served = merge_flags(config, base_url=base_url or url)
     thread = threading.Thread(target=server.serve_forever, name="skillreg-serve", daemon=True)
     try:
+        watched = _watched(config, out)
         before = snapshot(watched)
         rebuild()
         out.mkdir(parents=True, exist_ok=True)
@@ -238,6 +262,9 @@ def serve(config: RegistryConfig, out: Path, *, port: int = 8000, host: str = "1
             if changed:
                 before = after
                 rebuild(changed)
+                now = _watched(config, out)
+                if now != watched:  # a skill in a new folder: follow it from here
+                    watched, before = now, snapshot(now)
     finally:
         if thread.is_alive():
             server.shutdown()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
@@ -145,8 +146,16 @@ def _in_folder(file: str, folder: str) -> str:
     return file[len(folder) + 1:] if file.startswith(folder + "/") else file.rpartition("/")[2]
 
 
+def declared_name(skill: Skill) -> dict[str, str]:
+    """``{"declared_name": ...}`` when the skill's own name is not the slug it publishes under, else nothing:
+    registries whose skills are named as their slugs publish the same bytes as before."""
+    own = skill.field("name")
+    return {"declared_name": own} if isinstance(own, str) and own.strip() and own != skill.name else {}
+
+
 def index_entry(skill: Skill, prov: Provenance, conformance: Conformance = Conformance()) -> dict[str, Any]:
     return {
+        **declared_name(skill),
         "name": skill.name,
         "description": skill.description,
         "category": skill.category,
@@ -204,15 +213,15 @@ def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: 
     if raw is None:
         raw = frozenset(f.path for f in skill.files) - kept
     body = skill.body
-    if source.top is not None:
-        try:
-            source_path = skill.folder.resolve().relative_to(source.top).as_posix()
-        except ValueError:
-            source_path = f"{config.skills_dir}/{skill.name}"
-    else:
-        source_path = f"{config.skills_dir}/{skill.name}"
+    source_path = f"{config.skills_dir}/{skill.name}"
+    for top in (source.top, config.root.resolve()):
+        if top is not None:
+            with suppress(ValueError):
+                source_path = skill.folder.resolve().relative_to(top).as_posix()
+                break
     return {
         "api_version": API_VERSION,
+        **declared_name(skill),
         "name": skill.name,
         "description": skill.description,
         "category": skill.category,

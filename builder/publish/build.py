@@ -16,38 +16,38 @@ the skill's units, and the zips of old versions come from the bundle cache or ar
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import overload
 
 from .. import __version__
 from ..core.bundle import dumps
 from ..core.config import CONFIG_NAME, RegistryConfig
 from ..core.diagnostics import RULES, Diagnostic
+from ..core.discovery import Discovery, discover_paths, refusal_finding, registry_skills
 from ..core.errors import BuildError, UsageError
 from ..core.fs import remove_path
-from ..core.loader import display_path, find_skill_folders
-from ..core.model import Skill, sha256_hex
+from ..core.loader import display_path
+from ..core.model import sha256_hex
 from ..core.search import SHARDS_INDEX_PATH
 from ..core.urls import INDEX_PATH, STATE_PATH, detail_path, skill_units, versions_path
 from ..core.workers import collecting_for_phase, paused_collector, run_parallel
 from ..site.bodies import BODIES_STATE
 from ..validate.baseline import BaselineCheck, judge_registry, read_baseline
-from ..validate.names import check_registry
 from ..validate.report import ValidationReport
 from .bundlecache import check_cache_place
 from .documents import INDEX_KEY, read_or_none, stage_documents
 from .folder_changes import changed_folders
 from .history import GitHistory, check_marks, read_skills_history, state_document
+from .identity import Identities, assign
 from .manifest import MANIFEST_VERSION, StoredManifest, read_manifest, write_manifest
-from .outcome import PUBLISHED_KEY, SkillOutcome, findings_from_json, findings_json, previous_outcomes
+from .outcome import PUBLISHED_KEY, SkillOutcome, previous_outcomes
 from .provenance import ProvenanceHistory, read_history
+from .registry_findings import Heads, registry_findings
 from .schemas import SCHEMA_DIR, write_schemas
 from .skill_output import SkillJob, build_task, close_objects, init_worker, skill_key
 from .skills_manifest import RECORD_KEY as SKILLS_MANIFEST_KEY
@@ -102,7 +102,7 @@ class BuildOptions:
     """How to build, beyond the registry's own settings: the command's flags that registry.yaml also has
     (profile, base URL) are merged into the config first, once (``core.config.merge_flags``)."""
 
-    paths: tuple[Path, ...] = ()  # skill folders or folders of skills (default: the registry's skills/)
+    paths: tuple[Path, ...] = ()  # skill folders or folders of skills (default: every skill discovery finds)
     jobs: int | None = None
     keep_going: bool = False  # leave invalid skills out instead of stopping
     site: bool = True  # also write the website
@@ -120,10 +120,11 @@ class _Build:
     config: RegistryConfig
     options: BuildOptions
     place: OutputPlace
-    roots: tuple[Path, ...]
+    found: Discovery
     bundle_cache: Path
     folders: tuple[Path, ...]
-    gone: tuple[str, ...]  # skills git knows that are no longer in skills/ (a build of the whole folder only)
+    paths: Mapping[str, str]  # each skill folder (as a string) -> its path in the repository
+    gone: tuple[str, ...]  # paths of skills git knows that the work tree no longer holds (a whole build only)
     history: ProvenanceHistory
     git: GitHistory
     warnings: tuple[str, ...]
@@ -137,6 +138,9 @@ class _Build:
                         digests=self.options.sign is not None)
 
 
+Task = tuple[str, str, Path | None]  # (slug, repository path, folder) of a skill to build
+
+
 @dataclass(frozen=True)
 class _Plan:
     """What the last build left that this one reuses, and what it builds again."""
@@ -144,8 +148,9 @@ class _Plan:
     previous: dict[str, SkillOutcome] | None  # None: a whole build
     stored: StoredManifest | None  # the record ``previous`` was read from
     reused: tuple[SkillOutcome, ...]
-    to_build: tuple[tuple[str, Path | None], ...]  # (name, folder), no folder for a skill gone from skills/
+    to_build: tuple[Task, ...]  # no folder for a skill gone from the work tree
     record: Mapping[str, str]  # the build record's entries the plan decides (settings, provenance)
+    identities: Identities  # the slugs the skills are built under
 
 
 @dataclass(frozen=True)
@@ -179,9 +184,9 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
     (``on_wait`` is told once it has waited a moment) or, with ``wait=False``, stops with ``OutputBusy``.
     The bundle cache keeps old versions' zips and records so that a rebuild packs only new digests.
     """
-    roots = _roots(config, options.paths)
+    found = _discover(config, options.paths)
     with output_lock(out, wait=options.wait, on_wait=options.on_wait) as place:
-        inputs = _prepare(config, options, place, roots)
+        inputs = _prepare(config, options, place, found)
         try:
             with paused_collector():
                 result = _run(inputs)
@@ -211,43 +216,43 @@ def _sign(config: RegistryConfig, place: OutputPlace, keys: Path, result: BuildR
     return replace(result, warnings=(*result.warnings, *(warning for warning in warnings if warning is not None)))
 
 
-def _roots(config: RegistryConfig, paths: Sequence[Path]) -> tuple[Path, ...]:
-    roots = tuple(paths) if paths else (config.skills_path,)
-    for root in roots:
-        if not root.is_dir() and root == config.skills_path:
-            raise UsageError(f"{display_path(root)}: no such folder, so there is no skill to build (the registry's "
-                             f"skills go there, `skills_dir` in {CONFIG_NAME}); create the first with "
-                             f"`skillreg new NAME`")
-        if not root.is_dir():
-            raise UsageError(f"{display_path(root)}: no such folder")
-    return roots
+def _discover(config: RegistryConfig, paths: Sequence[Path]) -> Discovery:
+    """The skills to build: those in ``paths``, else every skill of the registry; an error when there is none."""
+    for path in paths:
+        if not path.is_dir():
+            raise UsageError(f"{display_path(path)}: no such folder")
+    if paths:
+        return discover_paths(paths, config.root).require()
+    home = config.root / config.skills_dir
+    if config.locations == (config.skills_dir,) and not home.is_dir() and not home.is_symlink():
+        raise UsageError(f"{display_path(home)}: no such folder, so there is no skill to build (the registry's "
+                         f"skills go there, `skills_dir` in {CONFIG_NAME}); create the first with "
+                         f"`skillreg new NAME`")
+    return registry_skills(config).require()
 
 
-def _skill_folders(roots: Sequence[Path]) -> list[Path]:
-    if len(roots) == 1:
-        return find_skill_folders(roots[0])  # sorted by name already, each once
-    return sorted({f for root in roots for f in find_skill_folders(root)}, key=lambda p: (p.name, str(p)))
-
-
-def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, roots: tuple[Path, ...]) -> _Build:
-    """Put an interrupted build's output back, then read the skills' folders, their git history and the record
-    of the last build."""
+def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, found: Discovery) -> _Build:
+    """Put an interrupted build's output back, then read the skills' git history and the record of the last
+    build."""
     out = place.base
     recover_place(place)
     empty_trash(place)
-    check_output_folder(place.out, config)
-    folders = _skill_folders(roots)
-    history = read_history(roots[0], place.state / "provenance.json")
-    git = read_skills_history(config.skills_path, place.state / "history.json")
+    check_output_folder(place.out, config, [s.folder for s in found.skills])
+    folders = [s.folder for s in found.skills]
+    root_skill = [s.path for s in found.skills] == ["."]
+    git = read_skills_history(config.root, found.scope, place.state / "history.json", root_skill=root_skill)
+    history = read_history(config.root, [s.path for s in found.skills], place.state / "provenance.json",
+                           scope=found.scope, moved=git.moved)
     cache = options.bundle_cache or (Path(os.environ[BUNDLE_CACHE_ENV]) if os.environ.get(BUNDLE_CACHE_ENV)
                                      else place.state / "bundles")
     check_cache_place(cache, git.top or config.root, place.out)
-    whole = any(root.resolve() == config.skills_path.resolve() for root in roots)
-    present = {folder.name for folder in folders}
-    gone = tuple(name for name in git.names if name not in present) if whole else ()
-    warnings: tuple[str, ...] = ()
+    present = {s.path for s in found.skills}
+    left = set(git.gone())
+    gone = tuple(path for path in git.names if path not in present and (
+        path in left or not (config.root / path).exists())) if not options.paths else ()
+    warnings: tuple[str, ...] = tuple(f"left out {r}" for r in found.refused)
     if git.kind == "shallow":
-        warnings = (f"{display_path(git.top or config.root)} is a shallow clone: versions older than its first "
+        warnings += (f"{display_path(git.top or config.root)} is a shallow clone: versions older than its first "
                     "commit are missing from versions.json (marked \"history\": \"shallow\"); fetch the whole "
                     "history (git fetch --unshallow, or actions/checkout with fetch-depth: 0) to publish them",)
     settings = _settings(config, options.site)
@@ -255,7 +260,8 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
     with suppress(OSError):
         (place.state / "manifest.json").unlink(missing_ok=True)  # the record of builders before manifest.sqlite
     stored = read_manifest(place.manifest, settings, sha256_hex(index_before) if index_before is not None else None)
-    return _Build(config, options, place, roots, cache, tuple(folders), gone, history, git, warnings, settings,
+    paths = {str(s.folder): s.path for s in found.skills}
+    return _Build(config, options, place, found, cache, tuple(folders), paths, gone, history, git, warnings, settings,
                   index_before, stored)
 
 
@@ -277,6 +283,7 @@ def _run(b: _Build) -> BuildResult:
     plan = _plan(b)
     with output_errors(b.place, b.index_before is not None), staging(b.place) as tmp:
         built = _build_skills(b, tmp, plan.to_build, jobs=b.options.jobs, on_progress=b.options.on_progress)
+        plan, built = _settle(b, plan, tmp, built)
         checked = _check(b, plan, tmp, built)
         units, staged = _stage_registry(b, plan, tmp, checked)
         if b.options.site and plan.previous is not None:
@@ -298,8 +305,12 @@ def _plan(b: _Build) -> _Plan:
     previous = previous_outcomes(b.stored)
     stored = b.stored if previous is not None else None
     known = previous or {}
-    named = [(folder.name, str(folder), folder) for folder in b.folders]
-    candidates = [old for name, path, _ in named if (old := known.get(name)) is not None and old.folder == path]
+    by_folder = {o.folder: o for o in known.values() if not o.retired}
+    guessed = {s.path: old.declared for s in b.found.skills if (old := by_folder.get(str(s.folder))) is not None}
+    identities = assign(b.found.skills, guessed, b.gone, b.git, b.config)
+    slugs = identities.slugs
+    named = [(slugs[s.path], s.path, str(s.folder), s.folder) for s in b.found.skills]
+    candidates = [old for slug, _, path, _ in named if (old := known.get(slug)) is not None and old.folder == path]
     moved = changed_folders([(old.folder, old.entries, old.signature) for old in candidates], b.options.jobs)
     unchanged = {old.folder for n, old in enumerate(candidates) if n not in moved}
     fingerprint = _fingerprints(b.git)
@@ -307,24 +318,44 @@ def _plan(b: _Build) -> _Plan:
     provenance = _provenance_key(b.history)
     same_history = stored is not None and stored.meta.get("provenance") == provenance
     reused: list[SkillOutcome] = []
-    to_build: list[tuple[str, Path | None]] = []
-    for name, path, folder in named:
-        old = known.get(name)
+    to_build: list[Task] = []
+    for slug, where, path, folder in named:
+        old = known.get(slug)
         if (old is not None and old.folder == path and path in unchanged
-                and old.history == fingerprint(name)
+                and old.history == fingerprint(where)
                 and (old.digest is None or same_history
-                     or old.key == skill_key(b.config, b.history, old.name, old.digest, old.folder, old.skill_md))):
+                     or old.key == skill_key(b.config, b.history, where, old.digest, old.folder, old.skill_md))):
             reused.append(old)
         else:
-            to_build.append((name, folder))
-    for name in b.gone:
-        old = known.get(name)
-        if old is not None and old.retired and old.history == fingerprint(name):
+            to_build.append((slug, where, folder))
+    for where in b.gone:
+        old = known.get(slugs[where])
+        if old is not None and old.retired and old.history == fingerprint(where):
             reused.append(old)
         else:
-            to_build.append((name, None))
+            to_build.append((slugs[where], where, None))
     record = {"version": str(MANIFEST_VERSION), "settings": b.settings, "provenance": provenance}
-    return _Plan(previous, stored, tuple(reused), tuple(to_build), record)
+    return _Plan(previous, stored, tuple(reused), tuple(to_build), record, identities)
+
+
+def _settle(b: _Build, plan: _Plan, tmp: Path, built: list[SkillOutcome]) -> tuple[_Plan, list[SkillOutcome]]:
+    """The slugs once every SKILL.md's name is known: a skill built or reused under a slug that was guessed wrong
+    (its name is not its folder's, or another skill now contends for it) is built again under its own."""
+    path_of = plan.identities.path_of()
+    every = [*plan.reused, *built]
+    named = {path_of[o.name]: o.declared for o in every if not o.retired}
+    final = assign(b.found.skills, named, b.gone, b.git, b.config)
+    wrong = {o.name: path_of[o.name] for o in every if final.slugs[path_of[o.name]] != o.name}
+    if not wrong:
+        return plan, built
+    for o in built:
+        if o.name in wrong:
+            for unit in skill_units(o.name):
+                remove_path(tmp / unit)
+    folders = {s.path: s.folder for s in b.found.skills}
+    again = _build_skills(b, tmp, [(final.slugs[p], p, folders.get(p)) for p in wrong.values()], jobs=b.options.jobs)
+    reused = tuple(o for o in plan.reused if o.name not in wrong)
+    return replace(plan, reused=reused, identities=final), [*(o for o in built if o.name not in wrong), *again]
 
 
 def _fingerprints(git: GitHistory) -> Callable[[str], str]:
@@ -343,7 +374,7 @@ def _provenance_key(history: ProvenanceHistory) -> str:
                                   len(history.skills)]).encode())
 
 
-def _build_skills(b: _Build, tmp: Path, tasks: Sequence[tuple[str, Path | None]], *, jobs: int | None,
+def _build_skills(b: _Build, tmp: Path, tasks: Sequence[Task], *, jobs: int | None,
                   on_progress: Callable[[int, int], None] | None = None) -> list[SkillOutcome]:
     try:
         with collecting_for_phase():
@@ -357,8 +388,9 @@ def _check(b: _Build, plan: _Plan, tmp: Path, built: list[SkillOutcome]) -> _Che
     """Validate the registry as a whole, stopping on an error unless asked to keep going; leave the invalid
     skills out, each still keeping the versions it published before; then apply the history's marks."""
     validated = _validate(b, plan, built)
-    kept = [o for o in validated.outcomes if o.name not in validated.invalid and o.digest is not None]
-    _unstage_invalid(tmp, built, validated.invalid)
+    path_of = plan.identities.path_of()
+    kept = [o for o in validated.outcomes if path_of[o.name] not in validated.invalid and o.digest is not None]
+    _unstage_invalid(tmp, [o for o in built if path_of[o.name] in validated.invalid])
     kept_versions, built_again = _keep_invalid_versions(b, plan, tmp, validated.invalid)
     retired = sorted([*validated.retired, *kept_versions], key=lambda o: o.name)
     _apply_history_marks(b.config, kept, retired)
@@ -373,12 +405,14 @@ def _validate(b: _Build, plan: _Plan, built: list[SkillOutcome]) -> _Validated:
     every = [*plan.reused, *built]
     retired = sorted((o for o in every if o.retired), key=lambda o: o.name)
     outcomes = sorted((o for o in every if not o.retired), key=lambda o: (o.name, o.folder))
-    heads = _Heads(outcomes, b.folders)
-    registry_findings, record = _registry_findings(outcomes, heads, plan.stored)
+    heads = Heads(outcomes, b.folders)
+    path_of = plan.identities.path_of()
+    found, record = registry_findings(outcomes, heads, [path_of[o.name] for o in outcomes], plan.stored)
+    found += [refusal_finding(r) for r in b.found.refused]
     baseline = read_baseline(b.config)  # known errors leave their skill out without stopping the build
-    diagnostics = [d for o in outcomes for d in o.diagnostics] + registry_findings if baseline is None else \
+    diagnostics = [d for o in outcomes for d in o.diagnostics] + found if baseline is None else \
         judge_registry(BaselineCheck(baseline, b.config.root, ratchet=False),
-                       [(o.folder, o.diagnostics) for o in outcomes], registry_findings)
+                       [(o.folder, o.diagnostics) for o in outcomes], found)
     diagnostics.sort(key=Diagnostic.sort_key)
     report = ValidationReport(heads, tuple(diagnostics))
     invalid = report.invalid_names()
@@ -387,19 +421,19 @@ def _validate(b: _Build, plan: _Plan, built: list[SkillOutcome]) -> _Validated:
     return _Validated(report, frozenset(invalid), tuple(outcomes), tuple(retired), record)
 
 
-def _unstage_invalid(tmp: Path, built: Sequence[SkillOutcome], invalid: frozenset[str]) -> None:
+def _unstage_invalid(tmp: Path, invalid: Sequence[SkillOutcome]) -> None:
     """Remove what the workers staged for skills left out as invalid."""
-    for o in built:
-        if o.name in invalid:
-            for unit in skill_units(o.name):
-                remove_path(tmp / unit)
+    for o in invalid:
+        for unit in skill_units(o.name):
+            remove_path(tmp / unit)
 
 
 def _keep_invalid_versions(b: _Build, plan: _Plan, tmp: Path, invalid: frozenset[str]) -> \
         tuple[list[SkillOutcome], list[SkillOutcome]]:
     """Left out under --keep-going, an invalid skill still keeps what it published before: its versions, and
     those of them built again in this run."""
-    still = [name for name in sorted(invalid) if b.git.of(name) and name not in b.gone]
+    slugs = plan.identities.slugs
+    still = [(slugs[path], path) for path in sorted(invalid) if path in slugs and b.git.of(path) and path not in b.gone]
     kept_versions, to_build = _kept_versions(b, plan, still)
     built_again = _build_skills(b, tmp, to_build, jobs=1) if to_build else []
     return [*kept_versions, *built_again], built_again
@@ -416,7 +450,7 @@ def _apply_history_marks(config: RegistryConfig, kept: Sequence[SkillOutcome],
 KEPT_VERSIONS_KEY = "kept_versions"  # the build record's versions of the skills left out under --keep-going
 
 
-def _kept_versions(b: _Build, plan: _Plan, names: Sequence[str]) -> tuple[list[SkillOutcome], list[tuple[str, None]]]:
+def _kept_versions(b: _Build, plan: _Plan, names: Sequence[tuple[str, str]]) -> tuple[list[SkillOutcome], list[Task]]:
     """The published versions of the invalid skills ``names``, left out under --keep-going: as the last build
     recorded them when the skill's history is the same (its output still holds them), else to be built again."""
     try:
@@ -427,60 +461,15 @@ def _kept_versions(b: _Build, plan: _Plan, names: Sequence[str]) -> tuple[list[S
         recorded = {}
     fingerprint = _fingerprints(b.git)
     kept: list[SkillOutcome] = []
-    to_build: list[tuple[str, None]] = []
-    for name in names:
+    to_build: list[Task] = []
+    for name, path in names:
         old = recorded.get(name)
-        history = fingerprint(name)
+        history = fingerprint(path)
         if isinstance(old, list) and len(old) == 3 and old[0] == history:
             kept.append(SkillOutcome.versions_only(name, history, tuple(str(old[1]).split()), old[2], fresh=False))
         else:
-            to_build.append((name, None))
+            to_build.append((name, path, None))
     return kept, to_build
-
-
-class _Heads(Sequence[Skill]):
-    """What the registry-wide rules read of each outcome (``SkillOutcome.head``), all made on first use: a
-    rebuild that keeps the registry-wide findings as the manifest recorded them only counts them."""
-
-    def __init__(self, outcomes: Sequence[SkillOutcome], folders: Sequence[Path]) -> None:
-        self._outcomes = outcomes
-        self._folders = folders
-        self._heads: tuple[Skill, ...] | None = None
-
-    def _made(self) -> tuple[Skill, ...]:
-        if self._heads is None:
-            paths = {str(folder): folder for folder in self._folders}  # (str of a Path is kept once computed)
-            self._heads = tuple(o.head(paths.get(o.folder)) for o in self._outcomes)
-        return self._heads
-
-    def __len__(self) -> int:
-        return len(self._outcomes)
-
-    @overload
-    def __getitem__(self, index: int) -> Skill: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Skill]: ...
-
-    def __getitem__(self, index: int | slice) -> Skill | Sequence[Skill]:
-        return self._made()[index]
-
-    def __iter__(self) -> Iterator[Skill]:
-        return iter(self._made())
-
-
-def _registry_findings(outcomes: Sequence[SkillOutcome], heads: Sequence[Skill],
-                       stored: StoredManifest | None) -> tuple[list[Diagnostic], dict[str, str]]:
-    """``check_registry`` over the heads, or its findings as the manifest keeps them when no skill's name,
-    folder or SKILL.md changed (nor the folder paths are shown from); with the build record's entries of them."""
-    key = hashlib.sha1("\n".join([os.getcwd(), *(f"{o.name}\0{o.folder}\0{o.skill_md}\0{o.declared}\0{o.name_line}"
-                                                 for o in outcomes)]).encode("utf-8", "surrogateescape")).hexdigest()
-    if stored is not None and stored.meta.get("registry") == key and "registry_findings" in stored.meta:
-        with suppress(ValueError, KeyError, TypeError):
-            found = list(findings_from_json(stored.meta["registry_findings"]))
-            return found, {"registry": key, "registry_findings": stored.meta["registry_findings"]}
-    found = check_registry(heads)
-    return found, {"registry": key, "registry_findings": findings_json(found)}
 
 
 def _stage_registry(b: _Build, plan: _Plan, tmp: Path, checked: _Checked) -> tuple[list[str], dict[str, str]]:

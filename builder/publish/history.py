@@ -1,9 +1,6 @@
-"""Every version a skill had on the built branch, read from git history in one pass.
+"""Every version a skill had on the built branch, from the states git history gives (``history_walk``).
 
-``read_git_history`` walks the branch's first-parent chain once (``git log --first-parent --raw``), so the
-commits inside a merged pull request are not versions, only what the merge put on the branch. It follows each
-skill folder's file list (path, mode, blob id) from commit to commit and keeps every distinct state with the
-first commit that had it. ``GitObjects`` reads the blobs of a state through one ``git cat-file`` process, and
+``GitObjects`` reads the blobs of a state through one ``git cat-file`` process, and
 ``load_state`` turns a state into what the loader would have read from a checkout of that commit: the same
 ignore rules, the same limits, and today's rules on top (a version failing one is withdrawn, without bytes).
 A state's digest names the version; a revert to an earlier digest is that version again.
@@ -14,231 +11,27 @@ Nothing here depends on the clock: times are committer times, so a build of one 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import date
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ..core.bundle import zip_bytes
 from ..core.config import HistoryPolicy, Limits, RegistryConfig
 from ..core.diagnostics import RULES, Severity
-from ..core.errors import BuildError, ConfigError
+from ..core.errors import ConfigError
 from ..core.frontmatter import parse_skill_md
-from ..core.fs import write_atomic
-from ..core.git import git_output, log_format, read_log
 from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, read_tree, sorted_and_checked
-from ..core.model import MAX_NAME, SLUG, Skill, SkillFile, sha256_hex, skill_digest
+from ..core.model import Skill, SkillFile, sha256_hex, skill_digest
 from ..core.urls import API_VERSION, state_digest, version_bundle_path
 from ..validate.checks import check_skill
 from .api import url_of
 from .bundlecache import BundleCache, bundle_members
 from .git_objects import CheckedBlobs, Entry, GitObjects, GitTree
-from .provenance import iso_time
+from .history_walk import GitHistory, Snapshot, read_skills_history
 
-_EMPTY_OID = "0" * 40
-# A folder name a build can publish (SK1xx's name rule): history under any other name was never published.
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A state of one skill folder on the first-parent chain, at the first commit of a run that had it."""
-
-    commit: str
-    time: str
-    position: int  # index of the commit on the chain, oldest first
-    entries: tuple[Entry, ...]  # sorted by path
-
-    @cached_property
-    def key(self) -> str:
-        """The state's identity: its file list with modes and blob ids (the blob id names the bytes)."""
-        text = "\n".join(f"{p}\0{m}\0{o}" for p, m, o in self.entries)
-        return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-@dataclass
-class _SkillWalk:
-    """One skill folder's part of the walk: its files at the last commit read, and its snapshots so far."""
-
-    files: dict[str, tuple[str, str]] = field(default_factory=dict)
-    snapshots: list[Snapshot] = field(default_factory=list)
-    last_key: str | None = None
-
-    def fingerprint(self) -> str:
-        text = "\n".join(f"{s.key}\0{s.commit}\0{s.time}\0{s.position}" for s in self.snapshots)
-        return hashlib.sha1(text.encode()).hexdigest()
-
-    def encode(self, name: str) -> bytes:
-        """``<fingerprint> <name> <json>``: the first two are read without parsing the JSON."""
-        data = {"files": {p: list(e) for p, e in sorted(self.files.items())}, "last": self.last_key,
-                "snaps": [[s.commit, s.time, s.position, s.key, [list(e) for e in s.entries]] for s in self.snapshots]}
-        return f"{self.fingerprint()} {name} ".encode() + json.dumps(data, separators=(",", ":")).encode()
-
-    @classmethod
-    def decode(cls, line: bytes) -> _SkillWalk:
-        data = json.loads(line.split(b" ", 2)[2])
-        snaps = []
-        for commit, time, position, key, entries in data["snaps"]:
-            snap = Snapshot(commit, time, int(position), tuple((e[0], e[1], e[2]) for e in entries))
-            snap.__dict__["key"] = key  # the cached_property's value, as computed when it was saved
-            snaps.append(snap)
-        return cls({p: (e[0], e[1]) for p, e in data["files"].items()}, snaps, data["last"])
-
-
-@dataclass(frozen=True)
-class GitHistory:
-    """Each skill folder's snapshots on the built branch, oldest first; ``kind`` says how complete it is.
-
-    A skill's part is kept encoded (``_SkillWalk.encode``) and decoded only for the skills a build rebuilds, so a
-    rebuild after one commit costs the same however long the history is.
-    """
-
-    kind: str = "none"  # "complete", "shallow", or "none" outside git
-    top: Path | None = None
-    head: str | None = None
-    lines: Mapping[str, bytes] = field(default_factory=dict)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(sorted(self.lines))
-
-    def of(self, name: str) -> tuple[Snapshot, ...]:
-        line = self.lines.get(name)
-        return tuple(_SkillWalk.decode(line).snapshots) if line is not None else ()
-
-    def fingerprint(self, name: str) -> str:
-        """Changes whenever the skill's history does: a rebuild reuses its versions only when this is equal."""
-        line = self.lines.get(name)
-        own = line.split(b" ", 1)[0].decode("ascii") if line is not None else ""
-        return hashlib.sha1(f"{self.kind}\n{own}".encode()).hexdigest()
-
-
-@dataclass
-class _Walk:
-    """The state of a walk down the first-parent chain, kept between builds so a rebuild reads only new commits:
-    the skills the new commits touch are decoded, the others stay as the lines they were saved as."""
-
-    lines: dict[str, bytes] = field(default_factory=dict)
-    open: dict[str, _SkillWalk] = field(default_factory=dict)
-    position: int = 0
-
-    def skill(self, name: str) -> _SkillWalk:
-        walk = self.open.get(name)
-        if walk is None:
-            line = self.lines.pop(name, None)
-            walk = self.open[name] = _SkillWalk.decode(line) if line is not None else _SkillWalk()
-        return walk
-
-    def finish(self) -> dict[str, bytes]:
-        """Every skill with a snapshot, encoded."""
-        for name, walk in self.open.items():
-            if walk.snapshots:
-                self.lines[name] = walk.encode(name)
-        self.open.clear()
-        return self.lines
-
-    def read(self, log: bytes, depth: int, where: Path) -> None:
-        """Apply ``git log --first-parent --reverse --raw -z`` output (``_log_chain``), oldest commit first."""
-        for record in read_log(log, 0, where):
-            when = iso_time(record.time)
-            body = record.body
-            if len(body) % 2:
-                raise BuildError(f"{where}: unexpected `git log --raw` output in commit {record.commit}")
-            touched: set[str] = set()
-            for i in range(0, len(body), 2):
-                status = body[i].decode("ascii", "replace")
-                fields = status[1:].split(" ")
-                if not status.startswith(":") or len(fields) != 5:
-                    raise BuildError(f"{where}: unexpected `git log --raw` output in commit {record.commit}")
-                _, new_mode, _, new_oid, change = fields
-                parts = body[i + 1].decode("utf-8", "surrogateescape").split("/")
-                if len(parts) < depth + 2 or not (len(parts[depth]) <= MAX_NAME and SLUG.fullmatch(parts[depth])):
-                    continue  # a file directly in skills/, or a folder no build could have published
-                name, rel = parts[depth], "/".join(parts[depth + 1:])
-                files = self.skill(name).files
-                if change == "D" or new_oid == _EMPTY_OID:
-                    files.pop(rel, None)
-                else:
-                    files[rel] = (new_mode, new_oid)
-                touched.add(name)
-            for name in sorted(touched):
-                walk = self.skill(name)
-                entries = tuple(sorted((p, m, o) for p, (m, o) in walk.files.items()))
-                snap = Snapshot(record.commit, when, self.position, entries) if entries else None
-                key = snap.key if snap else None
-                if key == walk.last_key:
-                    continue
-                walk.last_key = key
-                if snap is not None:
-                    walk.snapshots.append(snap)
-            self.position += 1
-
-
-WALK_FORMAT = 1
-
-
-def _log_chain(top: Path, prefix: str, since: str | None) -> bytes:
-    revs = [f"{since}..HEAD"] if since else ["HEAD"]
-    log = git_output(["log", "--first-parent", "--reverse", "--raw", "-r", "-z", "--no-renames", "--no-abbrev",
-                log_format(), *revs, "--", prefix or "."], top)
-    if log is None:
-        raise BuildError(f"{top}: `git log` failed; cannot read the skills' history")
-    return log
-
-
-def _extends(top: Path, old: str) -> bool:
-    """Whether HEAD's first-parent chain passes through ``old``: then only the commits after it are new."""
-    chain = git_output(["log", "--first-parent", "--format=%P", f"{old}..HEAD"], top)
-    if not chain:
-        return False
-    oldest = chain.decode("ascii").strip().splitlines()[-1].split()
-    return bool(oldest) and oldest[0] == old
-
-
-def read_git_history(top: Path | None, prefix: str, state: Path | None = None) -> GitHistory:
-    """One ``git log`` over the first-parent chain of HEAD below ``prefix`` (the skills folder, relative to ``top``).
-
-    With ``state`` (a file in the builder's own state folder, never in the checkout) the walk is kept there, and
-    a rebuild whose HEAD extends the chain it saw reads only the new commits. Outside git, or in a repository
-    without commits, the history is empty (``kind`` "none").
-    """
-    if top is None:
-        return GitHistory()
-    head_text = git_output(["rev-parse", "--verify", "-q", "HEAD"], top)
-    if not head_text:
-        return GitHistory(top=top)
-    head = head_text.decode("ascii").strip()
-    shallow = (git_output(["rev-parse", "--is-shallow-repository"], top) or b"").strip() == b"true"
-    depth = len(prefix.split("/")) if prefix else 0
-    ident = json.dumps({"format": WALK_FORMAT, "top": str(top), "prefix": prefix}, sort_keys=True)
-    walk: _Walk | None = None
-    unchanged = False
-    if state is not None and not shallow:
-        with suppress(OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-            header, *skill_lines = state.read_bytes().split(b"\n")
-            saved = json.loads(header)
-            if json.dumps({k: saved.get(k) for k in ("format", "top", "prefix")}, sort_keys=True) == ident:
-                old = saved["head"]
-                lines = {line.split(b" ", 2)[1].decode(): line for line in skill_lines if line}
-                if old == head:
-                    walk, unchanged = _Walk(lines, {}, int(saved["position"])), True
-                elif isinstance(old, str) and _extends(top, old):
-                    walk = _Walk(lines, {}, int(saved["position"]))
-                    walk.read(_log_chain(top, prefix, old), depth, top)
-    if walk is None:
-        walk = _Walk()
-        walk.read(_log_chain(top, prefix, None), depth, top)
-    lines = walk.finish()
-    if state is not None and not shallow and not unchanged:
-        first = json.dumps({**json.loads(ident), "head": head, "position": walk.position}, sort_keys=True)
-        with suppress(OSError):
-            write_atomic(state, b"\n".join([first.encode(), *(lines[name] for name in sorted(lines))]) + b"\n")
-    return GitHistory("shallow" if shallow else "complete", top, head, dict(lines))
-
+__all__ = ["GitHistory", "Snapshot", "read_skills_history"]  # the walk's values, for the modules that read versions
 
 # -------------------------------------------------------------------------------------- one state, as loaded
 
@@ -274,7 +67,7 @@ def same_files(entries: Sequence[Entry], files: Sequence[SkillFile]) -> bool:
 
 
 def load_state(name: str, entries: Sequence[Entry], objects: GitObjects | CheckedBlobs, config: RegistryConfig,
-               profile: str) -> tuple[StateRecord, tuple[SkillFile, ...]]:
+               profile: str, path: str | None = None) -> tuple[StateRecord, tuple[SkillFile, ...]]:
     """The skill a checkout of this state would load, with the errors today's rules find in it (then it is withdrawn:
     an unsafe file, SK5xx, or a SKILL.md today's build would refuse to publish).
 
@@ -285,7 +78,7 @@ def load_state(name: str, entries: Sequence[Entry], objects: GitObjects | Checke
     ``max_skill_bytes`` (or the file-count limit) is withdrawn without reading one of its blobs.
     """
     limits = config.limits
-    folder = config.skills_path / name
+    folder = config.root / path if path is not None else config.skills_path / name  # as its checkout shows it
     found: list[tuple[str, str]] = []
 
     def report(code: str, rel: str, message: str, line: int = 0, **_kw: object) -> None:
@@ -410,12 +203,12 @@ def check_marks(policy: HistoryPolicy, config_path: Path | None,
             known = digests(mark.name)
             where = mark.where(config_path, section)
             if known is None:
-                raise ConfigError(f"{where}: no skill `{mark.name}` in skills/ or its history")
+                raise ConfigError(f"{where}: no skill `{mark.name}` in the registry or its history")
             if mark.digest not in known:
                 raise ConfigError(f"{where}: `{mark.name}` never had the version {mark.digest} "
                                   f"(its versions: {', '.join(sorted(known))})")
             if section == "taken_down" and heads.get(mark.name) == mark.digest:
-                raise ConfigError(f"{where}: {mark.digest} is what skills/{mark.name}/ holds now; change or remove "
+                raise ConfigError(f"{where}: {mark.digest} is what the skill `{mark.name}` holds now; change or remove "
                                   "the skill folder to take this version down")
 
 
@@ -446,17 +239,6 @@ def state_document(count: int, latest: Mapping[str, str | None]) -> dict[str, An
     return {"api_version": API_VERSION, "count": count, "digest": state_digest(latest)}
 
 
-def read_skills_history(skills_path: Path, state: Path | None = None) -> GitHistory:
-    """The history of the registry's skills folder, wherever it sits in its repository."""
-    skills_path = skills_path.resolve()
-    top_text = git_output(["rev-parse", "--show-toplevel"], skills_path if skills_path.is_dir() else skills_path.parent)
-    if not top_text:
-        return GitHistory()
-    top = Path(os.fsdecode(top_text.strip())).resolve()
-    prefix = skills_path.relative_to(top).as_posix() if skills_path != top else ""
-    return read_git_history(top, prefix, state)
-
-
 @dataclass
 class _Group:
     """The snapshots of one digest: the first names the version, the first that passes gives its bytes."""
@@ -467,7 +249,7 @@ class _Group:
     files: tuple[SkillFile, ...] = ()  # the source's files, as loaded
 
 
-def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, objects: GitObjects | None,
+def skill_versions(name: str, where: str, snapshots: Sequence[Snapshot], head: Head | None, objects: GitObjects | None,
                    cache: BundleCache, config: RegistryConfig, profile: str,
                    write_zip: Callable[[str, bytes], object]) -> tuple[list[Version], int]:
     """Every version of ``name``, newest first, with registry.yaml's policy applied, and how many zips had to be
@@ -479,7 +261,6 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
     """
     if objects is not None:
         objects.forget()
-    where = f"skills/{name}"
     groups: dict[str, _Group] = {}
     records: dict[str, StateRecord] = {}
     verified: dict[str, str] = {}  # snapshot key -> SHA-256 of its cached zip, once checked against git's ids
@@ -499,7 +280,7 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
             if head is not None and snap is snapshots[-1] and same_files(snap.entries, head.files):
                 record, files = StateRecord(head.digest, head.version), ()  # the head, checked already
             else:
-                record, files = load_state(name, snap.entries, blobs, config, profile)
+                record, files = load_state(name, snap.entries, blobs, config, profile, where)
             records[snap.key] = record
             if files and {f.path for f in files} != {p for p, m, _ in snap.entries if m in ("100644", "100755")}:
                 verified.pop(snap.key, None)  # a bundle of every file, but the version leaves some out
@@ -536,7 +317,7 @@ def skill_versions(name: str, snapshots: Sequence[Snapshot], head: Head | None, 
             data = cache.zip(key, _most(group.source, config.limits)) if key in verified else None
             if data is None or sha256_hex(data) != verified[key]:  # gone or changed since it was checked
                 files = group.files or load_state(name, group.source.entries, CheckedBlobs(objects, where), config,
-                                                  profile)[1]
+                                                  profile, where)[1]
                 data = zip_bytes(files)
                 cache.put_zip(key, data)
                 packed += 1

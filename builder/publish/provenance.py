@@ -1,4 +1,7 @@
-"""Who made each skill and when, from one ``git log`` pass over the whole skills folder.
+"""Who made each skill and when, from one ``git log`` pass over the places skills live.
+
+Each commit counts for the skill folders its paths lie in (a skill moved with ``git mv`` counts its old folder's
+commits too), keyed by the folder's path in the repository as discovery names it.
 
 Times are commit times, never the clock, so a build of one commit is reproducible. Outside a git
 repository every field is empty rather than invented.
@@ -6,13 +9,16 @@ repository every field is empty rather than invented.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..core.discovery import pathspecs
 from ..core.fs import write_atomic
 from ..core.git import git_output, git_text, log_format, read_log, run_git
 
@@ -32,7 +38,7 @@ class Source:
     commit: str | None = None
     time: str | None = None
     top: Path | None = None  # the repository's top folder
-    skills_prefix: str = ""  # the skills folder relative to ``top``, e.g. "skills"
+    skills_prefix: str = ""  # where skills live, as the pathspecs below ``top`` the history was read from
 
 
 @dataclass(frozen=True)
@@ -61,13 +67,39 @@ def iso_time(epoch: int) -> str:
 PROVENANCE_FORMAT = 1
 
 
-def _log(top: Path, prefix: str, revs: list[str]) -> bytes:
+def _log(top: Path, specs: list[str], revs: list[str]) -> bytes:
     log = git_output(["log", "--full-history", "-z", "--name-only", "--no-renames", log_format("%an"), *revs,
-                      "--", prefix or "."], top)
+                      "--", *specs], top)
     return log or b""
 
 
-def _fold_new(log: bytes, depth: int, skills: dict[str, dict[str, Any]], where: Path) -> None:
+class _Owners:
+    """Which skill a repository path belongs to: the outermost skill folder holding it (a moved skill's old
+    folder stands for it), for every path below ``base``."""
+
+    def __init__(self, base: str, folders: Mapping[str, str]) -> None:
+        self.base = f"{base}/" if base else ""
+        self.folders = folders  # folder (relative to base) -> the skill path it counts for
+        self.whole = folders.get("")
+
+    def __call__(self, path: str) -> str | None:
+        if self.base:
+            if not path.startswith(self.base):
+                return None
+            path = path[len(self.base):]
+        if self.whole is not None:
+            return self.whole
+        folder = ""
+        for part in path.split("/")[:-1]:
+            folder = f"{folder}/{part}" if folder else part
+            owner = self.folders.get(folder)
+            if owner is not None:
+                return owner
+        return None
+
+
+def _fold_new(log: bytes, owner: Callable[[str], str | None], skills: dict[str, dict[str, Any]],
+              where: Path) -> None:
     """Lay ``git log`` output (newest commit first) over ``skills``: a skill's newest commit here is its last
     update; its oldest is its creation, unless ``skills`` knew it already; every author is a contributor."""
     known = set(skills)
@@ -75,8 +107,7 @@ def _fold_new(log: bytes, depth: int, skills: dict[str, dict[str, Any]], where: 
     for record in read_log(log, 1, where):
         sha, author = record.commit, record.fields[0].decode("utf-8", "surrogateescape")
         when = iso_time(record.time)
-        paths = (p.decode("utf-8", "surrogateescape") for p in record.body)
-        touched = {p.split("/")[depth] for p in paths if p.count("/") > depth}
+        touched = {name for p in record.body if (name := owner(p.decode("utf-8", "surrogateescape"))) is not None}
         for name in touched:
             entry = skills.get(name)
             if entry is None:
@@ -116,14 +147,17 @@ def _incremental_safe(top: Path, old: str, saved: dict[str, Any]) -> bool:
             and iso_time(min(new_times)) > newest_saved)
 
 
-def read_history(skills_path: Path, state: Path | None = None) -> ProvenanceHistory:
-    """One ``git log`` for every skill folder below ``skills_path``; empty outside a repository.
+def read_history(root: Path, skills: Sequence[str] = (), state: Path | None = None, *,
+                 scope: Sequence[str] = (), moved: Mapping[str, str] | None = None) -> ProvenanceHistory:
+    """One ``git log`` below ``scope`` (where skills live, relative to ``root``, the registry's folder) for the skill
+    folders ``skills`` (their paths relative to ``root``; every folder directly in ``root`` when none are given);
+    empty outside a repository. ``moved``: a moved skill's path -> its path before, whose commits count too.
 
     With ``state`` (a file in the builder's own state folder) the result is kept, and a rebuild reads only the
     commits made since, when laying them over the kept result is sure to give the same answer as a full read.
     """
-    skills_path = skills_path.resolve()
-    cwd = skills_path if skills_path.is_dir() else skills_path.parent
+    root = root.resolve()
+    cwd = root if root.is_dir() else root.parent
     top_text = git_text(["rev-parse", "--show-toplevel"], cwd)
     if not top_text:
         return ProvenanceHistory()
@@ -133,31 +167,51 @@ def read_history(skills_path: Path, state: Path | None = None) -> ProvenanceHist
         return ProvenanceHistory(Source(top=top))
     last = next(read_log(head, 0, top))
     commit, ctime = last.commit, last.time
-    prefix = skills_path.relative_to(top).as_posix() if skills_path != top else ""
-    source = Source(commit=commit, time=iso_time(ctime), top=top, skills_prefix=prefix)
-    depth = len(prefix.split("/")) if prefix else 0
-    ident = {"format": PROVENANCE_FORMAT, "top": str(top), "prefix": prefix}
-    skills: dict[str, dict[str, Any]] | None = None
+    base = root.relative_to(top).as_posix() if root != top else ""
+    specs = pathspecs(base, scope)
+    source = Source(commit=commit, time=iso_time(ctime), top=top, skills_prefix=" ".join(specs))
+    folders = {("" if path == "." else path): path for path in skills}
+    folders.update({("" if old == "." else old): new for new, old in (moved or {}).items() if old not in folders})
+    owner: Callable[[str], str | None] = _Owners(base, folders) if skills else _Direct(base)
+    ident = {"format": PROVENANCE_FORMAT, "top": str(top), "scope": specs, "base": base,
+             "owners": hashlib.sha1("\n".join(f"{k}\0{v}" for k, v in sorted(folders.items())).encode(
+                 "utf-8", "surrogateescape")).hexdigest()}
+    found: dict[str, dict[str, Any]] | None = None
     unchanged = False
     if state is not None:
         try:
             saved = json.loads(state.read_bytes())
             if {k: saved.get(k) for k in ident} == ident and isinstance(saved.get("skills"), dict):
                 if saved["head"] == commit:
-                    skills, unchanged = saved["skills"], True
+                    found, unchanged = saved["skills"], True
                 elif _incremental_safe(top, saved["head"], saved["skills"]):
-                    skills = saved["skills"]
-                    _fold_new(_log(top, prefix, [f"{saved['head']}..HEAD"]), depth, skills, top)
+                    found = saved["skills"]
+                    _fold_new(_log(top, specs, [f"{saved['head']}..HEAD"]), owner, found, top)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            skills = None
-    if skills is None:
-        skills = {}
-        _fold_new(_log(top, prefix, ["HEAD"]), depth, skills, top)
+            found = None
+    if found is None:
+        found = {}
+        _fold_new(_log(top, specs, ["HEAD"]), owner, found, top)
     if state is not None and not unchanged:
         with suppress(OSError):
-            write_atomic(state, json.dumps({**ident, "head": commit, "skills": skills}, sort_keys=True).encode())
+            write_atomic(state, json.dumps({**ident, "head": commit, "skills": found}, sort_keys=True).encode())
     return ProvenanceHistory(source, {
         name: Provenance(created=e["created"], updated=e["updated"], authors=tuple(sorted(e["authors"])),
                          commit=e["commit"])
-        for name, e in skills.items()
+        for name, e in found.items()
     })
+
+
+class _Direct:
+    """Without a list of skills: every folder directly in the registry's folder (``skills/`` read alone)."""
+
+    def __init__(self, base: str) -> None:
+        self.base = f"{base}/" if base else ""
+
+    def __call__(self, path: str) -> str | None:
+        if self.base:
+            if not path.startswith(self.base):
+                return None
+            path = path[len(self.base):]
+        name, sep, _ = path.partition("/")
+        return name if sep else None

@@ -121,12 +121,12 @@ def close_objects() -> None:
         _OBJECTS = None
 
 
-def _publish_versions(job: SkillJob, stage: _Stager, name: str, head: Head | None,
+def _publish_versions(job: SkillJob, stage: _Stager, name: str, path: str, head: Head | None,
                       updated: str | None = None) -> tuple[tuple[str, ...], str | None, int]:
     """Write ``versions.json``, ``head.json`` and the zip of every old version that keeps its bytes; returns the
     digests, the latest one and the number of zips packed from git (the others came from the bundle cache)."""
     cache = BundleCache(job.cache)
-    versions, packed = skill_versions(name, job.git.of(name), head, _objects(job), cache, job.config,
+    versions, packed = skill_versions(name, path, job.git.of(path), head, _objects(job), cache, job.config,
                                       job.config.profile, stage)
     latest = latest_of(versions, head.digest if head else None)
     stage(versions_path(name), dumps(versions_document(name, job.git.kind, latest, versions)))
@@ -134,27 +134,28 @@ def _publish_versions(job: SkillJob, stage: _Stager, name: str, head: Head | Non
     return tuple(v.digest for v in versions), latest, packed
 
 
-def _build_retired(name: str) -> SkillOutcome:
-    """A skill gone from skills/: its history stays published (versions.json and the zips), nothing else."""
+def _build_retired(name: str, path: str) -> SkillOutcome:
+    """A skill gone from the work tree: its history stays published (versions.json and the zips), nothing else."""
     job = _JOB
     assert job is not None
     stage = _Stager(job, name)
-    digests, latest, packed = _publish_versions(job, stage, name, None)
-    return SkillOutcome.versions_only(name, job.git.fingerprint(name), digests, latest, packed=packed,
+    digests, latest, packed = _publish_versions(job, stage, name, path, None)
+    return SkillOutcome.versions_only(name, job.git.fingerprint(path), digests, latest, packed=packed,
                                       signed=stage.finish())
 
 
-def build_task(task: tuple[str, Path | None]) -> SkillOutcome:
-    name, folder = task
-    return (_build_one(folder) if folder is not None else _build_retired(name)).encoded()
+def build_task(task: tuple[str, str, Path | None]) -> SkillOutcome:
+    """Build one skill: (its slug, its path in the repository, its folder; None for a skill gone from it)."""
+    name, path, folder = task
+    return (_build_one(name, path, folder) if folder is not None else _build_retired(name, path)).encoded()
 
 
 
 
-def skill_key(config: RegistryConfig, history: ProvenanceHistory, name: str, digest: str, folder: str,
+def skill_key(config: RegistryConfig, history: ProvenanceHistory, path: str, digest: str, folder: str,
                skill_md: str) -> str:
     """Everything a skill's own output files depend on, beyond the build settings; equal keys, identical files."""
-    prov = history.of(name)
+    prov = history.of(path)
     material = "\0".join([digest, folder, skill_md, str(history.source.top), str(prov.created), str(prov.updated),
                           str(prov.commit), "\x1f".join(prov.authors)])
     return hashlib.sha1(material.encode("utf-8", "surrogateescape")).hexdigest()
@@ -168,21 +169,21 @@ def _render_body(job: SkillJob, folder: Path, skill: Skill, raw: frozenset[str])
     render_once(folder, skill.name, key, skill.body, raw)
 
 
-def _build_one(folder: Path) -> SkillOutcome:
+def _build_one(name: str, path: str, folder: Path) -> SkillOutcome:
     job = _JOB
     assert job is not None
     sig, entries = survey(folder)
-    skill, found = validate_folder(folder, job.config, job.config.profile)
+    skill, found = validate_folder(folder, job.config, job.config.profile, name=name, key=path)
     diagnostics = tuple(found)
     declared = skill.field("name")
     checked = SkillOutcome(name=skill.name, folder=str(folder), skill_md=skill.skill_md,
                        declared=declared if isinstance(declared, str) else None,
                        name_line=skill.frontmatter.line_of("name") if skill.frontmatter else 0,
                        diagnostics=diagnostics, signature=sig, entries=entries,
-                       history=job.git.fingerprint(skill.name))  # without it an invalid skill is never reused
+                       history=job.git.fingerprint(path))  # without it an invalid skill is never reused
     if any(d.severity is Severity.ERROR for d in diagnostics):
         return checked
-    prov = job.history.of(skill.name)
+    prov = job.history.of(path)
     publish = job.config.publish
     stage = _Stager(job, skill.name)
     stem = bundle_stem(skill)
@@ -212,12 +213,12 @@ def _build_one(folder: Path) -> SkillOutcome:
                 stage.link(written, copy, f.data)  # the same bytes under the discovery path, written once
     scoped = scoped_discovery_path(skill.name)
     stage(scoped, dumps(discovery_v2_document([discovery_v2_entry(skill, zip_art, scoped)])))
-    key = skill_key(job.config, job.history, skill.name, skill.digest, str(folder), skill.skill_md)
-    digests, latest, packed = _publish_versions(job, stage, skill.name, Head(skill.digest, version_of(skill),
-                                                                             zip_art.to_dict(job.config),
-                                                                             skill.files), prov.updated)
+    key = skill_key(job.config, job.history, path, skill.digest, str(folder), skill.skill_md)
+    digests, latest, packed = _publish_versions(job, stage, skill.name, path, Head(skill.digest, version_of(skill),
+                                                                                   zip_art.to_dict(job.config),
+                                                                                   skill.files), prov.updated)
     return replace(checked, digest=skill.digest, key=key, index=index_entry(skill, prov, conformance),
                    v1=LEFT_OUT if v1 is None else v1, v2=discovery_v2_entry(skill, zip_art), search=search_entry(skill),
-                   history=job.git.fingerprint(skill.name), digests=digests, latest=latest, packed=packed,
+                   history=job.git.fingerprint(path), digests=digests, latest=latest, packed=packed,
                    signed=stage.finish())
 

@@ -20,7 +20,7 @@ import secrets
 import stat
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -345,11 +345,18 @@ def output_error(exc: OSError, place: OutputPlace, existed: bool) -> BuildError 
     return BuildError(f"{what} ({'the previous output is unchanged' if existed else 'nothing was written'})")
 
 
-def check_output_folder(out: Path, config: RegistryConfig) -> None:
+def check_output_folder(out: Path, config: RegistryConfig, skills: Sequence[Path] = ()) -> None:
+    """Refuse an output folder that is, or holds, the registry's folder, its skills folder or a skill."""
     resolved = out.resolve()
     for protected in (config.root.resolve(), config.skills_path.resolve()):
         if resolved == protected or protected.is_relative_to(resolved):
             raise UsageError(f"--out {display_path(out)} would replace {display_path(protected)}; pick another folder")
+    inside = str(resolved) + os.sep
+    for folder in skills:
+        text = str(folder)
+        if text == str(resolved) or text.startswith(inside):
+            raise UsageError(f"--out {display_path(out)} would replace the skill {display_path(folder)}; pick another "
+                             "folder")
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {display_path(out)} is a file")
     if out.is_dir() and any(out.iterdir()) and not (out / INDEX_PATH).is_file():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -23,10 +23,11 @@ import semver
 
 from ..core.config import RegistryConfig
 from ..core.diagnostics import RULES, Diagnostic, Severity
+from ..core.discovery import SKILL_FILES, is_skill_folder, pathspecs, refusal_finding, registry_skills
 from ..core.errors import UsageError
 from ..core.frontmatter import parse_skill_md
 from ..core.git import GitFailed, checked_git
-from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, display_path, find_skill_folders, is_junk, load_skill
+from ..core.loader import SKILL_MD, SKILL_MD_FALLBACK, display_path, is_junk, load_skill
 from ..core.model import Skill, SkillFile, short_digest, skill_digest
 from ..core.words import counted
 from .baseline import BaselineCheck
@@ -42,7 +43,7 @@ _BLOB_MODES = {"100644": False, "100755": True}  # tree mode -> executable; link
 class SkillChange:
     """One skill folder touched since the base. Digests are ``None`` on the side where the skill does not exist."""
 
-    name: str
+    name: str  # the skill folder's path in the repository (relative to registry.yaml's folder)
     status: str  # added | modified | removed | renamed
     old_digest: str | None
     new_digest: str | None
@@ -121,50 +122,71 @@ def changed_paths(top: Path, base: str, pathspecs: list[str]) -> list[tuple[str,
     return out
 
 
-def _skill_of(path: str, prefix: str) -> str | None:
-    """The skill folder name a repository path belongs to; None outside the skills folder or directly in it."""
-    if prefix:
-        if not path.startswith(prefix + "/"):
-            return None
-        path = path[len(prefix) + 1:]
-    name, sep, _ = path.partition("/")
-    if not sep or name.startswith((".", "_")):
+class _Owners:
+    """Which skill a repository path belongs to: the outermost of ``folders`` (skill folders, paths relative to
+    the repository's top) holding it."""
+
+    def __init__(self, folders: Iterable[str]) -> None:
+        self.folders = set(folders)
+
+    def __call__(self, path: str) -> str | None:
+        if "" in self.folders:
+            return ""
+        folder = ""
+        for part in path.split("/")[:-1]:
+            folder = f"{folder}/{part}" if folder else part
+            if folder in self.folders:
+                return folder
         return None
-    return name
 
 
-def tree_files(top: Path, commit: str, prefix: str, names: Iterable[str], config: RegistryConfig
+def tree_files(top: Path, commit: str, folders: Iterable[str], config: RegistryConfig
                ) -> dict[str, list[SkillFile]]:
-    """Each named skill's files as they were at ``commit``, the way the loader would read them from disk.
+    """Each skill folder's files (``folders``: paths relative to the repository's top) as they were at ``commit``,
+    the way the loader would read them from disk.
 
     Executable bits come from the tree modes; symbolic links, submodules, junk files and files over the size
     limit are left out, as the loader leaves them out of a published skill.
     """
-    names = sorted(set(names))
-    if not names:
+    folders = sorted(set(folders))
+    if not folders:
         return {}
-    root = f"{prefix}/" if prefix else ""
+    owner = _Owners(folders)
     listing = _split_z(_git(top, "ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--",
-                            *(f"{root}{name}/" for name in names)))
-    wanted: list[tuple[str, str, str, bool]] = []  # (skill, relative path, blob id, executable)
+                            *(f"{folder}/" if folder else "." for folder in folders)))
+    wanted: list[tuple[str, str, str, bool]] = []  # (skill folder, relative path, blob id, executable)
     for line in listing:
         meta, _, path = line.partition("\t")
         mode, kind, blob, size = meta.split()
-        name = _skill_of(path, prefix)
-        if kind != "blob" or mode not in _BLOB_MODES or name is None:
+        folder = owner(path)
+        if kind != "blob" or mode not in _BLOB_MODES or folder is None:
             continue
-        rel = path[len(root) + len(name) + 1:]
+        rel = path[len(folder) + 1:] if folder else path
         parts = PurePosixPath(rel).parts
         if any(is_junk(p, True) for p in parts[:-1]) or is_junk(parts[-1], False):
             continue
         if int(size) > config.limits.max_file_bytes:
             continue
-        wanted.append((name, rel, blob, _BLOB_MODES[mode]))
+        wanted.append((folder, rel, blob, _BLOB_MODES[mode]))
     blobs = _read_blobs(top, [w[2] for w in wanted])
     files: dict[str, list[SkillFile]] = {}
-    for name, rel, blob, executable in wanted:
-        files.setdefault(name, []).append(SkillFile(rel, blobs[blob], executable))
+    for folder, rel, blob, executable in wanted:
+        files.setdefault(folder, []).append(SkillFile(rel, blobs[blob], executable))
     return files
+
+
+def _skill_folders_at(top: Path, commit: str, paths: Iterable[str]) -> set[str]:
+    """The folders among the parents of ``paths`` that held a SKILL.md at ``commit`` (and would be skills)."""
+    folders = {"/".join(parts[:i]) for parts in (p.split("/") for p in paths) for i in range(1, len(parts))}
+    folders = {f for f in folders if is_skill_folder(f)}
+    if not folders:
+        return set()
+    specs = [f"{folder}/{name}" for folder in sorted(folders) for name in SKILL_FILES]
+    held: set[str] = set()
+    for i in range(0, len(specs), 512):  # a command line of bounded length
+        listed = _git(top, "ls-tree", "-z", "--name-only", "--full-tree", commit, "--", *specs[i:i + 512])
+        held.update(path.rpartition("/")[0] for path in _split_z(listed))
+    return held
 
 
 def _read_blobs(top: Path, ids: list[str]) -> dict[str, bytes]:
@@ -184,15 +206,18 @@ def _read_blobs(top: Path, ids: list[str]) -> dict[str, bytes]:
     return blobs
 
 
-def _classify(entries: list[tuple[str, str, str]], prefix: str, before: dict[str, list[SkillFile]],
-              now: set[str], touched: set[str]) -> list[tuple[str, str, str | None]]:
-    """``(name, status, old name)`` per touched skill; a removed folder whose files git saw move into an added
-    folder is reported once, as that folder renamed."""
+_Change = tuple[str, str, str | None]  # (skill folder, status, the folder it was renamed from)
+
+
+def _classify(entries: list[tuple[str, str, str]], owner: Callable[[str], str | None],
+              before: dict[str, list[SkillFile]], now: set[str], touched: set[str]) -> list[_Change]:
+    """``(skill folder, status, old folder)`` per touched skill; a removed folder whose files git saw move into an
+    added folder is reported once, as that folder renamed."""
     moves: Counter[tuple[str, str]] = Counter()
     for status, old, new in entries:
         if status == "R":
-            a, b = _skill_of(old, prefix), _skill_of(new, prefix)
-            if a and b and a != b:
+            a, b = owner(old), owner(new)
+            if a is not None and b is not None and a != b:
                 moves[(a, b)] += 1
     removed = {n for n in touched if n in before and n not in now}
     added = {n for n in touched if n not in before and n in now}
@@ -217,67 +242,89 @@ def _classify(entries: list[tuple[str, str, str]], prefix: str, before: dict[str
 
 def validate_changes(config: RegistryConfig, ref: str, baseline: BaselineCheck | None = None) -> ChangeReport:
     """Validate the skills changed since ``ref`` fully, and every skill against the registry-wide rules
-    (under ``config.profile``, the command's flag merged in), each skill's findings through ``baseline``."""
+    (under ``config.profile``, the command's flag merged in), each skill's findings through ``baseline``. Skills
+    are named by their folder's path."""
     profile = config.profile
-    skills_path = config.skills_path
     top = _top(config.root)
+    root = config.root.resolve()
     try:
-        prefix = skills_path.resolve().relative_to(top).as_posix()
+        base_rel = root.relative_to(top).as_posix()
     except ValueError:
-        raise UsageError(f"{display_path(skills_path)} is outside the git repository at {top}") from None
-    prefix = "" if prefix == "." else prefix
+        raise UsageError(f"{display_path(root)} is outside the git repository at {top}") from None
+    base_rel = "" if base_rel == "." else base_rel
+    found = registry_skills(config)
     base = merge_base(top, ref)
-    pathspecs = [f"{prefix}/" if prefix else "."]
+    specs = pathspecs(base_rel, found.scope)
     config_rel = None
     if config.path is not None and config.path.resolve().is_relative_to(top):
         config_rel = config.path.resolve().relative_to(top).as_posix()
-        pathspecs.append(config_rel)
-    entries = changed_paths(top, base, pathspecs)
+        specs.append(config_rel)
+    entries = changed_paths(top, base, specs)
     config_changed = config_rel is not None and any(config_rel in (old, new) for _, old, new in entries)
 
-    touched = {n for _, old, new in entries for n in (_skill_of(old, prefix), _skill_of(new, prefix)) if n}
-    folders = find_skill_folders(skills_path) if skills_path.is_dir() else []
-    by_name = {folder.name: folder for folder in folders}
-    before = tree_files(top, base, prefix, touched, config)
+    def in_repo(path: str) -> str:
+        return f"{base_rel}/{path}" if base_rel and path != "." else (base_rel or ("" if path == "." else path))
+
+    current = {in_repo(s.path): s for s in found.skills}
+    owner_now = _Owners(current)
+    owner_then = _Owners(_skill_folders_at(top, base, [p for _, old, new in entries for p in (old, new)]))
+
+    def owner(path: str) -> str | None:
+        folder = owner_now(path)
+        return folder if folder is not None else owner_then(path)
+
+    touched = {n for _, old, new in entries for n in (owner(old), owner(new)) if n is not None}
+    before = tree_files(top, base, touched - (set(current) - set(owner_then.folders)), config)
+    shown = {folder: _relative(folder, base_rel) for folder in touched | set(current)}
 
     # One skill in memory at a time: the checked ones are kept without their file bytes, the others only as the
     # name keys the registry-wide rules need.
     checked: list[Skill] = []
-    current: dict[str, Skill] = {}  # the touched skills, without file bytes
     digests: dict[str, str] = {}
+    kept: dict[str, Skill] = {}
     diagnostics: list[Diagnostic] = []
     names = RegistryNames()
-    for folder in folders:
-        found: list[Diagnostic] = []
-        whole = config_changed or folder.name in touched
+    for folder, each in sorted(current.items(), key=lambda item: item[1].path):
+        findings: list[Diagnostic] = []
+        whole = config_changed or folder in touched
         if whole:
-            skill, found = validate_folder(folder, config, profile)
+            skill, findings = validate_folder(each.folder, config, profile, key=each.path)
             checked.append(replace(skill, files=()))
         else:
-            skill = load_skill(folder, config).skill
-        found.extend(names.add(NameKey.of(skill)))
-        diagnostics.extend(found if baseline is None else baseline.apply(folder, found, whole=whole))
-        if folder.name in touched:
-            current[skill.name], digests[skill.name] = replace(skill, files=()), skill.digest
+            skill = load_skill(each.folder, config).skill
+        findings.extend(names.add(NameKey.of(skill, each.path)))
+        diagnostics.extend(findings if baseline is None else baseline.apply(each.folder, findings, whole=whole))
+        if folder in touched:
+            kept[folder], digests[folder] = replace(skill, files=()), skill.digest
+    diagnostics.extend(refusal_finding(r) for r in found.refused)
     diagnostics.sort(key=Diagnostic.sort_key)
 
     changes = []
-    for name, status, old_name in _classify(entries, prefix, before, set(by_name), touched):
-        old_files = before.get(old_name or name)
+    for folder, status, old_folder in _classify(entries, owner, before, set(current), touched):
+        old_files = before.get(old_folder or folder)
         changes.append(SkillChange(
-            name=name, status=status,
+            name=shown[folder], status=status,
             old_digest=skill_digest(old_files) if old_files is not None and status != ADDED else None,
-            new_digest=digests.get(name),
-            old_name=old_name,
+            new_digest=digests.get(folder),
+            old_name=shown[old_folder] if old_folder is not None else None,
         ))
     if config.policy.version_bump:
-        for change in changes:
-            if change.name in current and change.old_digest != change.new_digest:
-                old_files = before.get(change.old_name or change.name) if change.status != ADDED else None
-                diagnostics.extend(check_version_bump(current[change.name], old_files, ref, config))
+        for change, (folder, status, old_folder) in zip(changes, _classify(entries, owner, before, set(current),
+                                                                           touched), strict=True):
+            if folder in kept and change.old_digest != change.new_digest:
+                old_files = before.get(old_folder or folder) if status != ADDED else None
+                found_bump = check_version_bump(kept[folder], old_files, ref, config)
+                diagnostics.extend(replace(d, skill=shown[folder]) for d in found_bump)
         diagnostics.sort(key=Diagnostic.sort_key)
     return ChangeReport(ref=ref, base=base, changes=tuple(changes),
                         report=ValidationReport(tuple(checked), tuple(diagnostics)), config_changed=config_changed)
+
+
+def _relative(folder: str, base_rel: str) -> str:
+    """A skill folder's path (relative to the repository's top) as discovery names it: relative to the registry."""
+    if not base_rel:
+        return folder or "."
+    return folder[len(base_rel) + 1:] if folder.startswith(base_rel + "/") else ("." if folder == base_rel else folder)
 
 
 def _version_of(files: list[SkillFile] | None, config: RegistryConfig) -> str | None:

@@ -171,9 +171,10 @@ def _check_required(skill: Skill, fm: Frontmatter, at: _At, shown: Callable[[str
         name = data["name"]
         if not isinstance(name, str) or not name.strip():
             yield at("SK102", "name", f"`name` must be a non-empty string, got {shown('name')}",
-                     hint=_name_hint(name, fm.sources.get("name"), skill.name))
+                     hint=_name_hint(name, fm.sources.get("name"), skill.folder.name))
         else:
-            yield from name_findings(name, skill.name, lambda code, msg, hint=None: at(code, "name", msg, hint=hint))
+            yield from name_findings(name, skill.folder.name,
+                                     lambda code, msg, hint=None: at(code, "name", msg, hint=hint))
     # description
     if "description" not in data:
         yield at("SK107", "description", "required field `description` is missing")

@@ -58,7 +58,7 @@ def name_problems(name: str) -> list[str]:
 class NameKey:
     """What the registry-wide rules need of one skill, so they never hold the skills themselves."""
 
-    skill: str  # the folder name
+    skill: str  # what findings name the skill by: its repository path (its folder name when unknown)
     name: str  # the declared name when it is a non-empty string, else the folder name
     shown: str  # the name as other findings quote it: the declared value, or the folder name
     folder: str  # the folder as the user would type it
@@ -66,10 +66,11 @@ class NameKey:
     line: int  # the line of `name`
 
     @classmethod
-    def of(cls, skill: Skill) -> NameKey:
+    def of(cls, skill: Skill, key: str | None = None) -> NameKey:
+        """``key``: what the findings name the skill by (its repository path; its name by default)."""
         declared = skill.field("name")
         folder = display_path(skill.folder)
-        return cls(skill=skill.name, name=declared if isinstance(declared, str) and declared else skill.name,
+        return cls(skill=key or skill.name, name=declared if isinstance(declared, str) and declared else skill.name,
                    shown=f"{declared or skill.name}", folder=folder, file=f"{folder}/{skill.skill_md}",
                    line=skill.frontmatter.line_of("name") if skill.frontmatter else 0)
 
@@ -87,7 +88,8 @@ class RegistryNames:
         name = key.name
         if name in self._by_name:
             out.append(RULES["SK601"].at(key.file, key.line, f"skill name `{name}` is also used by "
-                                                             f"{self._by_name[name]}", skill=key.skill))
+                                                             f"{self._by_name[name]}; each publishes under its own "
+                                                             "slug", skill=key.skill))
         else:
             self._by_name[name] = key.folder
             folded = name if name.isascii() and name.islower() else unicodedata.normalize("NFKC", name).casefold()
@@ -102,7 +104,7 @@ class RegistryNames:
         return out
 
 
-def check_registry(skills: Sequence[Skill]) -> list[Diagnostic]:
-    """``RegistryNames`` over a list of skills."""
+def check_registry(skills: Sequence[Skill], keys: Sequence[str] | None = None) -> list[Diagnostic]:
+    """``RegistryNames`` over a list of skills, each named by its key in ``keys`` (its repository path)."""
     names = RegistryNames()
-    return [d for skill in skills for d in names.add(NameKey.of(skill))]
+    return [d for i, skill in enumerate(skills) for d in names.add(NameKey.of(skill, keys[i] if keys else None))]

@@ -12,8 +12,9 @@ from typing import Protocol
 
 from ..core.config import PROFILES, RegistryConfig, merge_flags
 from ..core.diagnostics import RULES, Diagnostic
+from ..core.discovery import Discovery, FoundSkill, Refusal, discover_paths, refusal_finding, registry_skills
 from ..core.errors import UsageError
-from ..core.loader import display_path, find_skill_folders, load_skill
+from ..core.loader import display_path, load_skill
 from ..core.model import Skill
 from ..core.workers import default_jobs, iter_parallel
 from .checks import check_skill
@@ -41,22 +42,27 @@ def _init_worker(config: RegistryConfig, profile: str, keep_skills: bool = False
 _Checked = tuple[Skill | None, list[Diagnostic], NameKey, str]
 
 
-def _check_folders(folders: list[str]) -> list[_Checked]:
-    """Load and check a few skills: their findings and name keys, and (when asked) each skill without its file
-    bytes (they stay in the worker)."""
+def _check_folders(folders: list[tuple[str, str]]) -> list[_Checked]:
+    """Load and check a few skills (folder, repository path): their findings and name keys, and (when asked) each
+    skill without its file bytes (they stay in the worker)."""
     assert _SETTINGS is not None
     config, profile, keep_skills = _SETTINGS
     out: list[_Checked] = []
-    for folder in folders:
-        skill, found = validate_folder(Path(folder), config, profile)
-        out.append((replace(skill, files=()) if keep_skills else None, found, NameKey.of(skill), folder))
+    for folder, key in folders:
+        skill, found = validate_folder(Path(folder), config, profile, key=key)
+        out.append((replace(skill, files=()) if keep_skills else None, found, NameKey.of(skill, key), folder))
     return out
 
 
-def validate_folder(folder: Path, config: RegistryConfig, profile: str) -> tuple[Skill, list[Diagnostic]]:
-    """Load one skill folder and check it: what loading found, then what the rules found."""
-    loaded = load_skill(folder, config)
-    return loaded.skill, [*loaded.diagnostics, *check_skill(loaded.skill, config, profile)]
+def validate_folder(folder: Path, config: RegistryConfig, profile: str, *, name: str | None = None,
+                    key: str | None = None) -> tuple[Skill, list[Diagnostic]]:
+    """Load one skill folder and check it: what loading found, then what the rules found. ``name``: the slug it
+    publishes as (the folder's name by default); ``key``: what its findings name it by (its repository path)."""
+    loaded = load_skill(folder, config, name)
+    found = [*loaded.diagnostics, *check_skill(loaded.skill, config, profile)]
+    if key is not None:
+        found = [replace(d, skill=key) for d in found]
+    return loaded.skill, found
 
 
 # Skills sent to a worker at once: few enough that results stream, enough that sending them costs little. Near
@@ -66,26 +72,14 @@ _CHUNK = 32
 _LAST_CHUNK = 4
 
 
-def _chunks(folders: list[str], jobs: int) -> list[list[str]]:
-    chunks: list[list[str]] = []
+def _chunks(folders: list[tuple[str, str]], jobs: int) -> list[list[tuple[str, str]]]:
+    chunks: list[list[tuple[str, str]]] = []
     start, count = 0, len(folders)
     while start < count:
         size = _CHUNK if jobs <= 1 else max(_LAST_CHUNK, min(_CHUNK, (count - start) // (jobs * 4)))
         chunks.append(folders[start:start + size])
         start += size
     return chunks
-
-
-def _real_path(folder: str, parents: dict[str, str]) -> str:
-    """``os.path.realpath(folder)``, resolving each parent once (``parents`` keeps them) for all its skill
-    folders: a folder that is not a link, named without dots, is its real parent joined with its name."""
-    parent, name = os.path.split(folder)
-    if parent and name and name not in (".", "..") and not os.path.islink(folder):
-        real = parents.get(parent)
-        if real is None:
-            real = parents[parent] = os.path.realpath(parent)
-        return os.path.join(real, name)
-    return os.path.realpath(folder)
 
 
 class ValidationRun:
@@ -104,25 +98,10 @@ class ValidationRun:
         self.tally = Tally()
         self.skills: list[Skill] = []  # filled only with keep_skills
         self._early: list[Diagnostic] = []
-        folders: list[str] = []  # strings, not Paths: a tenth of the memory for a large registry
-        for path in paths:
-            if not path.exists():
-                raise UsageError(f"{display_path(path)}: no such file or folder")
-            if path.is_file() and path.name in ("SKILL.md", "skill.md"):
-                path = path.parent
-            if not path.is_dir():
-                raise UsageError(f"{display_path(path)}: not a folder")
-            try:
-                found = find_skill_folders(path)
-            except OSError as exc:
-                raise UsageError(f"{display_path(path)}: cannot be read ({exc.strerror})") from None
-            if not found:
-                self._early.append(RULES["SK604"].at(display_path(path), 0,
-                                                     f"no skill folders in {display_path(path)}"))
-            folders.extend(os.fspath(folder) for folder in found)
-            del found
-        parents: dict[str, str] = {}
-        self.folders = list({_real_path(folder, parents): folder for folder in folders}.values())
+        found = _named_skills(paths, config, self._early) if paths else registry_skills(config).require()
+        self._early.extend(refusal_finding(r) for r in found.refused)
+        # (folder, repository path) as strings, not Paths: a tenth of the memory for a large registry
+        self.folders = [(os.fspath(s.folder), s.path) for s in found.skills]
 
     def __iter__(self) -> Iterator[Diagnostic]:
         jobs = self.jobs if self.jobs is not None else default_jobs(len(self.folders))
@@ -156,7 +135,43 @@ class ValidationRun:
             yield d
 
 
-def _bounds(chunks: list[list[str]]) -> list[str | None]:
+def _real_path(folder: str, parents: dict[str, str]) -> str:
+    """``os.path.realpath(folder)``, resolving each parent once (``parents`` keeps them) for all its skill
+    folders: a folder that is not a link, named without dots, is its real parent joined with its name."""
+    parent, name = os.path.split(folder)
+    if parent and name and name not in (".", "..") and not os.path.islink(folder):
+        real = parents.get(parent)
+        if real is None:
+            real = parents[parent] = os.path.realpath(parent)
+        return os.path.join(real, name)
+    return os.path.realpath(folder)
+
+
+def _named_skills(paths: Sequence[Path], config: RegistryConfig, early: list[Diagnostic]) -> Discovery:
+    """The skills in the folders a user named, each once, in the order named (the first of two skills of one
+    name is the one SK601 leaves alone); SK604 for a folder holding none."""
+    skills: dict[str, FoundSkill] = {}
+    parents: dict[str, str] = {}
+    refused: list[Refusal] = []
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            raise UsageError(f"{display_path(path)}: no such file or folder")
+        if path.is_file() and path.name in ("SKILL.md", "skill.md"):
+            path = path.parent
+        if not path.is_dir():
+            raise UsageError(f"{display_path(path)}: not a folder")
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise UsageError(f"{display_path(path)}: cannot be read (Permission denied)")
+        found = discover_paths([path], config.root)
+        if not found.skills and not found.refused:
+            early.append(RULES["SK604"].at(display_path(path), 0, f"no skill folders in {display_path(path)}"))
+        for skill in found.skills:
+            skills.setdefault(_real_path(os.fspath(skill.folder), parents), skill)
+        refused.extend(found.refused)
+    return Discovery(config.root, tuple(skills.values()), (), tuple(refused), True)  # in the order named
+
+
+def _bounds(chunks: list[list[tuple[str, str]]]) -> list[str | None]:
     """When each chunk's findings may be written: ``bounds[k]`` is the least folder path of the chunks after
     chunk ``k`` (None after the last).
 
@@ -166,7 +181,7 @@ def _bounds(chunks: list[list[str]]) -> list[str | None]:
     """
     bounds: list[str | None] = [None] * len(chunks)
     for k in range(len(chunks) - 1, 0, -1):
-        least = min(display_path(Path(folder)) for folder in chunks[k])
+        least = min(display_path(Path(folder)) for folder, _ in chunks[k])
         later = bounds[k]
         bounds[k - 1] = least if later is None or least < later else later
     return bounds

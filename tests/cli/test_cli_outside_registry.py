@@ -80,9 +80,11 @@ def test_validating_named_folders_works_outside_a_registry(elsewhere: Path) -> N
 def test_validate_without_paths_outside_a_registry_says_what_to_name(elsewhere: Path) -> None:
     result = CliRunner().invoke(cli, ["validate"])
     assert (result.exit_code, result.stderr) == (2, (
-        f"Error: no registry.yaml in {elsewhere} or a parent folder, and no skills/ folder here; name the skill "
-        "folders to check (`skillreg validate PATH ...`), or run it in a registry's checkout or with "
-        "--config FILE\n"))
+        f"Error: no registry.yaml in {elsewhere} or a parent folder, and no skill here (looked in skills/, "
+        ".agents/skills/, .claude/skills/, .cursor/skills/, .gemini/skills/, .github/skills/, .opencode/skills/, "
+        "plugins/*/skills/, */skills/, skill folders at the top, every folder 6 levels down (never .git or "
+        "node_modules)); name the skill folders to check (`skillreg validate PATH ...`), or run it in a "
+        "registry's checkout or with --config FILE\n"))
 
 
 def test_validate_without_paths_checks_a_skills_folder_here_as_before(elsewhere: Path) -> None:
@@ -97,6 +99,13 @@ def test_building_a_registry_without_its_skills_folder_says_how_to_start_one(tmp
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["build"])
     assert (result.exit_code, result.stderr) == (2, (
+        f"Error: no skill found in {tmp_path.resolve()}: a skill is a folder holding SKILL.md; looked in the folders "
+        "agents read: skills/, .agents/skills/, .claude/skills/, .cursor/skills/, .gemini/skills/, .github/skills/, "
+        ".opencode/skills/, plugins/*/skills/, */skills/, skill folders at the top, every folder 6 levels down "
+        "(never .git or node_modules); create one with `skillreg new NAME`\n"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["registry.yaml"]
+    write_tree(tmp_path, {"registry.yaml": "title: T\nskills_dir: skills\n"})
+    result = CliRunner().invoke(cli, ["build"])
+    assert (result.exit_code, result.stderr) == (2, (
         "Error: skills: no such folder, so there is no skill to build (the registry's skills go there, "
         "`skills_dir` in registry.yaml); create the first with `skillreg new NAME`\n"))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["registry.yaml"]

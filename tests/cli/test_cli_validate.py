@@ -188,10 +188,10 @@ def test_json_output(registry: Path) -> None:
         "diagnostics": [
             {"code": "SK301", "severity": "error", "file": "skills/gamma/SKILL.md", "line": 5, "column": 0,
              "message": "unknown category `dta`", "hint": "Did you mean `data`? Categories: data, testing.",
-             "skill": "gamma", "source": "registry policy", "baselined": False},
+             "skill": "skills/gamma", "source": "registry policy", "baselined": False},
             {"code": "SK403", "severity": "warning", "file": "skills/gamma/SKILL.md", "line": 7, "column": 5,
              "message": "absolute user path `/home/ann`",
-             "hint": "Refer to bundled files relative to the skill (`{baseDir}/scripts/x.py`).", "skill": "gamma",
+             "hint": "Refer to bundled files relative to the skill (`{baseDir}/scripts/x.py`).", "skill": "skills/gamma",
              "source": "registry", "baselined": False},
         ],
     }

@@ -352,7 +352,7 @@ def test_pull_request_flow_annotations_summary_and_marketplace_check(pull_reques
         "`version: \"1.0.1\"` under `metadata:` (registry policy `version_bump`, registry.yaml)",
     ]
     assert validate.stdout.splitlines()[-1] == "2 errors, 1 warning in 1 of 4 skills"
-    assert f"  log-summarizer  removed (was {base['log-summarizer'][:19]})" in validate.stdout
+    assert f"  skills/log-summarizer  removed (was {base['log-summarizer'][:19]})" in validate.stdout
 
     new = {name: digest_of(work / "skills" / name)[:19] for name in
            ("csv-profiler", "secret-scanner", "git-changelog", "diff-summary")}
@@ -364,12 +364,12 @@ def test_pull_request_flow_annotations_summary_and_marketplace_check(pull_reques
         f"Merge base `{merge_base[:12]}`. Digests are shortened to the 12 hex digits that name the bundles.\n\n"
         "| Skill | Change | Old digest | New digest | Findings |\n"
         "| --- | --- | --- | --- | --- |\n"
-        f"| `csv-profiler` | modified | `{old['csv-profiler']}` | `{new['csv-profiler']}` | none |\n"
-        f"| `diff-summary` | added | - | `{new['diff-summary']}` | none |\n"
-        f"| `git-changelog` | renamed from `changelog-from-git` | `{old['changelog-from-git']}` | "
+        f"| `skills/csv-profiler` | modified | `{old['csv-profiler']}` | `{new['csv-profiler']}` | none |\n"
+        f"| `skills/diff-summary` | added | - | `{new['diff-summary']}` | none |\n"
+        f"| `skills/git-changelog` | renamed from `skills/changelog-from-git` | `{old['changelog-from-git']}` | "
         f"`{new['git-changelog']}` | none |\n"
-        f"| `log-summarizer` | removed | `{old['log-summarizer']}` | - | - |\n"
-        f"| `secret-scanner` | modified | `{old['secret-scanner']}` | `{new['secret-scanner']}` | "
+        f"| `skills/log-summarizer` | removed | `{old['log-summarizer']}` | - | - |\n"
+        f"| `skills/secret-scanner` | modified | `{old['secret-scanner']}` | `{new['secret-scanner']}` | "
         "2 errors: SK106, SK306; 1 warning: SK305 |\n\n"
         "## Skill validation\n\n2 errors, 1 warning in 1 of 4 skills\n")
     assert "| error | SK106 | `skills/secret-scanner/SKILL.md` | 2 |" in text
@@ -403,7 +403,7 @@ def test_pull_request_flow_once_fixed_builds_and_uploads_the_site(pull_request, 
         ("Upload the built site", True, 0),
     ], [r.stdout + r.stderr for r in runs]
     assert context["uploaded"] == str(work / "site")
-    assert "| `secret-scanner` | modified |" in summary.read_text()
+    assert "| `skills/secret-scanner` | modified |" in summary.read_text()
     assert summary.read_text().endswith("All 4 skills are valid.\n\n")
 
 

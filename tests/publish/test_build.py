@@ -141,7 +141,7 @@ def test_a_validation_error_writes_nothing_and_keeps_the_previous_output(registr
 def test_keep_going_leaves_invalid_skills_out_and_lists_them(registry: Path) -> None:
     (registry / "skills/secret-scanner/SKILL.md").write_text("---\nname: secret-scanner\n---\nbody\n")
     result = build(load_config(registry / "registry.yaml"), registry / "site", BuildOptions(site=False, keep_going=True))
-    assert result.skipped == ("secret-scanner",)
+    assert result.skipped == ("skills/secret-scanner",)
     assert not (registry / "site/api/v1/skills/secret-scanner.json").exists()
     assert not (registry / "site/.well-known/skills/secret-scanner").exists()
     names = [s["name"] for s in json.loads((registry / "site/api/v1/index.json").read_text())["skills"]]

@@ -180,9 +180,9 @@ KILLED_WITH_WORKERS = textwrap.dedent("""\
     from builder.publish import build, skill_output
     from builder.core.config import load_config
     real = skill_output._build_one
-    def slow(folder):
+    def slow(*task):
         time.sleep(0.2)
-        return real(folder)
+        return real(*task)
     skill_output._build_one = slow  # the forked workers run this too
     def killed(done, total):
         os.kill(os.getpid(), signal.SIGKILL)

@@ -193,7 +193,7 @@ def test_an_unchanged_invalid_skill_is_not_validated_again(tmp_path: Path, monke
     out = tmp_path / "site"
     config = load_config(repo / "registry.yaml")
     first = build(config, out, BuildOptions(site=False, keep_going=True))
-    assert first.skipped == ("secret-scanner",)
+    assert first.skipped == ("skills/secret-scanner",)
     BODY_LINE(repo)
     DESCRIPTION(repo)
     if in_git:
@@ -208,10 +208,10 @@ def test_an_unchanged_invalid_skill_is_not_validated_again(tmp_path: Path, monke
     monkeypatch.setattr(skill_output, "validate_folder", counted)  # the build runs in this process at this size
     again = build(config, out, BuildOptions(site=False, keep_going=True))
     assert sorted(validated) == ["csv-profiler", "secret-scanner"]  # both edited
-    assert again.skipped == ("secret-scanner",) and again.written == ("csv-profiler",)
+    assert again.skipped == ("skills/secret-scanner",) and again.written == ("csv-profiler",)
     validated.clear()
     third = build(config, out, BuildOptions(site=False, keep_going=True))
-    assert validated == [] and third.skipped == ("secret-scanner",)  # nothing changed: nothing validated
+    assert validated == [] and third.skipped == ("skills/secret-scanner",)  # nothing changed: nothing validated
     assert [d.to_dict() for d in third.report] == [d.to_dict() for d in first.report]
     assert [d.to_dict() for d in again.report] == [d.to_dict() for d in first.report]
     assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")

@@ -25,7 +25,7 @@ from builder.core.config import load_config
 from builder.core.diagnostics import RULES, Severity
 from builder.core.errors import ConfigError
 from builder.core.model import SkillFile, skill_digest
-from builder.publish import history as history_module
+from builder.publish import history_walk as history_module
 from builder.publish import provenance as provenance_module
 from builder.publish import skill_output
 from builder.publish.build import BuildOptions, BuildResult, build
@@ -265,7 +265,7 @@ def test_keep_prunes_older_versions_bytes_but_never_the_head(tmp_path: Path, kee
 
 
 @pytest.mark.parametrize(("entry", "message"), [
-    ("{name: nosuch, digest: \"sha256:" + "0" * 64 + "\", reason: x}", "no skill `nosuch` in skills/ or its history"),
+    ("{name: nosuch, digest: \"sha256:" + "0" * 64 + "\", reason: x}", "no skill `nosuch` in the registry or its history"),
     ("{name: hello, digest: \"sha256:" + "0" * 64 + "\", reason: x}", "`hello` never had the version sha256:000000000000"),
 ])
 def test_registry_yaml_naming_an_unknown_skill_or_version_stops_the_build_with_its_line(
@@ -301,7 +301,7 @@ def test_a_malformed_history_section_is_one_line_naming_registry_yaml(tmp_path: 
 def test_taking_down_the_current_version_is_refused(tmp_path: Path) -> None:
     repo, (v12, _, _) = three_versions(tmp_path)
     history_policy(repo, f"history:\n  taken_down:\n    - {{name: hello, digest: \"{v12}\", reason: x}}\n")
-    with pytest.raises(ConfigError, match="is what skills/hello/ holds now"):
+    with pytest.raises(ConfigError, match="is what the skill `hello` holds now"):
         run_build(repo, tmp_path / "site")
 
 
@@ -433,7 +433,7 @@ def test_a_skill_left_out_under_keep_going_keeps_its_published_versions(tmp_path
     (repo / "skills/hello/SKILL.md").write_text("---\nname: hello\n---\nno description\n")
     commit(repo, "broken", "2026-04-01T00:00:00Z")
     result = run_build(repo, out, keep_going=True)
-    assert result.skipped == ("hello",) and result.retired == ("hello",)
+    assert result.skipped == ("skills/hello",) and result.retired == ("hello",)
     doc = versions(out, "hello")
     broken, *published = doc["versions"]
     assert doc["latest"] is None and [v["digest"] for v in published] == digests
@@ -457,9 +457,9 @@ def test_the_kept_versions_of_a_skill_left_out_are_built_again_only_when_its_his
     built: list[str] = []
     real = skill_output._build_retired
 
-    def counted(name: str) -> Any:
+    def counted(name: str, path: str) -> Any:
         built.append(name)
-        return real(name)
+        return real(name, path)
 
     monkeypatch.setattr(skill_output, "_build_retired", counted)
     before = all_files(out)
@@ -467,7 +467,7 @@ def test_the_kept_versions_of_a_skill_left_out_are_built_again_only_when_its_his
     assert built == [] and again.retired == first.retired == ("hello",) and all_files(out) == before
     (repo / "skills/hello/SKILL.md").write_text("---\nname: hello\n---\nstill no description\n")
     again = with_site(out)  # the folder changed, its history did not
-    assert built == [] and again.skipped == ("hello",) and all_files(out) == before
+    assert built == [] and again.skipped == ("skills/hello",) and all_files(out) == before
     commit(repo, "broken again", "2026-04-02T00:00:00Z")
     with_site(out)
     assert built == ["hello"]
@@ -498,16 +498,30 @@ def test_old_files_over_todays_limits_or_with_undecodable_names_withdraw_their_v
     assert (by_commit[odd]["status"], by_commit[odd]["rules"]) == ("withdrawn", ["SK513"])
 
 
-def test_history_under_a_folder_name_no_build_could_publish_is_not_a_skill(tmp_path: Path) -> None:
+def test_history_below_an_underscore_or_dot_folder_is_not_a_skill(tmp_path: Path) -> None:
     repo = new_registry(tmp_path / "repo", {"hello": "1.0.0"})
-    write_tree(repo / "skills/Bad Name", {"SKILL.md": skill_md("bad", "1.0.0")})
     write_tree(repo / "skills/_drafts/x", {"SKILL.md": skill_md("x", "1.0.0")})
+    write_tree(repo / "skills/.hidden", {"SKILL.md": skill_md("hidden", "1.0.0")})
     commit(repo, "odd folders", "2026-01-02T00:00:00Z")
-    shutil.rmtree(repo / "skills/Bad Name")
+    shutil.rmtree(repo / "skills/_drafts")
+    shutil.rmtree(repo / "skills/.hidden")
     commit(repo, "gone", "2026-01-03T00:00:00Z")
     result = run_build(repo, tmp_path / "site")
     assert result.retired == () and result.published == ("hello",)
     assert sorted(p.name for p in (tmp_path / "site/api/v1/skills").iterdir()) == ["hello", "hello.json"]
+
+
+def test_a_deleted_skill_under_any_folder_name_keeps_its_history_under_its_slug(tmp_path: Path) -> None:
+    """A folder's name no longer limits what publishes (the slug comes from SKILL.md's name), so a skill in a
+    folder called `Bad Name` that was deleted is a gone skill like any other; under `spec` its versions fail SK106."""
+    repo = new_registry(tmp_path / "repo", {"hello": "1.0.0"})
+    write_tree(repo / "skills/Bad Name", {"SKILL.md": skill_md("bad", "1.0.0")})
+    commit(repo, "odd folder", "2026-01-02T00:00:00Z")
+    shutil.rmtree(repo / "skills/Bad Name")
+    commit(repo, "gone", "2026-01-03T00:00:00Z")
+    result = run_build(repo, tmp_path / "site")
+    assert result.retired == ("bad",) and result.published == ("hello",)
+    assert [v["status"] for v in versions(tmp_path / "site", "bad")["versions"]] == ["withdrawn"]
 
 
 def test_a_rebuild_reading_only_new_commits_equals_a_build_from_scratch(tmp_path: Path,
@@ -521,8 +535,8 @@ def test_a_rebuild_reading_only_new_commits_equals_a_build_from_scratch(tmp_path
     steps = 0
     reads: list[tuple[str, ...]] = []
     chain, log = history_module._log_chain, provenance_module._log
-    monkeypatch.setattr(history_module, "_log_chain", lambda top, prefix, since: (
-        reads.append(("chain", since or "all")), chain(top, prefix, since))[1])
+    monkeypatch.setattr(history_module, "_log_chain", lambda top, specs, since: (
+        reads.append(("chain", since or "all")), chain(top, specs, since))[1])
     monkeypatch.setattr(provenance_module, "_log", lambda top, prefix, revs: (
         reads.append(("log", *revs)), log(top, prefix, revs))[1])
 
@@ -541,7 +555,7 @@ def test_a_rebuild_reading_only_new_commits_equals_a_build_from_scratch(tmp_path
     commit(repo, "1.1.0", "2026-02-01T00:00:00Z")
     check()
     # The rebuild read only the new commit, both for the versions and for provenance; the fresh build all.
-    assert reads == [("log", f"{before}..HEAD"), ("chain", before), ("log", "HEAD"), ("chain", "all")]
+    assert reads == [("chain", before), ("log", f"{before}..HEAD"), ("chain", "all"), ("log", "HEAD")]
     git(repo, "checkout", "-q", "-b", "feature")
     (repo / "skills/other/SKILL.md").write_text(skill_md("other", "2.0.0-rc"))
     commit(repo, "rc", "2026-02-02T00:00:00Z")

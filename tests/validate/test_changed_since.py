@@ -52,11 +52,11 @@ def test_added_modified_removed_and_renamed_skills_with_old_and_new_digests(repo
     result = changes(repo)
     assert result.base == git(repo, "rev-parse", "main").strip()
     assert [(c.name, c.status, c.old_name, c.old_digest, c.new_digest) for c in result.changes] == [
-        ("csv-profiler", "modified", None, base["csv-profiler"], digest_of(repo / "skills/csv-profiler")),
-        ("git-changelog", "renamed", "changelog-from-git", base["changelog-from-git"],
+        ("skills/csv-profiler", "modified", None, base["csv-profiler"], digest_of(repo / "skills/csv-profiler")),
+        ("skills/git-changelog", "renamed", "skills/changelog-from-git", base["changelog-from-git"],
          digest_of(repo / "skills/git-changelog")),
-        ("log-summarizer", "removed", None, base["log-summarizer"], None),
-        ("new-skill", "added", None, None, digest_of(repo / "skills/new-skill")),
+        ("skills/log-summarizer", "removed", None, base["log-summarizer"], None),
+        ("skills/new-skill", "added", None, None, digest_of(repo / "skills/new-skill")),
     ]
     assert base["csv-profiler"] != digest_of(repo / "skills/csv-profiler")
     assert sorted(s.name for s in result.report.skills) == ["csv-profiler", "git-changelog", "new-skill"]
@@ -68,7 +68,8 @@ def test_uncommitted_and_untracked_changes_count_as_changed(repo: Path) -> None:
         fh.write("\nAn unstaged edit.\n")
     write_tree(repo / "skills", {"draft/SKILL.md": skill_md("draft")})
     result = changes(repo, "HEAD")
-    assert [(c.name, c.status) for c in result.changes] == [("draft", "added"), ("secret-scanner", "modified")]
+    assert [(c.name, c.status) for c in result.changes] == [("skills/draft", "added"),
+                                                            ("skills/secret-scanner", "modified")]
 
 
 def test_only_changed_skills_are_checked_fully_but_names_are_checked_against_all(repo: Path) -> None:
@@ -84,7 +85,8 @@ def test_only_changed_skills_are_checked_fully_but_names_are_checked_against_all
         ("SK106", "skills/zz-copy/SKILL.md", 2),
         ("SK601", "skills/zz-copy/SKILL.md", 2),
     ]
-    assert result.report.diagnostics[1].message == "skill name `csv-profiler` is also used by skills/csv-profiler"
+    assert result.report.diagnostics[1].message == ("skill name `csv-profiler` is also used by skills/csv-profiler; "
+                                                    "each publishes under its own slug")
 
     registry = repo / "registry.yaml"  # a registry.yaml change can invalidate any skill: all are checked
     registry.write_text(registry.read_text() + "\n# touched\n")
@@ -96,11 +98,11 @@ def test_only_changed_skills_are_checked_fully_but_names_are_checked_against_all
 
 def test_old_files_come_from_the_tree_with_executable_bits(repo: Path) -> None:
     config = load_config(repo / "registry.yaml")
-    files = tree_files(repo, git(repo, "rev-parse", "HEAD").strip(), "skills", ["csv-profiler"], config)
+    files = tree_files(repo, git(repo, "rev-parse", "HEAD").strip(), ["skills/csv-profiler"], config)
     on_disk = load_skill(repo / "skills/csv-profiler", config).skill.files
-    assert [(f.path, f.data, f.executable) for f in files["csv-profiler"]] == \
+    assert [(f.path, f.data, f.executable) for f in files["skills/csv-profiler"]] == \
         [(f.path, f.data, f.executable) for f in on_disk]
-    assert any(f.executable for f in files["csv-profiler"])
+    assert any(f.executable for f in files["skills/csv-profiler"])
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -135,7 +137,7 @@ def test_text_and_json_output(repo: Path) -> None:
     assert result.exit_code == 0
     jsonschema.validate(data, load_schema("validate"))
     assert data["changed_since"] == {"ref": "main", "base": base, "config_changed": False, "skills": [
-        {"name": "log-summarizer", "status": "removed", "old_name": None, "new_digest": None,
+        {"name": "skills/log-summarizer", "status": "removed", "old_name": None, "new_digest": None,
          "old_digest": removed}]}
 
 
@@ -151,6 +153,7 @@ def test_text_output_says_which_changed_skills_have_findings(repo: Path) -> None
     assert result.exit_code == 1
     assert result.output.splitlines()[:3] == [
         f"Changed since main (merge base {base[:12]}): 2 skills",
-        f"  csv-profiler  modified {old[:19]} -> {digest_of(repo / 'skills/csv-profiler')[:19]}  [no findings]",
-        f"  new-skill     added {new[:19]}  [1 error: SK301]",
+        f"  skills/csv-profiler  modified {old[:19]} -> {digest_of(repo / 'skills/csv-profiler')[:19]}  "
+        "[no findings]",
+        f"  skills/new-skill     added {new[:19]}  [1 error: SK301]",
     ]

@@ -72,11 +72,24 @@ def test_symlink_reached_through_a_symlinked_folder_is_judged_by_where_it_really
     ]
 
 
-def test_a_symlinked_skill_folder_is_reported_and_not_followed(registry: RegistryConfig, tmp_path: Path) -> None:
-    outside = write_tree(tmp_path / "elsewhere", {"SKILL.md": SKILL_MD.replace("name: demo", "name: linked")})
+def test_a_symlinked_skill_folder_inside_the_repository_counts_by_its_real_folder(
+        registry: RegistryConfig, tmp_path: Path) -> None:
+    write_tree(tmp_path / "elsewhere", {"SKILL.md": SKILL_MD.replace("name: demo", "name: elsewhere")})
+    os.symlink(tmp_path / "elsewhere", "skills/linked")
+    os.symlink("demo", "skills/demo-again")
+    report = validate_paths([Path("skills")], registry, "spec")
+    assert report.diagnostics == ()
+    assert sorted(s.folder.name for s in report.skills) == ["demo", "elsewhere"]
+
+
+def test_a_symlinked_skill_folder_outside_the_repository_is_refused_in_one_line(
+        registry: RegistryConfig, tmp_path: Path) -> None:
+    outside = write_tree(tmp_path.parent / f"{tmp_path.name}-outside",
+                         {"SKILL.md": SKILL_MD.replace("name: demo", "name: linked")})
     os.symlink(outside, "skills/linked")
     assert findings(registry) == [
-        ("SK501", "skills/linked", f"the skill folder is a symbolic link to {str(outside)!r}"),
+        ("SK608", "skills/linked", f"a symbolic link to {str(outside)!r}, outside the repository; links are never "
+                                   "followed out of it; left out"),
     ]
 
 
@@ -292,7 +305,7 @@ def test_unsafe_names_stop_the_build_and_are_not_published(registry: RegistryCon
     assert [line.split()[2] for line in result.output.splitlines() if " error " in line] == ["SK514", "SK515"]
     assert not Path("site").exists()
     result = CliRunner().invoke(cli, ["build", "--out", "site", "--no-site", "--keep-going"])
-    assert result.exit_code == 0 and "Left out 1 invalid skill: demo" in result.output
+    assert result.exit_code == 0 and "Left out 1 invalid skill: skills/demo" in result.output
     assert not list(Path("site").rglob("*evil*")) and not list(Path("site").rglob("caf*"))
 
 

@@ -112,7 +112,7 @@ def test_too_deep_content_stops_the_build_and_keep_going_leaves_it_out(
     assert not (registry / "site").exists()
     code, output = build("--keep-going")
     assert code == 0
-    assert "Left out 1 invalid skill: deep" in output
+    assert "Left out 1 invalid skill: skills/deep" in output
     index = json.loads((registry / "site/api/v1/index.json").read_text(encoding="utf-8"))
     assert [s["name"] for s in index["skills"]] == ["fine"]
 
@@ -150,7 +150,7 @@ def test_the_most_html_tags_a_body_may_hold_build(registry: Path) -> None:
     code, output = build("--keep-going")
     assert code == 0
     assert "skills/more/SKILL.md:5: error SK408 the body holds 20,001 HTML tags; the limit is 20,000" in output
-    assert "Left out 1 invalid skill: more" in output
+    assert "Left out 1 invalid skill: skills/more" in output
     assert (registry / "site/skills/bold/index.html").is_file()
 
 

@@ -94,7 +94,7 @@ def test_findings_are_sorted_by_file_then_line(registry: RegistryConfig) -> None
         ("skills/gamma/SKILL.md", 6, "SK406"),
     ]
     assert report.errors == 5 and report.warnings == 1
-    assert report.invalid_names() == frozenset({"beta", "gamma"})
+    assert report.invalid_names() == frozenset({"skills/beta", "skills/gamma"})  # each skill by its path
 
 
 def test_validation_writes_nothing(registry: RegistryConfig, tmp_path: Path) -> None:

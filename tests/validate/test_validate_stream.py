@@ -21,7 +21,8 @@ from helpers import REPO, write_tree
 from builder.cli.app import cli
 from builder.core.config import RegistryConfig, load_config, profile_named
 from builder.core.diagnostics import RULES, Diagnostic
-from builder.core.loader import display_path, find_skill_folders
+from builder.core.discovery import FoundSkill, discover_paths
+from builder.core.loader import display_path
 from builder.validate.names import check_registry
 from builder.validate.report import origin
 from builder.validate.run import _CHUNK, _LAST_CHUNK, ValidationRun, _chunks, validate_folder
@@ -32,19 +33,21 @@ CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "expected.yaml").is_fi
 
 def reference(paths: list[Path], config: RegistryConfig, profile: str) -> tuple[list[Diagnostic], int]:
     diagnostics: list[Diagnostic] = []
-    folders: list[Path] = []
+    folders: list[FoundSkill] = []
     for path in paths:
         path = path.parent if path.is_file() else path
-        found = find_skill_folders(path)
+        found = discover_paths([path], config.root).skills
         if not found:
             diagnostics.append(RULES["SK604"].at(display_path(path), 0, f"no skill folders in {display_path(path)}"))
         folders.extend(found)
     skills = []
-    for folder in {folder.resolve(): folder for folder in folders}.values():
-        skill, found = validate_folder(folder, config, profile)
+    keys = []
+    for each in {each.folder.resolve(): each for each in folders}.values():
+        skill, found = validate_folder(each.folder, config, profile, key=each.path)
         skills.append(skill)
+        keys.append(each.path)
         diagnostics.extend(found)
-    diagnostics.extend(check_registry(skills))
+    diagnostics.extend(check_registry(skills, keys))
     diagnostics.sort(key=Diagnostic.sort_key)
     return diagnostics, len(skills)
 
@@ -137,10 +140,10 @@ def test_findings_are_written_before_the_last_skill_is_checked(tmp_path: Path) -
     run = ValidationRun([tmp_path / "skills"], load_config(start=tmp_path), "spec", jobs=1)
     stream = iter(run)
     first = next(stream)
-    assert first.skill == "s00" and run.tally.skills < 40
+    assert first.skill == "skills/s00" and run.tally.skills < 40
     os.rename(tmp_path / "skills/s39", tmp_path / "skills/renamed")  # a later skill is not read yet
     rest = list(stream)
-    assert "SK512" in {d.code for d in rest if d.skill == "s39"}  # its folder was gone when its turn came
+    assert "SK512" in {d.code for d in rest if d.skill == "skills/s39"}  # its folder was gone when its turn came
 
 
 PEAK = """
