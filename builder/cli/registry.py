@@ -220,7 +220,7 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
         click.echo(format_text(result.report, verbose=True), nl=False)
     elif result.skipped:  # the warnings are counted in the closing line and in the summary below
         click.echo(format_text(ErrorsOnly(result.report)), nl=False)
-    for line in outcome_lines(result.report, result.published, result.skipped, verbose):
+    for line in outcome_lines(result.report, result.published_paths, result.skipped, verbose):
         click.echo(line)
     for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)

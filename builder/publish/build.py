@@ -94,6 +94,7 @@ class BuildResult:
     # A signing build: the length and sha256 of the digests.json its workers staged for each skill written or
     # retired in this run, which the signing stage signs without reading the files again.
     staged_digests: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    published_paths: tuple[str, ...] = ()  # the repository paths of ``published``, as findings name the skills
 
 
 
@@ -164,6 +165,7 @@ class _Checked:
     retired: tuple[SkillOutcome, ...]  # skills that publish only their versions
     built: tuple[SkillOutcome, ...]  # those built in this run
     record: Mapping[str, str]  # the build record's entries of the registry-wide findings and kept versions
+    kept_paths: tuple[str, ...] = ()  # the repository paths of ``kept``: what findings name them by
 
 
 @dataclass(frozen=True)
@@ -397,7 +399,7 @@ def _check(b: _Build, plan: _Plan, tmp: Path, built: list[SkillOutcome]) -> _Che
     record = {**validated.record, KEPT_VERSIONS_KEY: json.dumps(
         {o.name: [o.history, " ".join(o.digests), o.latest] for o in kept_versions}, sort_keys=True)}
     return _Checked(validated.report, validated.invalid, validated.outcomes, tuple(kept), tuple(retired),
-                    (*built, *built_again), record)
+                    (*built, *built_again), record, tuple(path_of[o.name] for o in kept))
 
 
 def _validate(b: _Build, plan: _Plan, built: list[SkillOutcome]) -> _Validated:
@@ -563,6 +565,7 @@ def _result(b: _Build, checked: _Checked, removed: list[str]) -> BuildResult:
     return BuildResult(
         out=b.place.out, report=checked.report,
         published=tuple(o.name for o in kept),
+        published_paths=checked.kept_paths,
         written=tuple(o.name for o in kept if o.name in fresh),
         reused=tuple(o.name for o in kept if o.name not in fresh),
         skipped=tuple(sorted(checked.invalid)),

@@ -79,7 +79,8 @@ def test_a_generated_collection_with_list_metadata_and_flow_yaml_publishes_under
         ("SK013", "SKILL.md", 10, "standard"), ("SK113", "SKILL.md", 11, "standard"),
         ("SK113", "SKILL.md", 12, "standard"),
     ]
-    odd = document(collection, "api/v1/skills/odd-name.json")
+    odd = document(collection, "api/v1/skills/odd-name-skill.json")  # the slug derived from its own name
+    assert (odd["name"], odd["declared_name"]) == ("odd-name-skill", "Odd_Name_Skill")
     assert [f["code"] for f in odd["findings"]] == ["SK104", "SK106", "SK405"]  # type: ignore[union-attr]
     assert "it will not work once the skill is installed" in odd["findings"][2]["message"]  # type: ignore[index]
     plain = document(collection, "api/v1/skills/plain.json")
@@ -92,11 +93,11 @@ def test_the_same_collection_under_spec_is_left_out_with_a_count_and_a_few_names
     code, output = build("--profile", "spec", "--keep-going")
     assert code == 0
     left = [line for line in output.splitlines() if line.startswith("Left out")]
-    assert left == [f"Left out {COUNT + 1} invalid skills: odd-name, tool-00, tool-01, tool-02, tool-03 and "
+    assert left == [f"Left out {COUNT + 1} invalid skills: skills/odd-name, skills/tool-00, skills/tool-01, skills/tool-02, skills/tool-03 and "
                     f"{COUNT - 4} more (--verbose lists them) (errors: SK013 in {COUNT}, SK113 in {COUNT}, "
                     f"SK120 in {COUNT}, SK404 in {COUNT}, SK104 in 1 and 2 more rules)"]
     # A rule a skill breaks more than three times is one line with a count.
-    assert "(and 4 more like it in skill `tool-00`; --verbose shows every one)" in output
+    assert "(and 4 more like it in skill `skills/tool-00`; --verbose shows every one)" in output
     code, verbose = build("--profile", "spec", "--keep-going", "--verbose")
     assert f"tool-{COUNT - 1:02d}" in [line for line in verbose.splitlines() if line.startswith("Left out")][0]
     assert "more like it" not in verbose
@@ -138,7 +139,7 @@ def test_a_known_error_leaves_its_skill_out_without_stopping_the_build(collectio
     assert build()[0] == 1  # SK109: Codex refuses a description over 1,024 characters
     assert CliRunner().invoke(cli, ["baseline"]).exit_code == 0
     code, output = build()
-    assert code == 0 and "Left out 1 invalid skill: long (errors: SK109 in 1; 1 of them with errors the baseline " \
+    assert code == 0 and "Left out 1 invalid skill: skills/long (errors: SK109 in 1; 1 of them with errors the baseline " \
                          "holds)" in output
     write_tree(collection, {"skills/longer/SKILL.md": f"---\nname: longer\ndescription: {'y' * 1100}\n---\nDo it.\n"})
     code, output = build()
