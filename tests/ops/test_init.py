@@ -1,0 +1,301 @@
+"""`skillreg init` on real git repositories made in tmp_path: what it writes, what it reads from the README and
+the `origin` remote, and what it never does (overwrite a file, change a tracked one, ask when nobody can answer)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from helpers import REPO, write_tree
+from helpers.changes import git
+
+from builder.cli.app import cli
+from builder.ops.origin import parse_origin
+from builder.ops.readme import title_and_description
+from builder.ops.workflows import PAGES_WORKFLOW, PROJECT_REPOSITORY, UNPINNED, VALIDATE_WORKFLOW
+
+VENV_BIN = Path(sys.executable).parent
+README = "# Team skills\n\n[![ci](https://x.invalid/b.svg)](https://x.invalid)\n\nThe skills our agents use every day, kept in one place.\n"
+
+
+def skill(name: str, extra: str = "") -> str:
+    return (f"---\nname: {name}\ndescription: Does {name} things. Use when asked about {name}.\n{extra}---\n"
+            f"# {name}\n\nRun the steps.\n")
+
+
+def adoptable(root: Path, files: dict[str, str] | None = None, origin: str | None = None) -> Path:
+    """A git repository of skills, committed on main, with `origin` when given."""
+    write_tree(root, files if files is not None else {
+        "README.md": README, ".gitignore": "*.pyc\n",
+        "skills/pdf/SKILL.md": skill("pdf"), "skills/csv/SKILL.md": skill("csv"),
+        "skills/csv/references/example/SKILL.md": skill("example"),  # a file of csv, not a skill
+    })
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "skills")
+    if origin:
+        git(root, "remote", "add", "origin", origin)
+    return root
+
+
+def init(repo: Path, *args: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
+    monkeypatch.chdir(repo)
+    result = CliRunner().invoke(cli, ["init", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def tracked_and_untracked(repo: Path) -> str:
+    return git(repo, "status", "--porcelain", "--untracked-files=all")
+
+
+def installed_commit() -> str:
+    return git(REPO, "rev-parse", "HEAD").strip()
+
+
+# --- what the remote and the README say ----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("url", "repository", "base_url"), [
+    ("https://github.com/acme/skills.git", "https://github.com/acme/skills", "https://acme.github.io/skills/"),
+    ("https://github.com/Acme/Team.Skills", "https://github.com/Acme/Team.Skills", "https://acme.github.io/Team.Skills/"),
+    ("git@github.com:acme/skills.git", "https://github.com/acme/skills", "https://acme.github.io/skills/"),
+    ("ssh://git@github.com/acme/skills.git", "https://github.com/acme/skills", "https://acme.github.io/skills/"),
+    ("https://x-access-token:ghp_secret@github.com/acme/skills.git", "https://github.com/acme/skills",
+     "https://acme.github.io/skills/"),
+    ("https://github.com/acme/acme.github.io.git", "https://github.com/acme/acme.github.io", "https://acme.github.io/"),
+    ("https://gitlab.example.com/team/skills.git", "https://gitlab.example.com/team/skills", ""),
+    ("https://bob:hunter2@git.example.com:8443/skills", "https://git.example.com:8443/skills", ""),
+    ("/srv/git/skills.git", "", ""),
+    ("git@gitlab.com:team/skills.git", "", ""),
+])
+def test_origin_gives_the_repository_and_the_pages_address(url: str, repository: str, base_url: str) -> None:
+    origin = parse_origin(url)
+    assert (origin.repository, origin.base_url) == (repository, base_url)
+    assert "secret" not in origin.url and "hunter2" not in origin.url
+
+
+@pytest.mark.parametrize(("readme", "title", "description"), [
+    (README, "Team skills", "The skills our agents use every day, kept in one place."),
+    ("> **Note:** an aside about something else entirely, for the curious.\n\n# Skills\n"
+     "Folders of instructions that Claude loads *on demand* for `special` tasks.\n",
+     "Skills", "Folders of instructions that Claude loads on demand for special tasks."),
+    ('<h1 align="center">Awesome &amp; <b>Useful</b></h1>\n\n<p><img src="x.png"></p>\n\n'
+     "A curated list of skills for coding agents of every kind.\n", "Awesome & Useful",
+     "A curated list of skills for coding agents of every kind."),
+    ("# Marketplace\n\n> Production-ready building blocks for agents, from a single Markdown source.\n\n"
+     "Pick your harness:\n", "Marketplace", "Production-ready building blocks for agents, from a single Markdown source."),
+    ("Title\n=====\n\n- [a](a.md)\n- [b](b.md)\n\nSee [the docs](d.md).\n", "Title", ""),
+    ("", "", ""),
+])
+def test_readme_gives_the_title_and_the_first_paragraph_of_prose(readme: str, title: str, description: str) -> None:
+    assert title_and_description(readme) == (title, description)
+
+
+def test_a_long_first_paragraph_is_cut_at_a_word() -> None:
+    _, description = title_and_description("# T\n\n" + "word " * 200 + "\n")
+    assert len(description) <= 300 and description.endswith("word…")
+
+
+# --- what init writes ----------------------------------------------------------------------------------------
+
+def test_init_writes_a_commented_registry_yaml_and_two_pinned_workflows(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team", origin="git@github.com:acme/team-skills.git")
+    code, out, err = init(repo, monkeypatch=monkeypatch)
+    assert (code, err) == (0, "")
+    config = yaml.safe_load((repo / "registry.yaml").read_text())
+    assert {k: config[k] for k in ("title", "description", "base_url", "repository", "skills", "profile")} == {
+        "title": "Team skills", "description": "The skills our agents use every day, kept in one place.",
+        "base_url": "https://acme.github.io/team-skills/", "repository": "https://github.com/acme/team-skills",
+        "skills": ["skills"], "profile": "agents"}
+    text = (repo / "registry.yaml").read_text()
+    assert "# The website's title and the line under it (from README.md).\ntitle: Team skills\n" in text
+    commit = installed_commit()
+    for path in (VALIDATE_WORKFLOW, PAGES_WORKFLOW):
+        flow = (repo / path).read_text()
+        assert f"uses: {PROJECT_REPOSITORY}@{commit} # skillreg " in flow
+    assert 'branches: ["main"]' in (repo / PAGES_WORKFLOW).read_text()
+    assert out.splitlines()[:3] == [
+        "Found 2 skills in 1 folder:",
+        "  skills/<skill>: 2 skills in 1 folder",
+        "Wrote registry.yaml: title 'Team skills', base_url https://acme.github.io/team-skills/, profile agents, "
+        "skills: skills",
+    ]
+    assert f"Wrote {VALIDATE_WORKFLOW} and {PAGES_WORKFLOW}, calling {PROJECT_REPOSITORY}@{commit}" in out
+    assert "Appended /site/ to .gitignore" in out
+    assert out.splitlines()[-4:] == [
+        "Next:",
+        "  skillreg build      # the website and API into site/; `skillreg serve` shows them",
+        '  git add registry.yaml .github/workflows .gitignore && git commit -m "Publish the skills as a registry"',
+        "  on GitHub: Settings > Pages > Source: GitHub Actions, then push main",
+    ]
+
+
+def test_without_origin_the_addresses_are_empty_placeholders_that_say_so(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team")
+    assert init(repo, monkeypatch=monkeypatch)[0] == 0
+    text = (repo / "registry.yaml").read_text()
+    config = yaml.safe_load(text)
+    assert (config["base_url"], config["repository"]) == ("", "")
+    assert "# Where the site and API are served: set it to the public address (https://.../) once you know it." in text
+    assert "there was no `origin` remote to read it from." in text
+
+
+def test_the_title_falls_back_to_the_repository_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "x", {"skills/pdf/SKILL.md": skill("pdf")}, origin="https://github.com/acme/pdf-kit")
+    assert init(repo, monkeypatch=monkeypatch)[0] == 0
+    config = yaml.safe_load((repo / "registry.yaml").read_text())
+    assert (config["title"], config["description"]) == ("pdf-kit", "Agent Skills from acme/pdf-kit.")
+    assert "(from the repository's name)" in (repo / "registry.yaml").read_text()
+
+
+def test_plugin_layout_is_named_and_listed_as_one_pattern(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "plugins", {
+        "plugins/docs/.claude-plugin/plugin.json": '{"name": "docs"}\n',
+        "plugins/docs/skills/pdf/SKILL.md": skill("pdf"), "plugins/docs/skills/docx/SKILL.md": skill("docx"),
+        "plugins/data/skills/csv/SKILL.md": skill("csv"),
+        "plugins/data/commands/run.md": "# run\n",
+    })
+    code, out, _ = init(repo, monkeypatch=monkeypatch)
+    assert code == 0
+    assert out.splitlines()[:2] == ["Found 3 skills in 2 folders:",
+                                    "  plugins (plugins/<plugin>/skills/<skill>): 3 skills in 2 folders"]
+    assert yaml.safe_load((repo / "registry.yaml").read_text())["skills"] == ["plugins/*/skills"]
+
+
+def test_an_unknown_install_source_leaves_the_workflows_unpinned_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("builder.ops.init.installed_commit", lambda: None)
+    repo = adoptable(tmp_path / "team")
+    code, _, err = init(repo, monkeypatch=monkeypatch)
+    assert code == 0
+    flow = (repo / VALIDATE_WORKFLOW).read_text()
+    assert f"uses: {PROJECT_REPOSITORY}@{UNPINNED} # set a commit: see the top" in flow
+    assert flow.startswith("# Written by `skillreg init`.")
+    assert f"# NOT PINNED YET: replace {UNPINNED} below with a full commit id of {PROJECT_REPOSITORY}" in flow
+    assert err == ("Warning: the workflows are not pinned: replace SET-TO-A-COMMIT-OF-skill-registry in them with a "
+                   "commit of skill-registry, or run init again with --force --action-ref COMMIT\n")
+
+
+def test_action_ref_must_be_a_full_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team")
+    code, _, err = init(repo, "--action-ref", "main", monkeypatch=monkeypatch)
+    assert (code, err) == (2, "Error: --action-ref 'main' is not a full commit id (40 hex digits); the workflows pin "
+                              "skill-registry's action to a commit\n")
+    assert not (repo / "registry.yaml").exists()
+    code, _, _ = init(repo, "--action-ref", "a" * 40, monkeypatch=monkeypatch)
+    assert code == 0
+    assert f"uses: {PROJECT_REPOSITORY}@{'a' * 40} # skillreg" in (repo / PAGES_WORKFLOW).read_text()
+
+
+# --- what init never does ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("existing", ["registry.yaml", VALIDATE_WORKFLOW])
+def test_an_existing_file_stops_init_before_anything_is_written(existing: str, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team")
+    write_tree(repo, {existing: "mine\n"})
+    before = tracked_and_untracked(repo)
+    code, out, err = init(repo, monkeypatch=monkeypatch)
+    assert (code, out) == (2, "")
+    assert err == f"Error: {existing} already exists in {repo}; nothing was written (pass --force to replace)\n"
+    assert tracked_and_untracked(repo) == before
+    assert (repo / existing).read_text() == "mine\n"
+    assert (repo / ".gitignore").read_text() == "*.pyc\n"
+
+
+def test_force_replaces_what_exists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team")
+    write_tree(repo, {"registry.yaml": "title: Old\n", PAGES_WORKFLOW: "old\n"})
+    code, out, _ = init(repo, "--force", monkeypatch=monkeypatch)
+    assert code == 0
+    assert f"Replaced (--force): registry.yaml, {PAGES_WORKFLOW}" in out
+    assert yaml.safe_load((repo / "registry.yaml").read_text())["title"] == "Team skills"
+
+
+def test_a_second_run_names_every_file_in_the_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team")
+    assert init(repo, monkeypatch=monkeypatch)[0] == 0
+    code, _, err = init(repo, monkeypatch=monkeypatch)
+    assert code == 2
+    assert err.startswith(f"Error: registry.yaml, {VALIDATE_WORKFLOW} and {PAGES_WORKFLOW}")
+    assert err.endswith(f" already exist in {repo}; nothing was written (pass --force to replace)\n")
+    assert (repo / ".gitignore").read_text().count("/site/") == 1
+
+
+def test_init_changes_no_tracked_file_but_appends_to_gitignore(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team", origin="https://github.com/acme/team")
+    assert init(repo, monkeypatch=monkeypatch)[0] == 0
+    status = sorted(tracked_and_untracked(repo).splitlines())
+    assert status == [" M .gitignore", f"?? {PAGES_WORKFLOW}", f"?? {VALIDATE_WORKFLOW}", "?? registry.yaml"]
+    assert (repo / ".gitignore").read_text() == "*.pyc\n# The registry's build output (skillreg build)\n/site/\n"
+
+
+def test_a_gitignore_that_ignores_the_output_already_is_left_alone(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team", {"skills/pdf/SKILL.md": skill("pdf"), ".gitignore": "site\n"})
+    code, out, _ = init(repo, monkeypatch=monkeypatch)
+    assert code == 0 and "gitignore" not in out.split("Next:")[0]
+    assert (repo / ".gitignore").read_text() == "site\n"
+
+
+def test_a_missing_gitignore_is_created(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team", {"skills/pdf/SKILL.md": skill("pdf")})
+    assert init(repo, monkeypatch=monkeypatch)[0] == 0
+    assert (repo / ".gitignore").read_text() == "# The registry's build output (skillreg build)\n/site/\n"
+
+
+def test_outside_a_git_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_tree(tmp_path / "plain", {"skills/pdf/SKILL.md": skill("pdf")})
+    code, out, err = init(tmp_path / "plain", monkeypatch=monkeypatch)
+    assert (code, out) == (2, "")
+    assert err == (f"Error: {tmp_path / 'plain'} is not in a git repository; `skillreg init` adopts a git repository "
+                   "of skills (run `git init` first, or run it in your repository's checkout)\n")
+    assert sorted(p.name for p in (tmp_path / "plain").iterdir()) == ["skills"]
+
+
+def test_a_repository_without_skills_says_where_it_looked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "empty", {"README.md": README, "docs/guide.md": "# Guide\n"})
+    code, out, err = init(repo, monkeypatch=monkeypatch)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"Error: no skill found in {repo}: a skill is a folder holding SKILL.md; looked in ")
+    assert not (repo / "registry.yaml").exists() and not (repo / ".github").exists()
+
+
+# --- asking --------------------------------------------------------------------------------------------------
+
+def run_init(repo: Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([VENV_BIN / "skillreg", "init"], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=120, **kwargs)  # type: ignore[call-overload]
+
+
+def test_with_standard_input_not_a_terminal_init_asks_nothing(tmp_path: Path) -> None:
+    repo = adoptable(tmp_path / "team")
+    done = run_init(repo, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert "Title" not in done.stdout and done.stdout.startswith("Found 2 skills in 1 folder:\n")
+
+
+def test_on_a_terminal_init_offers_what_it_found_as_answers(tmp_path: Path) -> None:
+    import pty
+
+    repo = adoptable(tmp_path / "team")
+    leader, follower = pty.openpty()
+    os.write(leader, b"Our Skills\n\n\n")  # a new title, then the description and address as offered
+    try:
+        done = run_init(repo, stdin=follower)
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert done.returncode == 0, done.stderr
+    assert "Title [Team skills]: " in done.stdout
+    config = yaml.safe_load((repo / "registry.yaml").read_text())
+    assert (config["title"], config["description"], config["base_url"]) == (
+        "Our Skills", "The skills our agents use every day, kept in one place.", "")
