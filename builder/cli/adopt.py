@@ -11,6 +11,8 @@ import click
 
 from ..core.words import counted
 
+KINDS_SHOWN = 6  # kinds of layout listed one a line; the rest are summed on one
+
 if TYPE_CHECKING:
     from ..ops.init import Baseline, InitPlan, InitResult
     from ..ops.registry_file import Settings
@@ -75,8 +77,12 @@ def _report(plan: InitPlan, result: InitResult) -> None:
 
     layout, settings = plan.layout, plan.settings
     click.echo(f"Found {layout.summary()}:")
-    for kind, folders, skills in layout.kinds:
+    for kind, folders, skills in layout.kinds[:KINDS_SHOWN]:
         click.echo(f"  {kind}: {counted(skills, 'skill')} in {counted(folders, 'folder')}")
+    rest = layout.kinds[KINDS_SHOWN:]
+    if rest:
+        click.echo(f"  other folders: {counted(sum(k[2] for k in rest), 'skill')} in "
+                   f"{counted(sum(k[1] for k in rest), 'folder')}")
     for refusal in plan.found.refused:
         click.echo(f"  skipped {refusal}")
     where = f"skills: {', '.join(settings.locations)}" if settings.locations else "skills: found where agents look"

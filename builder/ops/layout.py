@@ -48,6 +48,11 @@ def kind_of(folder: str) -> str:
         return "plugins (plugins/<plugin>/skills/<skill>)"
     if len(parts) == 2 and parts[1] == "skills":
         return "category folders (<category>/skills/<skill>)"
+    if parts[-1] == "skills":
+        return "skills folders further down (.../skills/<skill>)"
+    agent = next((a for a in agent_folders() if folder.startswith(f"{a}/")), None)
+    if agent is not None:
+        return f"groups in an agent's folder ({agent}/<group>/<skill>)"
     return f"{folder}/<skill>"
 
 
@@ -63,19 +68,37 @@ def describe_layout(found: Discovery) -> Layout:
 
 
 def skill_locations(found: Discovery) -> tuple[str, ...] | None:
-    """registry.yaml's ``skills:`` for what ``found`` holds: the folders holding skills (a skill at the top as
-    itself), the plugins' folders as one pattern. None when no short list finds exactly the same skills (a
-    folder listed is read strictly: a sub-folder without SKILL.md there would be reported as a broken skill)."""
+    """registry.yaml's ``skills:`` for what ``found`` holds, the shortest list that finds exactly the same skills:
+    the folders holding skills (a skill at the top as itself), without those inside another listed one, dot
+    folders by the folder above them, the plugins' folders as one pattern. None when no list of at most
+    ``MAX_LOCATIONS`` does (a folder listed is read strictly: a sub-folder without SKILL.md there would be
+    reported as a broken skill)."""
     folders = sorted({container(s.path) if container(s.path) != "." else s.path for s in found.skills})
-    plugins = [f for f in folders if _is_plugin_folder(f)]
-    candidates = [folders]
-    if len(plugins) > 1:
-        candidates.insert(0, sorted({PLUGINS, *(f for f in folders if f not in plugins)}))
+    outer = _outermost(folders)
+    undotted = _outermost(sorted({_undotted(f) for f in outer}))
+    plugins = [f for f in undotted if _is_plugin_folder(f)]
+    candidates = [sorted({PLUGINS, *(f for f in undotted if f not in plugins)})] if len(plugins) > 1 else []
+    candidates += [undotted, outer, folders]
     wanted = {s.path for s in found.skills}
+    tried: set[tuple[str, ...]] = set()
     for locations in candidates:
-        if len(locations) <= MAX_LOCATIONS and _finds(found.root, locations, wanted):
-            return tuple(locations)
+        key = tuple(locations)
+        if key in tried or len(locations) > MAX_LOCATIONS:
+            continue
+        tried.add(key)
+        if _finds(found.root, locations, wanted):
+            return key
     return None
+
+
+def _outermost(folders: list[str]) -> list[str]:
+    return [f for f in folders if not any(f.startswith(g + "/") for g in folders if g != ".")]
+
+
+def _undotted(folder: str) -> str:
+    """A dot folder's parent (``skills/.curated`` -> ``skills``): discovery looks into dot folders below it."""
+    head, _, last = folder.rpartition("/")
+    return head if head and last.startswith(".") else folder
 
 
 def _is_plugin_folder(folder: str) -> bool:

@@ -299,3 +299,23 @@ def test_on_a_terminal_init_offers_what_it_found_as_answers(tmp_path: Path) -> N
     config = yaml.safe_load((repo / "registry.yaml").read_text())
     assert (config["title"], config["description"], config["base_url"]) == (
         "Our Skills", "The skills our agents use every day, kept in one place.", "")
+
+
+@pytest.mark.parametrize(("files", "locations", "kinds"), [
+    ({".claude/skills/a/SKILL.md": skill("a"), ".claude/skills/docs/pdf/SKILL.md": skill("pdf")},
+     [".claude/skills"], ["an agent's folder (.claude/skills/<skill>): 1 skill in 1 folder",
+                          "groups in an agent's folder (.claude/skills/<group>/<skill>): 1 skill in 1 folder"]),
+    ({"skills/.curated/a/SKILL.md": skill("a"), "skills/.system/b/SKILL.md": skill("b")},
+     ["skills"], ["dot folders in skills/ (skills/.<group>/<skill>): 2 skills in 2 folders"]),
+    ({"data/skills/a/SKILL.md": skill("a"), "writing/skills/b/SKILL.md": skill("b"), "top/SKILL.md": skill("top")},
+     ["data/skills", "top", "writing/skills"],
+     ["category folders (<category>/skills/<skill>): 2 skills in 2 folders",
+      "skill folders at the top (<skill>/): 1 skill in 1 folder"]),
+])
+def test_layouts_are_named_and_listed_shortest(files: dict[str, str], locations: list[str], kinds: list[str],
+                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "repo", files)
+    code, out, _ = init(repo, monkeypatch=monkeypatch)
+    assert code == 0
+    assert out.splitlines()[1:1 + len(kinds)] == [f"  {kind}" for kind in kinds]
+    assert yaml.safe_load((repo / "registry.yaml").read_text())["skills"] == locations
