@@ -8,9 +8,11 @@ standard input closed and the user folders pointed into the temporary folder. Pe
 - **agents load**: the skills an agent would load, counted by a plain walk that shares no code with skillreg's
   discovery: a ``SKILL.md`` outside ``.git`` and ``node_modules``, not inside another skill's folder, whose
   frontmatter is a YAML mapping with a non-empty ``description``;
-- **found**: the skills ``init`` found; **published**: the skills in the build's ``api/v1/index.json``;
-- **left out**: the skills found but not published, with the rules that kept them out (the error codes of those
-  skills in ``skillreg validate --format json``, which judges them as the build does), most skills first;
+- **found**: the skills ``init`` found; **published**: the skills in the build's ``api/v1/index.json``, and the
+  share of the skills agents load among them (matched by folder: each detail document's ``source_path``);
+- **left out**: the skills agents load that were not published, by reason, most skills first: the rules of their
+  errors under ``skillreg validate --format json`` (which judges skills as the build does), "not found" when
+  skillreg's discovery does not find it, "build stopped" when it has no error but the build failed as a whole;
 - whether any command printed a traceback.
 
 The last lines compare the totals with the adoption goal: at least 95% overall of the skills agents load are
@@ -105,15 +107,16 @@ class Outcome:
     agents_load: int
     agents_refuse: int
     found: int | None
-    published: int
+    published: int  # skills in the build's index
+    published_loaded: int  # of those, skills agents load (matched by their folder)
     init: Command
     build: Command
-    reasons: list[tuple[str, int]] = field(default_factory=list)  # (rule, skills left out by it)
-    left_out: list[str] = field(default_factory=list)  # the first left-out skills, by path
+    reasons: list[tuple[str, int]] = field(default_factory=list)  # (why, skills agents load left out for it)
+    left_out: list[str] = field(default_factory=list)  # skills agents load that were not published, by folder
 
     @property
     def share(self) -> float:
-        return 100.0 * min(self.published, self.agents_load) / self.agents_load if self.agents_load else 100.0
+        return 100.0 * self.published_loaded / self.agents_load if self.agents_load else 100.0
 
     @property
     def traceback(self) -> bool:
@@ -139,15 +142,24 @@ def adopt(repo: Path, work: Path) -> Outcome:
     loaded, refused = agent_skills(copy)
     program = skillreg_command()
     init = run([*program, "init"], copy, env)
-    found = _found(init.stdout)
     build = run([*program, "build"], copy, env)
-    index = copy / "site/api/v1/index.json"
-    published = len(json.loads(index.read_text(encoding="utf-8"))["skills"]) if build.returncode == 0 and \
-        index.is_file() else 0
-    outcome = Outcome(name, commit, len(loaded), len(refused), found, published, init, build)
-    if init.returncode == 0:
-        _left_out(outcome, copy, program, env)
+    published = published_folders(copy / "site") if build.returncode == 0 else []
+    outcome = Outcome(name, commit, len(loaded), len(refused), _found(init.stdout), len(published),
+                      len(set(loaded) & set(published)), init, build)
+    outcome.left_out = sorted(set(loaded) - set(published))
+    if init.returncode == 0 and outcome.left_out:
+        outcome.reasons = _reasons(outcome, copy, program, env)
     return outcome
+
+
+def published_folders(site: Path) -> list[str]:
+    """The repository folder of every skill the build published (its detail document's ``source_path``)."""
+    index = json.loads((site / "api/v1/index.json").read_text(encoding="utf-8"))
+    folders = []
+    for entry in index["skills"]:
+        detail = json.loads((site / "api/v1/skills" / f"{entry['name']}.json").read_text(encoding="utf-8"))
+        folders.append(detail["provenance"]["source_path"])
+    return folders
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -160,26 +172,44 @@ def _found(init_output: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _left_out(outcome: Outcome, copy: Path, program: list[str], env: dict[str, str]) -> None:
-    """The skills with errors (what the build leaves out, or what stops it) and the rules behind them."""
+def _reasons(outcome: Outcome, copy: Path, program: list[str], env: dict[str, str]) -> list[tuple[str, int]]:
+    """Why each left-out skill that agents load was left out: the rules of its errors under ``skillreg validate``
+    (which judges skills as the build does); "not found" when discovery does not find it; "build stopped" when
+    it has no error but the build as a whole failed."""
     checked = run([*program, "validate", "--format", "json"], copy, env)
     try:
         report = json.loads(checked.stdout)
     except ValueError:
-        outcome.reasons = [(f"validate failed: {checked.last_error()}", 0)]
-        return
-    rules_by_skill: dict[str, set[str]] = {}
+        return [(f"validate failed: {checked.last_error()}", len(outcome.left_out))]
+    errors: dict[str, set[str]] = {}
     for finding in report.get("diagnostics", []):
         if finding.get("severity") == "error":
-            rules_by_skill.setdefault(_skill_of(finding), set()).add(str(finding.get("code")))
-    counts = Counter(rule for rules in rules_by_skill.values() for rule in rules)
-    outcome.reasons = counts.most_common()
-    outcome.left_out = sorted(rules_by_skill)
+            errors.setdefault(_skill_of(finding), set()).add(str(finding.get("code")))
+    seen = found_folders(copy)
+    counts: Counter[str] = Counter()
+    for skill in outcome.left_out:
+        if skill in errors:
+            counts.update(errors[skill])
+        elif outcome.build.returncode != 0:
+            counts["build stopped"] += 1
+        else:
+            counts["not found" if skill not in seen else "no error"] += 1
+    return counts.most_common()
+
+
+def found_folders(copy: Path) -> set[str]:
+    """The skills skillreg's discovery finds in ``copy`` with its registry.yaml: only to say why a skill agents
+    load was left out (the count of what agents load never uses it)."""
+    from builder.core.config import load_config
+    from builder.core.discovery import discover
+
+    config = load_config(copy / "registry.yaml")
+    return {skill.path for skill in discover(copy, config.locations).skills}
 
 
 def _skill_of(finding: dict[str, object]) -> str:
     """The skill a finding is about: its ``skill`` field, else the folder of its file."""
-    skill = finding.get("skill") or finding.get("path")
+    skill = finding.get("skill")
     if isinstance(skill, str) and skill:
         return skill
     file = str(finding.get("file") or "")
@@ -204,7 +234,7 @@ def table(outcomes: Sequence[Outcome]) -> Iterator[str]:
 
 def verdict(outcomes: Sequence[Outcome]) -> Iterator[str]:
     load = sum(o.agents_load for o in outcomes)
-    published = sum(min(o.published, o.agents_load) for o in outcomes)
+    published = sum(o.published_loaded for o in outcomes)
     overall = 100.0 * published / load if load else 100.0
     lowest = min(outcomes, key=lambda o: o.share)
     tracebacks = [o.repository for o in outcomes if o.traceback]
