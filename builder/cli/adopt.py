@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +13,7 @@ from ..core.words import counted
 KINDS_SHOWN = 6  # kinds of layout listed one a line; the rest are summed on one
 
 if TYPE_CHECKING:
-    from ..ops.init import Baseline, InitPlan, InitResult
+    from ..ops.init import InitPlan, InitResult
     from ..ops.registry_file import Settings
 
 
@@ -34,28 +33,23 @@ def init(force: bool, action_ref: str | None, yes: bool) -> None:
     the addresses from the `origin` remote. No file is replaced without --force, and the only tracked file that
     changes is .gitignore (the build's output folder appended).
     """
-    from ..ops.init import default_settings, found_skills, plan_init, refuse_existing, write_init
+    from ..ops.init import default_settings, found_skills, plan_init, record_findings, refuse_existing, write_init
     from ..ops.origin import read_repository
     from ..ops.workflows import PAGES_WORKFLOW, VALIDATE_WORKFLOW
+    from ..validate.baseline import BASELINE_NAME
 
     repo = read_repository(Path.cwd())
-    baseline_path, make_baseline = _baseline_writer()
-    targets = ["registry.yaml", VALIDATE_WORKFLOW, PAGES_WORKFLOW, *([baseline_path] if baseline_path else [])]
+    targets = ["registry.yaml", VALIDATE_WORKFLOW, PAGES_WORKFLOW, BASELINE_NAME]
     if not force:
         refuse_existing(repo.root, targets)  # before the search: a second run stops at once
     found = found_skills(repo)
     settings = default_settings(repo, found)
     if not yes and sys.stdin.isatty():
         settings = _ask(settings)
-    plan = plan_init(repo, settings, found, action_ref=action_ref, baseline_path=baseline_path,
-                     make_baseline=make_baseline)
+    plan = plan_init(repo, settings, found, action_ref=action_ref, baseline_path=BASELINE_NAME,
+                     make_baseline=record_findings)
     result = write_init(plan, force=force)
     _report(plan, result)
-
-
-def _baseline_writer() -> tuple[str | None, Callable[[Path, str], Baseline] | None]:
-    """The baseline file's path and the function that writes it (None, None until there is one)."""
-    return None, None
 
 
 def _ask(settings: Settings) -> Settings:
@@ -91,8 +85,13 @@ def _report(plan: InitPlan, result: InitResult) -> None:
     flows = [p for p in result.written if p.startswith(".github/")]
     click.echo(f"Wrote {' and '.join(flows)}, calling {plan.workflows.action}")
     if plan.baseline is not None:
-        click.echo(f"Wrote {plan.baseline.path}: {counted(plan.baseline.findings, 'finding')} of "
-                   f"{counted(plan.baseline.skills, 'skill')}, shown and not enforced")
+        held = (f"{counted(plan.baseline.findings, 'known finding')} in {counted(plan.baseline.skills, 'skill')}, "
+                "shown on their pages" if plan.baseline.findings else "no known findings")
+        click.echo(f"Wrote {plan.baseline.path}: {held}; new and changed skills must meet the standard")
+        if plan.baseline.unheld:
+            rules = ", ".join(f"{code} in {count:,}" for code, count in plan.baseline.unheld.items())
+            click.echo(f"Not held: errors of safety rules, which no baseline holds ({rules} skills); the build "
+                       "leaves those skills out until they are fixed")
     if result.replaced:
         click.echo(f"Replaced (--force): {', '.join(result.replaced)}")
     if result.ignored:

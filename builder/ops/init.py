@@ -10,19 +10,23 @@ the only tracked file it may change without ``force`` is ``.gitignore``, by appe
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..core.config import CONFIG_NAME
+from ..core.config import CONFIG_NAME, load_config
+from ..core.diagnostics import Severity, baselinable
 from ..core.discovery import Discovery, discover
 from ..core.errors import UsageError
 from ..core.fs import create_file, write_atomic
 from ..core.git import git_output
+from ..validate.baseline import BASELINE_NAME, BaselineCheck
+from ..validate.run import ValidationRun
 from .layout import Layout, describe_layout, skill_locations
-from .origin import Repository, read_repository
+from .origin import Repository
 from .readme import read_readme
-from .registry_file import AGENTS_PROFILE, BUILD_OUTPUT, Settings, registry_yaml
+from .registry_file import BUILD_OUTPUT, Settings, registry_yaml
 from .workflows import UNPINNED, Workflows, installed_commit, is_commit, workflows
 
 
@@ -37,7 +41,7 @@ class InitPlan:
     workflows: Workflows
     pinned: bool  # the action is pinned to a commit (else the workflows say where to put one)
     files: dict[str, bytes] = field(default_factory=dict)  # path in the repository -> content
-    baseline: Baseline | None = None
+    baseline: BaselineFile | None = None
     ignore: tuple[str, ...] = ()  # lines to append to .gitignore
 
     @property
@@ -46,13 +50,33 @@ class InitPlan:
 
 
 @dataclass(frozen=True)
-class Baseline:
-    """The baseline file ``init`` writes: its path and bytes, and how many findings of how many skills it holds."""
+class BaselineFile:
+    """The baseline ``init`` writes: its path and bytes, how many findings of how many skills it holds, and the
+    skills with errors no baseline holds (safety rules), by rule: those the build leaves out."""
 
     path: str
     data: bytes
     findings: int
     skills: int
+    unheld: Mapping[str, int] = field(default_factory=dict)  # rule -> skills with an error of it
+
+
+def record_findings(root: Path, text: str) -> BaselineFile:
+    """Validate every skill as registry.yaml's ``text`` says (read by the loader the commands use) and record
+    today's findings as the registry's baseline, in memory."""
+    with tempfile.TemporaryDirectory(prefix="skillreg-init-") as folder:
+        staged = Path(folder) / CONFIG_NAME
+        staged.write_text(text, encoding="utf-8")
+        config = load_config(staged)
+    config = replace(config, root=root.resolve(), path=root / CONFIG_NAME)
+    check = BaselineCheck(None, config.root, ratchet=False)
+    unheld: dict[str, set[str]] = {}
+    for d in ValidationRun([], config, baseline=check):
+        if d.severity is Severity.ERROR and not baselinable(d):
+            unheld.setdefault(d.code, set()).add(d.skill)
+    held = check.counted()
+    return BaselineFile(BASELINE_NAME, held.to_bytes(), held.findings, len({key[0] for key in held.counts}),
+                        {code: len(skills) for code, skills in sorted(unheld.items())})
 
 
 @dataclass(frozen=True)
@@ -63,10 +87,6 @@ class InitResult:
 
 
 # --------------------------------------------------------------------------------------------------- planning
-
-def find_repository(start: Path) -> Repository:
-    return read_repository(start)
-
 
 def default_settings(repo: Repository, found: Discovery) -> Settings:
     """registry.yaml's values as found: README, origin remote, the skill locations."""
@@ -83,7 +103,7 @@ def default_settings(repo: Repository, found: Discovery) -> Settings:
 
 def plan_init(repo: Repository, settings: Settings, found: Discovery, *, action_ref: str | None,
               baseline_path: str | None = None,
-              make_baseline: Callable[[Path, str], Baseline] | None = None) -> InitPlan:
+              make_baseline: Callable[[Path, str], BaselineFile] | None = None) -> InitPlan:
     """Every file ``init`` writes, as bytes. ``make_baseline(root, registry_yaml_text)`` records today's findings
     in ``baseline_path``."""
     ref = action_ref or installed_commit() or UNPINNED
@@ -175,7 +195,3 @@ def found_skills(repo: Repository) -> Discovery:
     """The skills of the repository, found where agents find them; an error that says where it looked when
     there is none."""
     return discover(repo.root, exclude=[repo.root / BUILD_OUTPUT]).require()
-
-
-__all__ = ["AGENTS_PROFILE", "Baseline", "InitPlan", "InitResult", "Settings", "default_settings", "find_repository",
-           "found_skills", "plan_init", "refuse_existing", "write_init"]

@@ -3,6 +3,7 @@ the `origin` remote, and what it never does (overwrite a file, change a tracked 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from builder.cli.app import cli
 from builder.ops.origin import parse_origin
 from builder.ops.readme import title_and_description
 from builder.ops.workflows import PAGES_WORKFLOW, PROJECT_REPOSITORY, UNPINNED, VALIDATE_WORKFLOW
+from builder.validate.baseline import BASELINE_NAME
 
 VENV_BIN = Path(sys.executable).parent
 README = "# Team skills\n\n[![ci](https://x.invalid/b.svg)](https://x.invalid)\n\nThe skills our agents use every day, kept in one place.\n"
@@ -126,12 +128,17 @@ def test_init_writes_a_commented_registry_yaml_and_two_pinned_workflows(tmp_path
         "Wrote registry.yaml: title 'Team skills', base_url https://acme.github.io/team-skills/, profile agents, "
         "skills: skills",
     ]
-    assert f"Wrote {VALIDATE_WORKFLOW} and {PAGES_WORKFLOW}, calling {PROJECT_REPOSITORY}@{commit}" in out
-    assert "Appended /site/ to .gitignore" in out
+    assert out.splitlines()[3:6] == [
+        f"Wrote {VALIDATE_WORKFLOW} and {PAGES_WORKFLOW}, calling {PROJECT_REPOSITORY}@{commit}",
+        f"Wrote {BASELINE_NAME}: no known findings; new and changed skills must meet the standard",
+        "Appended /site/ to .gitignore",
+    ]
+    assert json.loads((repo / BASELINE_NAME).read_text()) == {"findings": [], "version": 1}
     assert out.splitlines()[-4:] == [
         "Next:",
         "  skillreg build      # the website and API into site/; `skillreg serve` shows them",
-        '  git add registry.yaml .github/workflows .gitignore && git commit -m "Publish the skills as a registry"',
+        f"  git add registry.yaml .github/workflows {BASELINE_NAME} .gitignore && git commit -m "
+        '"Publish the skills as a registry"',
         "  on GitHub: Settings > Pages > Source: GitHub Actions, then push main",
     ]
 
@@ -224,7 +231,7 @@ def test_a_second_run_names_every_file_in_the_way(tmp_path: Path, monkeypatch: p
     assert init(repo, monkeypatch=monkeypatch)[0] == 0
     code, _, err = init(repo, monkeypatch=monkeypatch)
     assert code == 2
-    assert err.startswith(f"Error: registry.yaml, {VALIDATE_WORKFLOW} and {PAGES_WORKFLOW}")
+    assert err.startswith(f"Error: registry.yaml, {VALIDATE_WORKFLOW}, {PAGES_WORKFLOW} and {BASELINE_NAME}")
     assert err.endswith(f" already exist in {repo}; nothing was written (pass --force to replace)\n")
     assert (repo / ".gitignore").read_text().count("/site/") == 1
 
@@ -233,7 +240,8 @@ def test_init_changes_no_tracked_file_but_appends_to_gitignore(tmp_path: Path, m
     repo = adoptable(tmp_path / "team", origin="https://github.com/acme/team")
     assert init(repo, monkeypatch=monkeypatch)[0] == 0
     status = sorted(tracked_and_untracked(repo).splitlines())
-    assert status == [" M .gitignore", f"?? {PAGES_WORKFLOW}", f"?? {VALIDATE_WORKFLOW}", "?? registry.yaml"]
+    assert status == [" M .gitignore", f"?? {PAGES_WORKFLOW}", f"?? {VALIDATE_WORKFLOW}", f"?? {BASELINE_NAME}",
+                      "?? registry.yaml"]
     assert (repo / ".gitignore").read_text() == "*.pyc\n# The registry's build output (skillreg build)\n/site/\n"
 
 
@@ -319,3 +327,58 @@ def test_layouts_are_named_and_listed_shortest(files: dict[str, str], locations:
     assert code == 0
     assert out.splitlines()[1:1 + len(kinds)] == [f"  {kind}" for kind in kinds]
     assert yaml.safe_load((repo / "registry.yaml").read_text())["skills"] == locations
+
+
+# --- then build, and the ratchet -----------------------------------------------------------------------------
+
+AS_PEOPLE_WRITE_THEM = {
+    "README.md": README,
+    "skills/pdf/SKILL.md": skill("pdf", "argument-hint: '[file]'\nallowed-tools: [Read, Bash]\n"),  # Claude Code's
+    "skills/csv/SKILL.md": skill("csv", "metadata:\n  tags: [data, tables]\n  updated: 2025-04-01\n"),
+    "skills/notes/SKILL.md": skill("notes").replace("name: notes", "name: note-taker"),  # not its folder's name
+    "skills/plain/SKILL.md": skill("plain"),
+}
+
+
+def run(args: list[str]) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, args)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+def test_build_publishes_every_skill_after_init_with_no_edit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team", AS_PEOPLE_WRITE_THEM, origin="https://github.com/acme/team")
+    code, out, _ = init(repo, monkeypatch=monkeypatch)
+    assert code == 0
+    held = json.loads((repo / BASELINE_NAME).read_text())["findings"]
+    assert {(f["skill"], f["rule"]) for f in held} >= {("skills/csv", "SK013"), ("skills/csv", "SK113"),
+                                                       ("skills/notes", "SK106")}
+    assert f"Wrote {BASELINE_NAME}: {sum(f['count'] for f in held)} known findings in 3 skills, shown" in out
+    code, out = run(["build", "--no-site"])
+    assert code == 0, out
+    index = json.loads((repo / "site/api/v1/index.json").read_text())
+    assert sorted(s["name"] for s in index["skills"]) == ["csv", "note-taker", "pdf", "plain"]
+    assert index["registry"]["url"] == "https://acme.github.io/team/"
+    assert run(["validate"])[0] == 0
+
+
+def test_without_origin_build_works_with_the_placeholders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team")
+    assert init(repo, monkeypatch=monkeypatch)[0] == 0
+    code, out = run(["build", "--no-site"])
+    assert code == 0, out
+    index = json.loads((repo / "site/api/v1/index.json").read_text())
+    assert (index["registry"]["url"], index["source"]["repository"]) == ("", None)
+    detail = json.loads((repo / "site/api/v1/skills/pdf.json").read_text())
+    assert detail["bundles"]["zip"]["url"].startswith("api/v1/bundles/pdf/")  # relative, for local use
+
+
+def test_after_init_a_new_skill_must_meet_the_standard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team", AS_PEOPLE_WRITE_THEM)
+    assert init(repo, monkeypatch=monkeypatch)[0] == 0
+    write_tree(repo, {"skills/New_Bad_Skill/SKILL.md": skill("New_Bad_Skill", "colour: red\n")})
+    code, out = run(["validate"])
+    assert code == 1
+    errors = [line for line in out.splitlines() if ": error " in line]
+    assert errors and all(line.startswith("skills/New_Bad_Skill/SKILL.md:") for line in errors), out
+    assert any(" SK120 " in line for line in errors), errors
