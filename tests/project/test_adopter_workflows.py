@@ -4,6 +4,7 @@ git repositories made in tmp_path (its `uses:` steps and the install stood in fo
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -209,3 +210,92 @@ def test_the_action_refuses_an_unknown_command(tmp_path: Path) -> None:
     done = run_action({"command": "deploy"}, tmp_path, tmp_path / "temp", tmp_path / "summary.md")
     assert done.returncode == 2
     assert done.stdout == "::error title=skillreg action::input command is 'deploy'; it must be validate or build\n"
+
+
+# --- an adopted repository, through its own workflows --------------------------------------------------------
+
+def git(repo: Path, *args: str) -> str:
+    from helpers.changes import git as run_git
+
+    return run_git(repo, *args)
+
+
+def skill_md(name: str, extra: str = "") -> str:
+    return (f"---\nname: {name}\ndescription: Does {name} things. Use when asked about {name}.\n{extra}---\n"
+            f"# {name}\n\nRun the steps.\n")
+
+
+@pytest.fixture
+def adopted(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository of skills as people keep them (one with Claude Code's own field, one with flow-style tags),
+    adopted with `skillreg init` and committed on main; and a clone of it to open pull requests from."""
+    origin = tmp_path / "origin"
+    write_tree(origin, {
+        "README.md": "# Team skills\n\nThe skills our agents use every day, kept in one place.\n",
+        "skills/pdf/SKILL.md": skill_md("pdf", "argument-hint: '[file]'\n"),
+        "skills/csv/SKILL.md": skill_md("csv", "metadata:\n  tags: [data, tables]\n"),
+        "skills/notes/SKILL.md": skill_md("notes"),
+    })
+    git(origin, "init", "-q", "-b", "main")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "skills")
+    done = subprocess.run([VENV_BIN / "skillreg", "init"], cwd=origin, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "Publish the skills as a registry")
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", str(origin), str(work))
+    return origin, work
+
+
+def test_the_pages_workflow_builds_an_adopted_repository_with_no_edit(adopted: tuple[Path, Path],
+                                                                      tmp_path: Path) -> None:
+    origin, work = adopted
+    text = (work / PAGES_WORKFLOW).read_text()
+    inputs = action_inputs(text, "build", {"steps.pages.outputs.base_url": "https://acme.github.io/team"})
+    assert inputs == {"command": "build", "base-url": "https://acme.github.io/team/", "out": "site"}
+    done = run_action(inputs, work, tmp_path / "temp", tmp_path / "summary.md")
+    assert done.returncode == 0, done.stdout + done.stderr
+    index = json.loads((work / "site/api/v1/index.json").read_text())
+    assert sorted(s["name"] for s in index["skills"]) == ["csv", "notes", "pdf"]
+    assert index["registry"]["url"] == "https://acme.github.io/team/"
+
+
+def test_a_pull_request_adding_a_broken_skill_fails_its_check(adopted: tuple[Path, Path], tmp_path: Path) -> None:
+    _, work = adopted
+    git(work, "checkout", "-q", "-b", "new-skill")
+    write_tree(work, {"skills/New_Bad_Skill/SKILL.md": skill_md("New_Bad_Skill", "colour: red\n")})
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "Add a skill")
+    text = (work / VALIDATE_WORKFLOW).read_text()
+    inputs = action_inputs(text, "validate", {"github.base_ref": "main"})
+    assert inputs == {"command": "validate", "base-ref": "origin/main"}
+    done = run_action(inputs, work, tmp_path / "temp", tmp_path / "summary.md")
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
+    assert errors and all("file=skills/New_Bad_Skill/SKILL.md" in line for line in errors), done.stdout
+    assert any("title=SK120" in line for line in errors), errors
+    plain = subprocess.run([VENV_BIN / "skillreg", "validate"], cwd=work, capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert plain.returncode == 1 and "New_Bad_Skill" in plain.stdout
+
+
+def test_a_pull_request_that_adds_its_findings_to_the_baseline_fails_its_check(adopted: tuple[Path, Path],
+                                                                                tmp_path: Path) -> None:
+    _, work = adopted
+    git(work, "checkout", "-q", "-b", "grandfather")
+    write_tree(work, {"skills/New_Bad_Skill/SKILL.md": skill_md("New_Bad_Skill", "colour: red\n")})
+    rewrite = subprocess.run([VENV_BIN / "skillreg", "baseline"], cwd=work, capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert rewrite.returncode == 0, rewrite.stderr
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "Add a skill and hold its findings")
+    assert subprocess.run([VENV_BIN / "skillreg", "validate"], cwd=work, capture_output=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}).returncode == 0  # held: locally it passes
+    inputs = action_inputs((work / VALIDATE_WORKFLOW).read_text(), "validate", {"github.base_ref": "main"})
+    done = run_action(inputs, work, tmp_path / "temp", tmp_path / "summary.md")
+    assert done.returncode == 1, done.stdout + done.stderr
+    grown = [line for line in done.stdout.splitlines() if "title=SK605" in line]
+    assert grown and all(line.startswith("::error file=.skillreg-baseline.json,") for line in grown), done.stdout
+    assert any("skills/New_Bad_Skill/SKILL.md" in line for line in grown), grown

@@ -5,10 +5,13 @@ repositories are not asserted here; they are on the docs' adoption page)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import REPO, write_tree
+from helpers.changes import git
 
 if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part of the installed package
     sys.path.insert(0, str(REPO))
@@ -48,3 +51,34 @@ def test_a_byte_order_mark_and_windows_line_ends_still_load(tmp_path: Path) -> N
     path = tmp_path / "SKILL.md"
     path.write_bytes("\ufeff---\r\nname: a\r\ndescription: Does a.\r\n---\r\nbody\r\n".encode())
     assert loads(path)
+
+def adoptable(root: Path, files: dict[str, str], origin: str | None = None) -> Path:
+    write_tree(root, files)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "skills")
+    if origin:
+        git(root, "remote", "add", "origin", origin)
+    return root
+
+
+@pytest.mark.slow
+def test_the_benchmark_runs_init_and_build_on_copies_and_reports_each(tmp_path: Path) -> None:
+    one = adoptable(tmp_path / "one", {"README.md": "# One\n\nSkills of the first team, for tests only.\n",
+                                       "skills/pdf/SKILL.md": skill("pdf"), "skills/csv/SKILL.md": skill("csv")},
+                    origin="https://github.com/acme/one")
+    two = adoptable(tmp_path / "two", {"plugins/a/skills/docx/SKILL.md": skill("docx"),
+                                       "plugins/b/skills/xlsx/SKILL.md": skill("xlsx")})
+    before = {repo: git(repo, "status", "--porcelain") for repo in (one, two)}
+    done = subprocess.run([sys.executable, "-m", "bench.adoption", str(one), str(two)], cwd=REPO,
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[2:4] == ["| repository | commit | agents load | found | published | share | left out: skills by rule |",
+                          "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    assert lines[4].startswith("| one | ") and lines[4].endswith(" | 2 | 2 | 2 | 100.0% | - |")
+    assert lines[5].startswith("| two | ") and lines[5].endswith(" | 2 | 2 | 2 | 100.0% | - |")
+    assert lines[-4:] == ["Overall: 4 of 4 skills agents load published (100.0%; goal >= 95%)",
+                          "Lowest: one 100.0% (goal >= 60% each)", "Tracebacks: none", "Goal met"]
+    assert {repo: git(repo, "status", "--porcelain") for repo in (one, two)} == before  # the copies changed
