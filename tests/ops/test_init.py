@@ -382,3 +382,18 @@ def test_after_init_a_new_skill_must_meet_the_standard(tmp_path: Path, monkeypat
     errors = [line for line in out.splitlines() if ": error " in line]
     assert errors and all(line.startswith("skills/New_Bad_Skill/SKILL.md:") for line in errors), out
     assert any(" SK120 " in line for line in errors), errors
+
+
+def test_skillreg_baseline_in_an_adopted_repository_reads_every_skill_found(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "plugins", {
+        "plugins/docs/skills/pdf/SKILL.md": skill("pdf", "metadata:\n  tags: [a, b]\n"),
+        "plugins/data/skills/csv/SKILL.md": skill("csv", "metadata:\n  tags: [c, d]\n"),
+    })
+    assert init(repo, monkeypatch=monkeypatch)[0] == 0
+    written = (repo / BASELINE_NAME).read_bytes()
+    assert {f["skill"] for f in json.loads(written)["findings"]} == {"plugins/data/skills/csv",
+                                                                      "plugins/docs/skills/pdf"}
+    code, out = run(["baseline"])
+    assert code == 0 and " in 2 skills of 2 " in out, out
+    assert (repo / BASELINE_NAME).read_bytes() == written  # the command writes what init wrote
