@@ -12,7 +12,8 @@ standard input closed and the user folders pointed into the temporary folder. Pe
   share of the skills agents load among them (matched by folder: each detail document's ``source_path``);
 - **left out**: the skills agents load that were not published, by reason, most skills first: the rules of their
   errors under ``skillreg validate --format json`` (which judges skills as the build does), "not found" when
-  skillreg's discovery does not find it, "build stopped" when it has no error but the build failed as a whole;
+  skillreg's discovery does not find it, "build stopped" when it has no error but the build failed as a whole
+  (then the number ``skillreg build --keep-going`` would publish is given too, to show what stopped it);
 - whether any command printed a traceback.
 
 The last lines compare the totals with the adoption goal: at least 95% overall of the skills agents load are
@@ -51,17 +52,26 @@ TIMEOUT = 3600
 def agent_skills(root: Path) -> tuple[list[str], list[str]]:
     """The folders (relative, POSIX) holding a SKILL.md an agent loads, and those holding one it would not (no
     frontmatter mapping with a description). A folder holding a SKILL.md is a skill: nothing below it is
-    counted. Links are not followed (a linked copy of a skill is not a second skill)."""
-    loaded: list[str] = []
-    refused: list[str] = []
+    counted. Folder links are not followed, and a SKILL.md that is a link to another counted SKILL.md is that
+    skill again, counted once, in the folder whose SKILL.md is the file itself."""
+    folders: list[tuple[str, str, bool]] = []  # (folder, real path of its SKILL.md, SKILL.md is a link)
     for here, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED)
         if "SKILL.md" not in files:
             continue
         dirs[:] = []
-        rel = Path(here).relative_to(root).as_posix()
-        (loaded if loads(Path(here) / "SKILL.md") else refused).append(rel)
-    return loaded, refused
+        skill_md = os.path.join(here, "SKILL.md")
+        folders.append((Path(here).relative_to(root).as_posix(), os.path.realpath(skill_md),
+                        os.path.islink(skill_md)))
+    chosen: dict[str, tuple[str, bool]] = {}
+    for folder, real, linked in folders:
+        if real not in chosen or (chosen[real][1] and not linked):
+            chosen[real] = (folder, linked)
+    loaded: list[str] = []
+    refused: list[str] = []
+    for real, (folder, _) in chosen.items():
+        (loaded if loads(Path(real)) else refused).append(folder)
+    return sorted(loaded), sorted(refused)
 
 
 def loads(skill_md: Path) -> bool:
@@ -112,6 +122,7 @@ class Outcome:
     init: Command
     build: Command
     reasons: list[tuple[str, int]] = field(default_factory=list)  # (why, skills agents load left out for it)
+    keep_going: int | None = None  # when the build failed: the skills agents load that --keep-going publishes
     left_out: list[str] = field(default_factory=list)  # skills agents load that were not published, by folder
 
     @property
@@ -147,6 +158,10 @@ def adopt(repo: Path, work: Path) -> Outcome:
     outcome = Outcome(name, commit, len(loaded), len(refused), _found(init.stdout), len(published),
                       len(set(loaded) & set(published)), init, build)
     outcome.left_out = sorted(set(loaded) - set(published))
+    if build.returncode != 0 and init.returncode == 0:  # what stopped it: how much would publish without that
+        kept = run([*program, "build", "--keep-going", "--no-site", "--out", str(work / f"{name}-kept")], copy, env)
+        if kept.returncode == 0:
+            outcome.keep_going = len(set(loaded) & set(published_folders(work / f"{name}-kept")))
     if init.returncode == 0 and outcome.left_out:
         outcome.reasons = _reasons(outcome, copy, program, env)
     return outcome
@@ -224,7 +239,8 @@ def table(outcomes: Sequence[Outcome]) -> Iterator[str]:
     for o in outcomes:
         reasons = ", ".join(f"{rule} {n}" for rule, n in o.reasons[:TOP_REASONS]) or "-"
         if o.build.returncode != 0:
-            reasons = f"build failed ({o.build.last_error()[:80]}); {reasons}"
+            kept = f"; --keep-going publishes {o.keep_going}" if o.keep_going is not None else ""
+            reasons = f"build stopped ({o.build.last_error()[:100]}){kept}; {reasons}"
         if o.init.returncode != 0:
             reasons = f"init failed ({o.init.last_error()[:80]})"
         found = "-" if o.found is None else str(o.found)

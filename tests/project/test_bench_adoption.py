@@ -41,10 +41,14 @@ def test_the_plain_walk_counts_what_agents_load(tmp_path: Path) -> None:
         ".git/x/SKILL.md": skill("git"),
         "lower/skill.md": skill("lower"),  # agents read SKILL.md
     })
-    os.symlink("skills/pdf", tmp_path / "linked-pdf")
+    os.symlink("skills/pdf", tmp_path / "linked-pdf")  # a linked folder is not entered
+    write_tree(tmp_path, {".gemini/skills/docx/x.md": "", ".gemini/skills/gone/x.md": ""})
+    os.symlink("../../../plugins/docs/skills/docx/SKILL.md", tmp_path / ".gemini/skills/docx/SKILL.md")  # a copy
+    os.symlink("../../../moved/SKILL.md", tmp_path / ".gemini/skills/gone/SKILL.md")  # leads nowhere
     loaded, refused = agent_skills(tmp_path)
     assert loaded == ["Bad_Name", "plugins/docs/skills/docx", "skills/.curated/csv", "skills/pdf"]
-    assert refused == ["broken-yaml", "empty-description", "list-front", "no-description", "no-front"]
+    assert refused == [".gemini/skills/gone", "broken-yaml", "empty-description", "list-front", "no-description",
+                       "no-front"]
 
 
 def test_a_byte_order_mark_and_windows_line_ends_still_load(tmp_path: Path) -> None:
