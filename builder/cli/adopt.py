@@ -89,9 +89,9 @@ def _report(plan: InitPlan, result: InitResult) -> None:
                 "shown on their pages" if plan.baseline.findings else "no known findings")
         click.echo(f"Wrote {plan.baseline.path}: {held}; new and changed skills must meet the standard")
         if plan.baseline.unheld:
-            rules = ", ".join(f"{code} in {count:,}" for code, count in plan.baseline.unheld.items())
-            click.echo(f"Not held: errors of safety rules, which no baseline holds ({rules} skills); the build "
-                       "leaves those skills out until they are fixed")
+            rules = ", ".join(f"{code} in {counted(count, 'skill')}" for code, count in plan.baseline.unheld.items())
+            click.echo(f"Not held: errors of safety rules, which no baseline holds ({rules}); `skillreg "
+                       "build` stops on them until they are fixed (--keep-going leaves those skills out)")
     if result.replaced:
         click.echo(f"Replaced (--force): {', '.join(result.replaced)}")
     if result.ignored:

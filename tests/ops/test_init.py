@@ -397,3 +397,13 @@ def test_skillreg_baseline_in_an_adopted_repository_reads_every_skill_found(tmp_
     code, out = run(["baseline"])
     assert code == 0 and " in 2 skills of 2 " in out, out
     assert (repo / BASELINE_NAME).read_bytes() == written  # the command writes what init wrote
+
+
+def test_init_names_the_safety_errors_no_baseline_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team", {"skills/pdf/SKILL.md": skill("pdf"), "skills/csv/SKILL.md": skill("csv")})
+    (repo / "skills/pdf/REFERENCE.md").symlink_to("../csv/SKILL.md")
+    code, out, _ = init(repo, monkeypatch=monkeypatch)
+    assert code == 0
+    assert ("Not held: errors of safety rules, which no baseline holds (SK501 in 1 skill); `skillreg build` stops "
+            "on them until they are fixed (--keep-going leaves those skills out)") in out.splitlines()
+    assert "SK501" not in (repo / BASELINE_NAME).read_text()
