@@ -19,6 +19,7 @@ from .. import __version__
 from ..core.errors import EXIT_FAILURE, EXIT_INTERRUPTED, SkillRegError, os_error_message
 from ..core.terminal import visible
 from . import registry
+from .adopt import init
 from .baseline import baseline
 from .context import Context
 from .trust import trust
@@ -120,6 +121,7 @@ for _command in registry.COMMANDS:
     cli.add_command(_command)
 cli.add_command(baseline)
 cli.add_command(trust)
+cli.add_command(init)
 
 
 def all_commands() -> dict[str, click.Command]:

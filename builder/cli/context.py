@@ -10,9 +10,6 @@ import click
 from ..core.config import CONFIG_NAME, RegistryConfig, load_config
 from ..core.errors import UsageError
 
-# Where a new registry's registry.yaml comes from: there is no command that writes one.
-PROJECT = "github.com/skill-registry/skill-registry"
-
 
 class Context:
     """What every command may need: the registry's configuration, read once on first use."""
@@ -38,8 +35,7 @@ def no_registry(command: str, *, reads: bool = False) -> str:
     """Why ``skillreg COMMAND`` will not run here, and the three ways to a registry."""
     return (f"no {CONFIG_NAME} in {Path.cwd()} or a parent folder, and `skillreg {command}` "
             f"{'reads the skills of' if reads else 'writes into'} a registry; run it in a registry's checkout, "
-            "pass --config FILE, or start a registry by "
-            f"copying {CONFIG_NAME} from the skill-registry project ({PROJECT}) into this folder")
+            "pass --config FILE, or make a git repository of skills a registry with `skillreg init`")
 
 
 pass_context = click.make_pass_decorator(Context)

@@ -286,7 +286,7 @@ def write_baseline(config: RegistryConfig, *, prune: bool = False, jobs: int | N
         raise ConfigError(f"{display_path(baseline_path(config))}: no baseline to prune; write one with "
                           f"`skillreg baseline`")
     check = BaselineCheck(None, config.root, ratchet=False)
-    run = ValidationRun(list(paths or [config.skills_path]), config, jobs=jobs, baseline=check)
+    run = ValidationRun(list(paths or ()), config, jobs=jobs, baseline=check)  # none: every skill discovery finds
     unheld: Counter[str] = Counter(d.code for d in run if d.severity is Severity.ERROR and not baselinable(d))
     written = check.counted(before if prune else None)
     path = baseline_path(config)

@@ -17,9 +17,8 @@ SKILL = ("---\nname: demo\ndescription: Reads demo files when the user asks what
 
 def no_registry(folder: Path, command: str, does: str = "writes into") -> str:
     return (f"Error: no registry.yaml in {folder} or a parent folder, and `skillreg {command}` {does} a "
-            "registry; run it in a registry's checkout, pass --config FILE, or start a registry by copying "
-            "registry.yaml from the skill-registry project (github.com/skill-registry/skill-registry) into this "
-            "folder\n")
+            "registry; run it in a registry's checkout, pass --config FILE, or make a git repository of skills a "
+            "registry with `skillreg init`\n")
 
 
 @pytest.fixture

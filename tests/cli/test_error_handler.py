@@ -17,9 +17,8 @@ BAD_YAML = "Error: bad.yaml:2: invalid YAML: expected the node content, but foun
 BAD_LOCK = "Error: {cwd}/skills-lock.json: skill 'x': the entry is not a JSON object\n"
 NOT_A_REGISTRY = "Error: ftp://h/: the registry must be an https:// URL, a file:// URL or a folder\n"
 NO_REGISTRY = ("Error: no registry.yaml in {{cwd}} or a parent folder, and `skillreg {command}` writes into a "
-               "registry; run it in a registry's checkout, pass --config FILE, or start a registry by copying "
-               "registry.yaml from the skill-registry project (github.com/skill-registry/skill-registry) into this "
-               "folder\n")
+               "registry; run it in a registry's checkout, pass --config FILE, or make a git repository of skills a "
+               "registry with `skillreg init`\n")
 NO_DEPLOY = ("Error: file:///nonexistent/api/v1/index.json could not be read ([Errno 2] No such file or directory: "
              "'/nonexistent/api/v1/index.json?commit=abc&attempt=1'), not abc, after 1 attempt in 0s; the deploy "
              "did not reach the live site\n")
@@ -31,6 +30,8 @@ CASES = [(["--config", "bad.yaml", *args], 1, BAD_YAML) for args in (
     (["new", "foo"], 2, NO_REGISTRY.format(command="new")),
     (["baseline"], 2, NO_REGISTRY.format(command="baseline")),
     (["marketplace"], 2, NO_REGISTRY.format(command="marketplace")),
+    (["init"], 2, "Error: {cwd} is not in a git repository; `skillreg init` adopts a git repository of skills (run "
+                  "`git init` first, or run it in your repository's checkout)\n"),
     (["check-deploy", "file:///nonexistent", "--commit", "abc", "--timeout", "0"], 1, NO_DEPLOY),
     (["upload", "s3://bkt/reg", "--out", "none"], 2, "Error: none: no such folder; run `skillreg build --out none` first\n"),
     (["search", "x", "--registry", "ftp://h/"], 2, NOT_A_REGISTRY),
