@@ -60,6 +60,16 @@ def earliest(found: Iterable[tuple[str, dt.datetime]]) -> tuple[str, dt.datetime
     return first
 
 
+def _lapsing(expires: dt.datetime, days: float, now: dt.datetime | None) -> str | None:
+    """``expired on WHEN`` or ``expires WHEN (in N days)`` when ``expires`` falls within ``days`` of ``now``;
+    None when it is further off."""
+    left = expires - (now or dt.datetime.now(dt.UTC))
+    if left.total_seconds() >= days * 86400:
+        return None
+    when = expires.strftime("%Y-%m-%d %H:%M UTC")
+    return f"expired on {when}" if left.total_seconds() <= 0 else f"expires {when} (in {left.days} days)"
+
+
 def renewal_warning(out: Path, found: tuple[str, dt.datetime] | None, *,
                     now: dt.datetime | None = None) -> str | None:
     """A warning when ``found``, the signed file of ``out`` other than the timestamp that expires first (and
@@ -68,11 +78,9 @@ def renewal_warning(out: Path, found: tuple[str, dt.datetime] | None, *,
     if found is None:
         return None
     name, expires = found
-    left = expires - (now or dt.datetime.now(dt.UTC))
-    if left.total_seconds() >= RENEW_WARNING_DAYS * 86400:
+    state = _lapsing(expires, RENEW_WARNING_DAYS, now)
+    if state is None:
         return None
-    when = expires.strftime("%Y-%m-%d %H:%M UTC")
-    state = f"expired on {when}" if left.total_seconds() <= 0 else f"expires {when} (in {left.days} days)"
     return (f"{out / TUF_DIR / name} {state}: it counts from the commit built, so neither a timestamp refresh "
             "nor a build of the same commit renews it, and clients refuse the registry once it has expired; push a "
             "commit (an empty one will do) so the next signed build signs it again")
@@ -81,11 +89,9 @@ def renewal_warning(out: Path, found: tuple[str, dt.datetime] | None, *,
 def root_warning(where: str, expires: dt.datetime, *, now: dt.datetime | None = None) -> str | None:
     """A warning when the registry's newest root, ``where``, expires within ROOT_WARNING_DAYS: only a new root
     version signed with the offline root key renews it."""
-    left = expires - (now or dt.datetime.now(dt.UTC))
-    if left.total_seconds() >= ROOT_WARNING_DAYS * 86400:
+    state = _lapsing(expires, ROOT_WARNING_DAYS, now)
+    if state is None:
         return None
-    when = expires.strftime("%Y-%m-%d %H:%M UTC")
-    state = f"expired on {when}" if left.total_seconds() <= 0 else f"expires {when} (in {left.days} days)"
     return (f"{where}, the registry's root, {state}: clients refuse the registry once it has expired; renew it with "
             "`skillreg trust renew-root --keys KEYS` (KEYS holding root.pem), commit trust/ and build with --sign")
 
