@@ -9,7 +9,7 @@ from pathlib import Path
 
 from builder.core.config import load_config
 from builder.core.loader import load_skill
-from helpers import REPO
+from helpers import REPO, write_tree
 
 SKILLS = ["csv-profiler", "secret-scanner", "log-summarizer", "changelog-from-git"]
 
@@ -19,6 +19,18 @@ def git(repo: Path, *args: str) -> str:
            "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.invalid",
            "GIT_AUTHOR_DATE": "2026-01-02T03:04:05Z", "GIT_COMMITTER_DATE": "2026-01-02T03:04:05Z"}
     return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def adoptable(root: Path, files: dict[str, str], origin: str | None = None) -> Path:
+    """A repository holding ``files`` in one commit on `main`, with ``origin`` as its remote when given: what a
+    maintainer adopting it with `skillreg init` starts from."""
+    write_tree(root, files)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "skills")
+    if origin:
+        git(root, "remote", "add", "origin", origin)
+    return root
 
 
 def make_repo(root: Path, names: list[str] = SKILLS) -> Path:

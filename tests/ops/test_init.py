@@ -13,6 +13,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from helpers import REPO, write_tree
+from helpers.changes import adoptable as committed
 from helpers.changes import git
 
 from builder.cli.app import cli
@@ -32,17 +33,11 @@ def skill(name: str, extra: str = "") -> str:
 
 def adoptable(root: Path, files: dict[str, str] | None = None, origin: str | None = None) -> Path:
     """A git repository of skills, committed on main, with `origin` when given."""
-    write_tree(root, files if files is not None else {
+    return committed(root, files if files is not None else {
         "README.md": README, ".gitignore": "*.pyc\n",
         "skills/pdf/SKILL.md": skill("pdf"), "skills/csv/SKILL.md": skill("csv"),
         "skills/csv/references/example/SKILL.md": skill("example"),  # a file of csv, not a skill
-    })
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "skills")
-    if origin:
-        git(root, "remote", "add", "origin", origin)
-    return root
+    }, origin)
 
 
 def init(repo: Path, *args: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:

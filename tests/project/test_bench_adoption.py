@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO, write_tree
-from helpers.changes import git
+from helpers.changes import adoptable, git
 
 if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part of the installed package
     sys.path.insert(0, str(REPO))
@@ -55,16 +55,6 @@ def test_a_byte_order_mark_and_windows_line_ends_still_load(tmp_path: Path) -> N
     path = tmp_path / "SKILL.md"
     path.write_bytes("\ufeff---\r\nname: a\r\ndescription: Does a.\r\n---\r\nbody\r\n".encode())
     assert loads(path)
-
-def adoptable(root: Path, files: dict[str, str], origin: str | None = None) -> Path:
-    write_tree(root, files)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "skills")
-    if origin:
-        git(root, "remote", "add", "origin", origin)
-    return root
-
 
 @pytest.mark.slow
 def test_the_benchmark_runs_init_and_build_on_copies_and_reports_each(tmp_path: Path) -> None:
