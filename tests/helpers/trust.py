@@ -10,7 +10,7 @@ from pathlib import Path
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build
 from helpers import LONG_LIVED, missing
-from helpers.client import commit, copy_registry, edit_csv_profiler, run
+from helpers.client import commit, copy_registry, edit_csv_profiler, run, tree
 
 SKILL = "adr-writer"
 
@@ -60,3 +60,16 @@ def faketime_program() -> str:
         missing("faketime is missing; .ci/run installs Debian's faketime package",
                 "faketime (Debian's libfaketime) is not installed")
     return found
+
+
+def refused(code: int, output: str, project: Path, before: dict[str, tuple[bytes, int]], *needles: str) -> str:
+    """Assert a refusal as users meet it: a non-zero exit, one `Error:` line holding every needle, no traceback,
+    and ``project`` byte for byte as ``before`` (nothing installed, the lock and its pin as committed); the line."""
+    assert code != 0, output
+    errors = [line for line in output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, output
+    for needle in needles:
+        assert needle in errors[0], output
+    assert "Traceback" not in output
+    assert tree(project) == before
+    return errors[0]

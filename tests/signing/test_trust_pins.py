@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 from helpers.client import RegistryServer, commit, edit_csv_profiler, run, tree
-from helpers.trust import SKILL, copy_tree, signed_build, signed_builds, signing_registry
+from helpers.trust import SKILL, copy_tree, refused, signed_build, signed_builds, signing_registry
 
 from builder.client.trust import TRUST_ROOT_ENV
 from builder.signing.metadata import TUF_DIR
@@ -91,16 +91,6 @@ def _pins(project: Path) -> dict[str, str | None]:
     return {name: entry.get("trust_root") for name, entry in lock["skills"].items()}
 
 
-def _refused(code: int, output: str, before: dict[str, tuple[bytes, int]], project: Path, *needles: str) -> str:
-    assert code != 0, output
-    errors = [line for line in output.splitlines() if line.startswith("Error:")]
-    assert len(errors) == 1, output
-    for needle in needles:
-        assert needle in errors[0], output
-    assert "Traceback" not in output
-    assert tree(project) == before  # nothing installed, the lock (and its pin) byte for byte as committed
-    return errors[0]
-
 
 @pytest.fixture
 def server(sites: dict[str, Path]) -> Iterator[RegistryServer]:
@@ -123,7 +113,7 @@ def test_a_clone_never_reads_unsigned_files_from_a_registry_its_lock_pins(
     server.state.root = sites["unsigned"]
     before = tree(clone)
     code, output = _use(clone, *args, url=server.url)
-    _refused(code, output, before, clone, server.url, "pins root sha256", "publishes no signed metadata",
+    refused(code, output, clone, before, server.url, "pins root sha256", "publishes no signed metadata",
              "a downgrade", "nothing was installed or changed")
 
 
@@ -204,7 +194,7 @@ def test_a_trust_store_holding_another_root_is_refused_against_the_pin(
     _met_the_attacker(tmp_path, server, sites)
     before = tree(clone)
     code, output = _use(clone, *args, url=server.url)
-    error = _refused(code, output, before, clone, f"skills-lock.json ({SKILL}, {OTHER}) pins root sha256 "
+    error = refused(code, output, clone, before, f"skills-lock.json ({SKILL}, {OTHER}) pins root sha256 "
                      f"{_sha(sites['root'])[:12]}…", f"trust store holds root sha256 {_sha(sites['hostile_root'])[:12]}…",
                      f"`skillreg trust pin {server.url}`")
     assert error.count("sha256") == 2
@@ -219,13 +209,13 @@ def test_trust_root_never_overrides_the_trust_store_or_the_pin(
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     code, output = _use(fresh, "--trust-root", str(sites["root"]), "install", OTHER, url=server.url)
-    _refused(code, output, {}, fresh, f"--trust-root {sites['root']} pins root sha256 {_sha(sites['root'])[:12]}…",
+    refused(code, output, fresh, {}, f"--trust-root {sites['root']} pins root sha256 {_sha(sites['root'])[:12]}…",
              f"holds root sha256 {_sha(sites['hostile_root'])[:12]}…",
              f"`skillreg trust pin {server.url} {sites['root']}`")
     _as(monkeypatch, tmp_path, "another-teammate")  # no trust store: only the flag and the lock disagree
     before = tree(clone)
     code, output = _use(clone, "--trust-root", str(sites["hostile_root"]), "install", OTHER, url=server.url)
-    _refused(code, output, before, clone, f"is root sha256 {_sha(sites['hostile_root'])[:12]}…",
+    refused(code, output, clone, before, f"is root sha256 {_sha(sites['hostile_root'])[:12]}…",
              f"pins root sha256 {_sha(sites['root'])[:12]}…",
              f"`skillreg trust pin {server.url} {sites['hostile_root']}`")
 
@@ -246,7 +236,7 @@ def test_trust_pin_starts_the_trust_store_again_from_the_lock_and_never_from_the
     assert "was emptied" in output and "api/v1/tuf/1.root.json" in output
     before = tree(clone)
     code, output = _use(clone, "install", url=server.url)  # the host still serves the attacker's root
-    _refused(code, output, before, clone, f"{TUF_DIR}/1.root.json is not the root the lock trusts")
+    refused(code, output, clone, before, f"{TUF_DIR}/1.root.json is not the root the lock trusts")
     server.state.root = sites["v2"]
     code, output = _use(clone, "install", url=server.url)
     assert code == 0, output
@@ -296,7 +286,7 @@ def test_an_unpinned_entry_listed_first_never_opens_a_pinned_registry_unsigned(
     server.state.root = sites["unsigned"]  # v2: OTHER changed, unsigned
     before = tree(clone)
     code, output = _use(clone, *args, url=server.url)
-    _refused(code, output, before, clone, f"skills-lock.json ({OTHER}) pins root sha256", "a downgrade")
+    refused(code, output, clone, before, f"skills-lock.json ({OTHER}) pins root sha256", "a downgrade")
 
 
 def test_an_unpinned_entry_updated_from_a_pinned_registry_records_the_pin(
@@ -314,7 +304,7 @@ def test_an_unpinned_entry_updated_from_a_pinned_registry_records_the_pin(
     lock.write_text(lock.read_text().replace(_sha(sites["root"]), "0" * 64))
     before = tree(clone)
     code, output = _use(clone, "update", url=server.url)
-    _refused(code, output, before, clone, "pins root sha256 000000000000…",
+    refused(code, output, clone, before, "pins root sha256 000000000000…",
              f"trust store holds root sha256 {_sha(sites['root'])[:12]}…")
 
 
@@ -331,7 +321,7 @@ def test_a_lock_pinning_two_roots_for_one_registry_is_refused_until_one_is_pinne
     before = tree(clone)
     for args in (("install", NEW), ("install",), ("search", "csv")):
         code, output = _use(clone, *args, url=server.url)
-        _refused(code, output, before, clone, f"skills-lock.json ({SKILL}) pins root sha256 {_sha(sites['root'])[:12]}…",
+        refused(code, output, clone, before, f"skills-lock.json ({SKILL}) pins root sha256 {_sha(sites['root'])[:12]}…",
                  f"skills-lock.json ({OTHER}) pins root sha256 {_sha(sites['hostile_root'])[:12]}…",
                  f"skillreg trust pin {server.url} FILE")
     code, output = _use(clone, "verify")
