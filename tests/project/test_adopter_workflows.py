@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers import REPO, write_tree
+from helpers.workflows import render
 
 from builder.ops.workflows import (
     CHECKOUT,
@@ -162,14 +163,6 @@ def test_the_workflows_are_short_and_least_privileged() -> None:
 
 
 # --- replay --------------------------------------------------------------------------------------------------
-
-def render(value: str, context: dict[str, str]) -> str:
-    def expression(match: re.Match[str]) -> str:
-        key = match.group(1).strip()
-        assert key in context, f"the replay does not know the expression `{key}`"
-        return context[key]
-    return re.sub(r"\$\{\{(.*?)\}\}", expression, value)
-
 
 def run_action(with_: dict[str, str], repo: Path, temp: Path, summary: Path) -> subprocess.CompletedProcess[str]:
     """The action's steps as the runner runs them, given the `with:` inputs; returns the skillreg step's result.

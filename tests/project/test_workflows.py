@@ -27,6 +27,7 @@ import yaml
 from click.testing import CliRunner
 from helpers import LONG_LIVED, REPO, write_tree
 from helpers.changes import digest_of, git, make_repo
+from helpers.workflows import render
 
 from builder.cli.app import cli
 from builder.core.bundle import zip_bytes
@@ -222,14 +223,6 @@ class StepRun:
     returncode: int = 0
     stdout: str = ""
     stderr: str = ""
-
-
-def render(value: str, context: dict[str, str]) -> str:
-    def expression(match: re.Match[str]) -> str:
-        key = match.group(1).strip()
-        assert key in context, f"the replay does not know the expression `{key}`"
-        return context[key]
-    return re.sub(r"\$\{\{(.*?)\}\}", expression, value)
 
 
 UsesHandler = Callable[[dict[str, Any], Path, dict[str, str]], None]
