@@ -45,10 +45,11 @@ class Assembled:
 
 def skill_folders(root: Path) -> Iterator[Path]:
     """Every folder under ``root`` (itself included) holding a SKILL.md, in sorted walk order; git's folder and
-    dependency trees are not entered (hidden ones such as ``.claude/skills`` are)."""
+    dependency trees are not entered (hidden ones such as ``.claude/skills`` are); a SKILL.md that is a link
+    leading nowhere (a mirror's link into its own cache) is no skill."""
     for here, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
-        if SKILL_MD in files:
+        if SKILL_MD in files and os.path.isfile(os.path.join(here, SKILL_MD)):
             yield Path(here)
 
 
