@@ -208,8 +208,10 @@ _RULES = [
     Rule("SK607", E, "The skill folder's name, which the registry publishes the skill under, is not a lowercase slug",
          "Rename the folder to lowercase letters, digits and single hyphens, at most 64 characters; its `name` may "
          "stay as agents read it. Checked under `agents`, where a `name` that is not its folder's is a warning."),
-    Rule("SK608", W, "A linked skill folder leads outside the repository; it is left out",
-         "Replace the link with the folder itself, or remove it."),
+    Rule("SK608", W, "A linked skill folder leads outside the repository, or a linked SKILL.md nowhere or to a "
+         "file that is not a skill's SKILL.md; it is left out",
+         "Replace the link with the folder or file itself, or remove it. A link to another skill's SKILL.md in the "
+         "repository is that skill, counted once."),
 ]
 
 # Rules that are not the open standard's, by code or code prefix; the rest are.

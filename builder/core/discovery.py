@@ -156,7 +156,42 @@ class _Walk:
         return Path(path).as_posix()
 
     def add(self, folder: str) -> None:
+        """Count ``folder`` as a skill. When its SKILL.md is a link (a copy kept for another agent, such as
+        ``.gemini/skills/pdf/SKILL.md`` -> ``../../../skills/pdf/SKILL.md``), the skill is the folder of the file
+        it leads to, counted once by its real path; a link leading nowhere, or to a file that is not a skill's
+        SKILL.md, is refused with one line."""
+        for name in SKILL_FILES:
+            skill_md = os.path.join(folder, name)
+            if os.path.islink(skill_md):
+                real = self.linked_skill(skill_md)
+                if real is None:
+                    return
+                folder = real
+                break
         self.found.setdefault(folder, folder)
+
+    def linked_skill(self, skill_md: str) -> str | None:
+        """The real folder of the SKILL.md the link ``skill_md`` leads to; None (refused) when it leads nowhere
+        or to another kind of file. A link out of the repository keeps its own folder, where the loader refuses
+        it as the safety error it is (SK501)."""
+        real = os.path.realpath(skill_md)
+        rel = self.rel(os.path.dirname(skill_md))
+        try:
+            target = os.readlink(skill_md)
+        except OSError:
+            target = real
+        if not real.startswith(self.root + os.sep):
+            return os.path.dirname(skill_md)
+        if not os.path.exists(real):
+            why = "which leads nowhere"
+        elif os.path.basename(real) not in SKILL_FILES or not os.path.isfile(real):
+            why = "which is not a skill's SKILL.md"
+        else:
+            return os.path.dirname(real)
+        name = os.path.basename(skill_md)
+        self.refused.setdefault(rel, Refusal(rel, f"its {name} is a symbolic link to {target!r}, {why}",
+                                             Path(skill_md)))
+        return None
 
     def follow(self, link: str) -> str | None:
         """The real path of a linked folder inside the repository; None when it leads nowhere, or out of the
@@ -329,8 +364,9 @@ def discover_paths(paths: Sequence[Path], root: Path) -> Discovery:
 
 
 def _discover_usual(walk: _Walk) -> Discovery:
-    """The folders agents read, then skill folders at the top; only when those hold none, the repository's top
-    folder as one skill, then every folder down to ``MAX_DEPTH``."""
+    """The folders agents read, skill folders at the top, then every other folder down to ``MAX_DEPTH``; the
+    repository's top folder is one skill when it holds SKILL.md and those places hold none (then nothing below
+    it is searched: it is the skill's own)."""
     root = walk.root
     searched = [f"{ROOT_SKILLS}/", *(f"{f}/" for f in agent_folders()), "plugins/*/skills/", "*/skills/",
                 "skill folders at the top"]
@@ -346,15 +382,18 @@ def _discover_usual(walk: _Walk) -> Discovery:
             walk.add(entry.path)
     scope = [ROOT_SKILLS, *agent_folders(), "plugins/*/skills", "*/skills"]
     scope += [walk.rel(folder) for folder in walk.found if os.path.dirname(folder) == root]
-    if not walk.found:
-        if any(os.path.lexists(os.path.join(root, name)) for name in SKILL_FILES):
-            walk.add(root)
-            searched.append("the top folder")
-            scope = ["."]
-        else:
-            walk.search(root, 0, strict=False)
-            searched.append(f"every folder {MAX_DEPTH} levels down (never .git or node_modules)")
-            scope = sorted({walk.rel(os.path.dirname(folder)) for folder in walk.found})
+    top_is_skill = any(os.path.lexists(os.path.join(root, name)) for name in SKILL_FILES)
+    if top_is_skill and not walk.found:
+        walk.add(root)
+        searched.append("the top folder")
+        scope = ["."]
+    elif not top_is_skill:
+        # Every other folder too: skills kept beside the usual places (``composio-skills/``, a plugin folder two
+        # levels down) are skills agents load. Folders listed above are not listed again.
+        usual = set(walk.found)
+        walk.search(root, 0, strict=False)
+        searched.append(f"every other folder {MAX_DEPTH} levels down (never .git or node_modules)")
+        scope += sorted({walk.rel(os.path.dirname(folder)) for folder in walk.found if folder not in usual})
     return walk.result(searched, configured=False, scope=scope)
 
 

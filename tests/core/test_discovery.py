@@ -121,6 +121,44 @@ def test_a_linked_copy_inside_counts_once_and_a_link_outside_is_refused(tmp_path
         "never followed out of it"]
 
 
+def test_skills_beside_the_usual_folders_are_found_with_them(tmp_path: Path) -> None:
+    skill(tmp_path, "skills/pdf")
+    skill(tmp_path, "composio-skills/slack")
+    skill(tmp_path, "external_plugins/linear/skills/issues")
+    skill(tmp_path, "external_plugins/linear/skills/issues/references/example")
+    found = discover(tmp_path)
+    assert [(s.path, s.group) for s in found.skills] == [
+        ("composio-skills/slack", "composio-skills"), ("external_plugins/linear/skills/issues",
+                                                       "external_plugins/linear"), ("skills/pdf", None)]
+    assert {"composio-skills", "external_plugins/linear/skills", "skills"} <= set(found.scope)
+
+
+def test_a_linked_skill_md_is_the_skill_it_leads_to_counted_once(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    skill(repo, "engineering/review")
+    skill(repo, "engineering/lint")
+    (repo / "agents").mkdir(parents=True)
+    (repo / "agents/README.md").write_text("# Personas\n")
+    skill(tmp_path, "elsewhere/secret")
+    for name, target in (("review", "../../../engineering/review/SKILL.md"), ("README", "../../../agents/README.md"),
+                         ("secret", str(tmp_path / "elsewhere/secret/SKILL.md")),
+                         ("gone", "../../../engineering/gone/SKILL.md")):
+        (repo / ".gemini/skills" / name).mkdir(parents=True)
+        os.symlink(target, repo / ".gemini/skills" / name / "SKILL.md")
+    found = discover(repo)
+    assert [(s.path, s.folder) for s in found.skills] == [
+        (".gemini/skills/secret", repo.resolve() / ".gemini/skills/secret"),
+        ("engineering/lint", repo.resolve() / "engineering/lint"),
+        ("engineering/review", repo.resolve() / "engineering/review")]
+    assert [str(r) for r in found.refused] == [
+        ".gemini/skills/README: its SKILL.md is a symbolic link to '../../../agents/README.md', which is not a "
+        "skill's SKILL.md",
+        ".gemini/skills/gone: its SKILL.md is a symbolic link to '../../../engineering/gone/SKILL.md', which leads "
+        "nowhere"]
+    # one leading out of the repository stays where it is, for the loader's safety error (SK501)
+    assert discover(repo, [".gemini/skills/secret"]).skills[0].path == ".gemini/skills/secret"
+
+
 def test_a_linked_skill_whose_real_folder_is_not_searched_counts_by_its_real_path(tmp_path: Path) -> None:
     skill(tmp_path, "src/prompts/pdf")
     (tmp_path / ".claude/skills").mkdir(parents=True)
@@ -139,7 +177,7 @@ def test_a_repository_with_no_skill_is_an_error_that_says_where_it_looked(tmp_pa
     message = str(caught.value)
     assert message.startswith(f"no skill found in {tmp_path.resolve()}: a skill is a folder holding SKILL.md; "
                               "looked in the folders agents read: skills/, .agents/skills/, .claude/skills/")
-    assert "plugins/*/skills/, */skills/, skill folders at the top, every folder 6 levels down" in message
+    assert "plugins/*/skills/, */skills/, skill folders at the top, every other folder 6 levels down" in message
 
 
 def test_configured_globs_name_the_folders_to_search(tmp_path: Path) -> None:

@@ -221,11 +221,13 @@ def test_file_size_caps_come_from_registry_yaml(tmp_path: Path, monkeypatch: pyt
 
 
 def test_a_symlinked_skill_md_is_reported_once_not_also_as_missing(registry: RegistryConfig, tmp_path: Path) -> None:
-    real = write_tree(tmp_path / "elsewhere", {"SKILL.md": SKILL_MD})
+    # out of the repository (a link to another skill's SKILL.md inside it is that skill: tests/core/test_discovery)
+    real = write_tree(tmp_path.parent / f"{tmp_path.name}-elsewhere", {"SKILL.md": SKILL_MD})
     os.remove("skills/demo/SKILL.md")
     os.symlink(real / "SKILL.md", "skills/demo/SKILL.md")
     assert findings(registry) == [
-        ("SK501", "skills/demo/SKILL.md", f"`SKILL.md` is a symbolic link to {str(real / 'SKILL.md')!r}"),
+        ("SK501", "skills/demo/SKILL.md",
+         f"`SKILL.md` is a symbolic link to {str(real / 'SKILL.md')!r} outside the repository"),
     ]
 
 
