@@ -91,28 +91,6 @@ class Discovery:
     def by_path(self) -> dict[str, FoundSkill]:
         return {s.path: s for s in self.skills}
 
-    def locations(self) -> list[str]:
-        """A short ``skills:`` list for registry.yaml that finds these skills again: the folders holding them
-        (a dot folder's parent for ``skills/.curated``), ``<top>/*/skills`` for two or more plugins of one
-        folder, each skill at the top of the repository by its own folder."""
-        places: set[str] = set()
-        for skill in self.skills:
-            parent = posixpath.dirname(skill.path)
-            while posixpath.basename(parent).startswith(".") and posixpath.dirname(parent) \
-                    and parent not in agent_folders():
-                parent = posixpath.dirname(parent)
-            places.add(parent or skill.path)
-        plugins: dict[tuple[str, str], set[str]] = {}
-        for place in places:
-            parts = place.split("/")
-            if len(parts) == 3 and parts[2] == ROOT_SKILLS:
-                plugins.setdefault((parts[0], parts[2]), set()).add(place)
-        for (top, tail), members in plugins.items():
-            if len(members) > 1:
-                places = (places - members) | {f"{top}/*/{tail}"}
-        ordered = sorted(places)
-        return [p for p in ordered if not any(p != q and p.startswith(q + "/") for q in ordered)]
-
     def where(self) -> str:
         """The places searched, in one phrase for a message."""
         return ", ".join(self.searched)

@@ -10,6 +10,7 @@ import pytest
 from builder.core.config import load_config
 from builder.core.discovery import discover, discover_paths, group_of, registry_skills
 from builder.core.errors import ConfigError, UsageError
+from builder.ops.layout import skill_locations
 
 
 def skill(root: Path, path: str, name: str | None = None) -> Path:
@@ -272,5 +273,7 @@ def test_locations_give_a_short_skills_list_that_finds_the_skills_again(tmp_path
                  "engineering/skills/review", "toplevel", ".claude/skills/local"]:
         skill(tmp_path, path)
     found = discover(tmp_path)
-    assert found.locations() == [".claude/skills", "engineering/skills", "plugins/*/skills", "skills", "toplevel"]
-    assert [s.path for s in discover(tmp_path, found.locations()).skills] == [s.path for s in found.skills]
+    locations = skill_locations(found)
+    assert locations == (".claude/skills", "engineering/skills", "plugins/*/skills", "skills", "toplevel")
+    assert locations is not None
+    assert [s.path for s in discover(tmp_path, locations).skills] == [s.path for s in found.skills]
