@@ -205,9 +205,6 @@ _RULES = [
          "`skillreg baseline --prune`, which removes fixed findings, may change it in a pull request."),
     Rule("SK606", W, "A baseline entry is stale: the finding it holds is fixed",
          "Run `skillreg baseline --prune` and commit the smaller baseline."),
-    Rule("SK607", E, "The skill folder's name, which the registry publishes the skill under, is not a lowercase slug",
-         "Rename the folder to lowercase letters, digits and single hyphens, at most 64 characters; its `name` may "
-         "stay as agents read it. Checked under `agents`, where a `name` that is not its folder's is a warning."),
     Rule("SK608", W, "A linked skill folder leads outside the repository, or a linked SKILL.md nowhere or to a "
          "file that is not a skill's SKILL.md; it is left out",
          "Replace the link with the folder or file itself, or remove it. A link to another skill's SKILL.md in the "

@@ -83,12 +83,6 @@ def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diag
     if skill.frontmatter is not None:
         out.extend(_check_fields(skill, config, profile, md_file))
         out.extend(check_body(skill, md_file, profile))
-        if profile == "agents" and (not SLUG.fullmatch(skill.name) or len(skill.name) > MAX_NAME):
-            suggestion = _slugify(skill.name)[:MAX_NAME].strip("-")
-            out.append(RULES["SK607"].at(md_file, skill.frontmatter.line_of("name"),
-                                         f"the folder `{skill.name}` is the name the skill is published under, and "
-                                         f"it is not a lowercase slug" + (f" (`{suggestion}`?)" if suggestion else ""),
-                                         skill=skill.name))
     for f in skill.files:
         kept = kept_to_archives(f.path, f.data) if f.path != skill.skill_md else None
         if kept is not None:
