@@ -172,12 +172,16 @@ def origin(d: Diagnostic) -> str:
 
 
 def iter_text(findings: Findings, *, verbose: bool = False) -> Iterator[str]:
-    """One finding a line, each skill's findings of one rule once (``grouping``); every one with ``verbose``."""
+    """One finding a line, each skill's findings of one rule once (``grouping``), a hint only the first time it
+    is given; every finding and every hint with ``verbose``."""
+    hinted: set[str] = set()
     for shown in grouped(findings, verbose=verbose):
         d = shown.finding
         where = d.file + (f":{d.line}" if d.line else "") + (f":{d.column}" if d.line and d.column else "")
         line = visible(f"{where}: {d.severity.value} {d.code} {d.message}{origin(d)}{shown.note()}") + "\n"
-        yield line + (f"    hint: {visible(d.hint)}\n" if d.hint else "")
+        fresh = bool(d.hint) and (verbose or d.hint not in hinted)
+        hinted.add(d.hint)
+        yield line + (f"    hint: {visible(d.hint)}\n" if fresh else "")
     yield summary_line(findings.tally) + "\n"
 
 

@@ -81,7 +81,7 @@ def test_validate_without_paths_outside_a_registry_says_what_to_name(elsewhere: 
     assert (result.exit_code, result.stderr) == (2, (
         f"Error: no registry.yaml in {elsewhere} or a parent folder, and no skill here (looked in skills/, "
         ".agents/skills/, .claude/skills/, .cursor/skills/, .gemini/skills/, .github/skills/, .opencode/skills/, "
-        "plugins/*/skills/, */skills/, skill folders at the top, every folder 6 levels down (never .git or "
+        "plugins/*/skills/, */skills/, skill folders at the top, every other folder 6 levels down (never .git or "
         "node_modules)); name the skill folders to check (`skillreg validate PATH ...`), or run it in a "
         "registry's checkout or with --config FILE\n"))
 
@@ -100,7 +100,7 @@ def test_building_a_registry_without_its_skills_folder_says_how_to_start_one(tmp
     assert (result.exit_code, result.stderr) == (2, (
         f"Error: no skill found in {tmp_path.resolve()}: a skill is a folder holding SKILL.md; looked in the folders "
         "agents read: skills/, .agents/skills/, .claude/skills/, .cursor/skills/, .gemini/skills/, .github/skills/, "
-        ".opencode/skills/, plugins/*/skills/, */skills/, skill folders at the top, every folder 6 levels down "
+        ".opencode/skills/, plugins/*/skills/, */skills/, skill folders at the top, every other folder 6 levels down "
         "(never .git or node_modules); create one with `skillreg new NAME`\n"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["registry.yaml"]
     write_tree(tmp_path, {"registry.yaml": "title: T\nskills_dir: skills\n"})
