@@ -41,6 +41,7 @@ class Credential:
 
     header: str = field(repr=False)
     source: str
+    renewable: bool = False  # a helper's answer, which asking again may replace
 
     def shown(self) -> str:
         return f"Authorization (redacted, from {self.source})"
@@ -132,6 +133,16 @@ class Credentials:
             found = self._found.get(origin(url))
         return found[0] if found is not None else None
 
+    def renew(self, url: str) -> bool:
+        """Forget a helper's answer for ``url``'s origin that the registry refused, so the next request asks the
+        helper again; False when there is none (a value from the environment or netrc would not change)."""
+        with self._lock:
+            found = self._found.get(origin(url))
+            if found is None or found[0] is None or not found[0].renewable:
+                return False
+            del self._found[origin(url)]
+            return True
+
     def authorize(self, request: urllib.request.Request, seconds: float = 30.0) -> None:
         """Add the credential for ``request``'s origin to it, never to be repeated on a redirect."""
         credential = self.for_url(request.full_url, seconds)
@@ -177,7 +188,7 @@ def run_helper(command: str, key: str, path: Path, seconds: float) -> tuple[Cred
                 lifetime = max(float(value), 0.0)
             except ValueError:
                 raise ClientError(f"{source} printed `expires_in={value.strip()}`, not a number of seconds") from None
-    return Credential(authorization_value(lines[0], source), source), lifetime
+    return Credential(authorization_value(lines[0], source), source, renewable=True), lifetime
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

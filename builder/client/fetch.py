@@ -72,6 +72,7 @@ class Session:
         if etag:
             headers["If-None-Match"] = etag
         problem = "no answer"
+        renewed = False
         for attempt in range(self.attempts):
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
@@ -93,6 +94,10 @@ class Session:
                     raise NotFound(f"{url}: not found (HTTP {exc.code})") from None
                 if exc.code in (401, 403):
                     answered = exc.filename or url  # after redirects: whose credentials were refused
+                    if exc.code == 401 and not renewed and attempt + 1 < self.attempts \
+                            and self.credentials.renew(answered):
+                        renewed = True  # a helper's answer that lapsed early: ask it again, once
+                        continue
                     raise NeedsCredentials(refusal(url, exc.code, exc.reason, exc.headers.get("WWW-Authenticate"),
                                                    self.credentials.sent(answered))) from None
                 if exc.code < 500 and exc.code != 429:

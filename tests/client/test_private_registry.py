@@ -208,4 +208,23 @@ def test_mcp_searches_and_installs_from_a_protected_registry(site: Path, project
     assert "csv-profiler" in [s["slug"] for s in json.loads(found.content[0].text)["skills"]]
     assert tree(project / ".claude/skills/csv-profiler") == source_files(site, "csv-profiler")
     assert sent == {expected}
-    assert not leaked([project, isolated_user_dirs], [found.content[0].text, installed.content[0].text])
+    # project.parent holds the server's stderr too
+    assert not leaked([project.parent, isolated_user_dirs], [found.content[0].text, installed.content[0].text])
+
+
+def test_a_helper_answer_the_registry_refuses_early_is_asked_for_again_once(site: Path, project: Path,
+                                                                          isolated_user_dirs: Path) -> None:
+    """A helper said its token lasts an hour, but the registry stopped taking it: the client asks the helper
+    again instead of failing, once (a second refusal is the one-line error)."""
+    calls = isolated_user_dirs / "calls"
+    command = f"echo x >> {calls}; printf 'token-%s\\\\nexpires_in=3600\\\\n' $(wc -l < {calls})"
+    with RegistryServer(site) as server:
+        helper(isolated_user_dirs, origin(server.url), command)
+        server.state.auth = "Bearer token-2"
+        renewed = run("install", "log-summarizer", "--registry", server.url)
+        server.state.auth = "Bearer token-9"
+        refused = run("install", "csv-profiler", "--registry", server.url)
+    assert renewed.exit_code == 0, renewed.output
+    one_line(refused, "the registry refused the credentials sent (HTTP 401 Unauthorized; Authorization (redacted, "
+                      f"from the credential helper for http://127.0.0.1:{server.port} in ")
+    assert calls.read_text().count("x") == 4  # twice for each command
