@@ -213,7 +213,9 @@ def from_netrc(key: str) -> Credential | None:
         # No file given: the standard library checks that the default ~/.netrc is private to its owner.
         table = netrc.netrc(str(path) if explicit else None)
     except netrc.NetrcParseError as exc:
-        raise UsageError(f"{exc.filename}: line {exc.lineno}: {exc.msg}") from None
+        where = f"{path}: line {exc.lineno}" if exc.lineno else str(path)  # the permission check gives no line
+        problem = re.sub(r"(token) '.*'", r"\1 (redacted)", exc.msg)  # the token it quotes may be a password
+        raise UsageError(f"{where}: {problem}") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
     scheme, _, rest = key.partition("://")

@@ -228,3 +228,19 @@ def test_a_helper_answer_the_registry_refuses_early_is_asked_for_again_once(site
     one_line(refused, "the registry refused the credentials sent (HTTP 401 Unauthorized; Authorization (redacted, "
                       f"from the credential helper for http://127.0.0.1:{server.port} in ")
     assert calls.read_text().count("x") == 4  # twice for each command
+
+
+def test_netrc_named_by_the_environment_is_read_and_a_shared_default_one_is_refused(
+        site: Path, project: Path, isolated_user_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with RegistryServer(site) as server:
+        give("netrc", server, isolated_user_dirs, monkeypatch)
+        (isolated_user_dirs / ".netrc").chmod(0o644)  # others may read it: the standard library refuses it
+        shared = run("info", "csv-profiler", "--registry", server.url)
+        moved = (isolated_user_dirs / ".netrc").rename(isolated_user_dirs / "team.netrc")
+        monkeypatch.setenv("NETRC", str(moved))
+        named = run("info", "csv-profiler", "--registry", server.url)
+        moved.write_text(f"machine 127.0.0.1:{server.port} login {LOGIN} {PASSWORD}\n")  # no `password`
+        broken = run("info", "csv-profiler", "--registry", server.url)
+    one_line(broken, f"{moved}: line ", ": bad follower token (redacted)")
+    one_line(shared, f"{isolated_user_dirs / '.netrc'}: ~/.netrc access too permissive")
+    assert named.exit_code == 0, named.output
