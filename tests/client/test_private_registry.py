@@ -1,6 +1,6 @@
 """A registry that needs credentials, served on 127.0.0.1 by a real server that requires a bearer token or basic
-auth: each source of credentials (SKILLREG_TOKEN, a credential helper, ~/.netrc) installs, updates, restores,
-searches and verifies; the credentials reach that origin only (a redirect to another port gets none) and appear in
+auth: each source of credentials (SKILLREG_TOKEN, a credential helper, ~/.netrc) installs, updates, restores and
+searches, from the command line and through MCP (stdio and HTTP); the credentials reach that origin only (a redirect to another port gets none) and appear in
 no file the client wrote and no output; a registry that refuses, a helper that fails or hangs, are one line each."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import base64
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -244,3 +245,25 @@ def test_netrc_named_by_the_environment_is_read_and_a_shared_default_one_is_refu
     one_line(broken, f"{moved}: line ", ": bad follower token (redacted)")
     one_line(shared, f"{isolated_user_dirs / '.netrc'}: ~/.netrc access too permissive")
     assert named.exit_code == 0, named.output
+
+
+def test_mcp_over_http_searches_and_installs_from_a_protected_registry(site: Path, project: Path,
+                                                                      isolated_user_dirs: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers.mcp import http_server, session
+
+    async def calls(url: str) -> tuple[Any, Any]:
+        async with session(url=url, cwd=project) as client:
+            return (await client.call_tool("search_skills", {"query": "csv"}),
+                    await client.call_tool("install_skill", {"slug": "csv-profiler"}))
+
+    with RegistryServer(site) as server:
+        expected = give("env", server, isolated_user_dirs, monkeypatch)
+        with http_server(server.url, "--allow-install", cwd=project) as url:
+            found, installed = anyio.run(calls, url)
+        sent = set(server.state.authorizations)
+    assert not found.is_error and not installed.is_error, (found.content, installed.content)
+    assert "csv-profiler" in [s["slug"] for s in json.loads(found.content[0].text)["skills"]]
+    assert tree(project / ".claude/skills/csv-profiler") == source_files(site, "csv-profiler")
+    assert sent == {expected}
+    assert not leaked([project.parent, isolated_user_dirs], [found.content[0].text, installed.content[0].text])
