@@ -3,7 +3,8 @@
 ``urllib`` gives each socket operation a timeout, so a server sending one byte a second never times out; here
 every request also gets a deadline that shuts its socket when it passes, so no read outlasts it. Each
 connection resolves its host once, has every address judged by ``reach`` and connects to one of them; redirects
-are judged by ``reach`` too, at every hop.
+are judged by ``reach`` too, at every hop. Each request, each redirect hop included, carries the credentials of
+its own origin only (``credentials``), so a redirect elsewhere never takes the registry's along.
 
 Connections are kept alive and reused by the next request to the same host (a search query's dozen files cost
 one connection per thread, not one each); a reused connection is held to the new request's deadline, and one
