@@ -153,6 +153,9 @@ class Credentials:
         token = os.environ.get(TOKEN_ENV)
         if token:
             bound = os.environ.get(TOKEN_ORIGIN_ENV)
+            if bound and (urlsplit(bound).scheme.lower() not in DEFAULT_PORTS or not urlsplit(bound).hostname):
+                raise UsageError(f"{TOKEN_ORIGIN_ENV} must be an origin such as https://skills.example.com, not "
+                                 f"{bound!r}")
             if (origin(bound) if bound else self.named) == key:
                 return Credential(authorization_value(token, TOKEN_ENV), TOKEN_ENV), float("inf")
         path = config_path()

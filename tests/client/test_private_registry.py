@@ -17,6 +17,7 @@ from click.testing import Result
 from helpers.client import Fault, RegistryServer, mcp_session, run, source_files, tree
 
 from builder.client.credentials import GUIDE, Credentials, origin
+from builder.core.errors import UsageError
 
 TOKEN = "s3cr3t-token-7f1d2c"
 LOGIN, PASSWORD = "alice", "p4ss-9c2e81"
@@ -157,6 +158,9 @@ def test_the_token_goes_only_to_the_registry_named_and_never_to_one_from_a_lock(
     monkeypatch.setenv("SKILLREG_TOKEN_ORIGIN", "https://skills.example.com")
     bound = Credentials(None).for_url("https://skills.example.com/api/v1/index.json", 1.0)
     assert bound is not None and TOKEN not in repr(bound) and bound.header == BEARER
+    monkeypatch.setenv("SKILLREG_TOKEN_ORIGIN", "skills.example.com")
+    with pytest.raises(UsageError, match="SKILLREG_TOKEN_ORIGIN must be an origin such as https://"):
+        Credentials(None).for_url("https://skills.example.com/api/v1/index.json", 1.0)
 
 
 @pytest.mark.parametrize(("command", "needles"), [
