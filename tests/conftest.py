@@ -18,7 +18,8 @@ def _point_user_dirs(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     monkeypatch.setenv("SKILLREG_STATE_DIR", str(home / ".local" / "state" / "skillreg"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for var in ("SKILLREG_REGISTRY", "SKILLREG_CONFIG", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
+    for var in ("SKILLREG_REGISTRY", "SKILLREG_CONFIG", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "SKILLREG_TOKEN",
+                "SKILLREG_TOKEN_ORIGIN", "SKILLREG_CLIENT_CONFIG", "NETRC"):
         monkeypatch.delenv(var, raising=False)
 
 

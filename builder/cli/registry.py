@@ -441,16 +441,18 @@ def rules(markdown: bool) -> None:
               help="Seconds between attempts.")
 def check_deploy(url: str, commit: str, timeout: float, interval: float) -> None:
     """Check that the site at URL serves api/v1/index.json built from --commit; retry until --timeout."""
+    from ..client.credentials import Credentials
     from ..ops.deploy import check_deploy as run_check
 
     def show(attempt: int, seen: str) -> None:
         click.echo(f"attempt {attempt}: index {seen}; retrying in {interval:g}s", err=True)
 
-    result = run_check(url, commit, timeout=timeout, interval=interval, on_attempt=show)
+    credentials = Credentials(url)  # a site that needs them gets them, as a client's install would send them
+    result = run_check(url, commit, timeout=timeout, interval=interval, on_attempt=show, credentials=credentials)
     click.echo(f"{result.url} serves commit {commit} (attempt {result.attempts})")
     from ..signing.expiry import live_warnings
 
-    for expiring in live_warnings(url):
+    for expiring in live_warnings(url, authorize=credentials.authorize):
         click.echo(f"Warning: {expiring}", err=True)
 
 

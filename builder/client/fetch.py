@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from .. import __version__
 from ..core.errors import ClientError, UsageError
+from .credentials import Credentials, refusal
 from .reach import host_kind
 from .transport import Deadline, DeadlineRequest, NotFound, TooLarge, Transport, Unreachable
 
@@ -38,6 +39,10 @@ class Response:
     etag: str | None
 
 
+class NeedsCredentials(ClientError):
+    """The registry answered 401 or 403: it needs credentials, or refused the ones sent."""
+
+
 class TooSlow(Exception):
     def __init__(self, received: int) -> None:
         self.received = received
@@ -54,7 +59,10 @@ class Session:
         self.requests = 0
         host = urlsplit(registry_url).hostname or ""
         # Loopback never goes through a proxy configured for the outside world.
-        handlers: list[urllib.request.BaseHandler] = [Transport(registry_url, public_only=public_only)]
+        # A registry read from a lock is not one the user named: SKILLREG_TOKEN goes there only by its origin.
+        self.credentials = Credentials(None if public_only else registry_url)
+        handlers: list[urllib.request.BaseHandler] = [Transport(registry_url, public_only=public_only,
+                                                                credentials=self.credentials)]
         if host_kind(host) == "loopback":
             handlers.append(urllib.request.ProxyHandler({}))
         self._opener = urllib.request.build_opener(*handlers)
@@ -64,6 +72,7 @@ class Session:
         if etag:
             headers["If-None-Match"] = etag
         problem = "no answer"
+        renewed = False
         for attempt in range(self.attempts):
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
@@ -83,6 +92,14 @@ class Session:
                     return Response(304, b"", exc.headers.get("ETag"))
                 if exc.code == 404 or exc.code == 410:
                     raise NotFound(f"{url}: not found (HTTP {exc.code})") from None
+                if exc.code in (401, 403):
+                    answered = exc.filename or url  # after redirects: whose credentials were refused
+                    if exc.code == 401 and not renewed and attempt + 1 < self.attempts \
+                            and self.credentials.renew(answered):
+                        renewed = True  # a helper's answer that lapsed early: ask it again, once
+                        continue
+                    raise NeedsCredentials(refusal(url, exc.code, exc.reason, exc.headers.get("WWW-Authenticate"),
+                                                   self.credentials.sent(answered))) from None
                 if exc.code < 500 and exc.code != 429:
                     raise ClientError(f"{url}: the server refused the request (HTTP {exc.code} {exc.reason})") from None
                 problem = f"HTTP {exc.code} {exc.reason}"

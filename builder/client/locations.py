@@ -41,6 +41,12 @@ def normalize_location(location: str) -> tuple[str, Path | None]:
         folder = Path(text).expanduser().resolve()
         return folder.as_uri().rstrip("/") + "/", folder
     parts = urlsplit(text)
+    if parts.username is not None or parts.password is not None:
+        from .credentials import GUIDE
+
+        shown = f"{parts.scheme}://redacted@{parts.netloc.rpartition('@')[2]}{parts.path}"
+        raise UsageError(f"{shown}: a registry URL carries no user name or password (the lock would keep them); "
+                         f"give credentials as {GUIDE} says")
     scheme = parts.scheme.lower()
     if scheme == "file":
         if parts.netloc not in ("", "localhost"):

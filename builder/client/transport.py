@@ -3,7 +3,8 @@
 ``urllib`` gives each socket operation a timeout, so a server sending one byte a second never times out; here
 every request also gets a deadline that shuts its socket when it passes, so no read outlasts it. Each
 connection resolves its host once, has every address judged by ``reach`` and connects to one of them; redirects
-are judged by ``reach`` too, at every hop.
+are judged by ``reach`` too, at every hop. Each request, each redirect hop included, carries the credentials of
+its own origin only (``credentials``), so a redirect elsewhere never takes the registry's along.
 
 Connections are kept alive and reused by the next request to the same host (a search query's dozen files cost
 one connection per thread, not one each); a reused connection is held to the new request's deadline, and one
@@ -29,6 +30,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from ..core.errors import ClientError
+from .credentials import Credentials
 from .reach import Reach, Resolved
 
 
@@ -39,12 +41,17 @@ class Deadline:
         self.seconds = seconds
         self.expired = False
         self.done = False
+        self.due = time.monotonic() + seconds
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
 
     def __enter__(self) -> Deadline:
-        _WATCH.add(self, time.monotonic() + self.seconds)
+        self.due = time.monotonic() + self.seconds
+        _WATCH.add(self, self.due)
         return self
+
+    def remaining(self) -> float:
+        return max(self.due - time.monotonic(), 0.0)
 
     def __exit__(self, *exc: object) -> None:
         with self._lock:
@@ -259,13 +266,16 @@ class _Pool:
 
 class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
     """Opens connections under the request's deadline, to the addresses ``reach`` allows, and follows only the
-    redirects it allows. ``public_only``: the registry comes from a lock file, so every address must be public."""
+    redirects it allows. ``public_only``: the registry comes from a lock file, so every address must be public.
+    Each request carries the credentials of its own origin only (a redirect's of its target's, if any)."""
 
-    def __init__(self, registry_url: str, *, public_only: bool = False) -> None:
+    def __init__(self, registry_url: str, *, public_only: bool = False, credentials: Credentials | None = None
+                 ) -> None:
         urllib.request.HTTPHandler.__init__(self)
         self.ssl_context = ssl.create_default_context()
         urllib.request.HTTPSHandler.__init__(self, context=self.ssl_context)
         self.reach = Reach(registry_url, public_only=public_only)
+        self.credentials = credentials
         self._pool = _Pool()
 
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
@@ -290,6 +300,11 @@ class Transport(urllib.request.HTTPRedirectHandler, urllib.request.HTTPHandler, 
         headers = dict(req.unredirected_hdrs)
         headers.update({k: v for k, v in req.headers.items() if k not in headers})
         headers = {name.title(): value for name, value in headers.items()}
+        headers.pop("Authorization", None)  # only ever the origin's own, added here
+        if self.credentials is not None:
+            credential = self.credentials.for_url(req.full_url, deadline.remaining())
+            if credential is not None:
+                headers["Authorization"] = credential.header
         reused = self._pool.take(key)
         if reused is not None:
             reused.deadline = deadline  # type: ignore[attr-defined]  # a _Guarded connection

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin
 
 from .. import __version__
+from ..client.credentials import Credentials, refusal
 from ..client.documents import MAX_INDEX_BYTES, MAX_INDEX_VALUES, json_shape_problem
 from ..core.errors import SkillRegError
 from ..core.urls import INDEX_PATH
@@ -38,11 +39,13 @@ def index_url(site_url: str) -> str:
     return urljoin(site_url.rstrip("/") + "/", INDEX_PATH)
 
 
-def served_commit(url: str, timeout: float = 10.0) -> str | None:
+def served_commit(url: str, timeout: float = 10.0, credentials: Credentials | None = None) -> str | None:
     """The ``source.commit`` of the index at ``url``; raises OSError or ValueError when it cannot be read (or is
-    larger, or holds more values, than any index a client accepts)."""
+    larger, or holds more values, than any index a client accepts). ``credentials`` go to ``url``'s origin only."""
     request = urllib.request.Request(url, headers={"Cache-Control": "no-cache", "Pragma": "no-cache",
                                                    "User-Agent": f"skillreg/{__version__} check-deploy"})
+    if credentials is not None:
+        credentials.authorize(request, timeout)
     with urllib.request.urlopen(request, timeout=timeout) as response:
         data = response.read(MAX_INDEX_BYTES + 1)
     if len(data) > MAX_INDEX_BYTES:
@@ -60,19 +63,23 @@ def served_commit(url: str, timeout: float = 10.0) -> str | None:
 
 def check_deploy(site_url: str, commit: str, *, timeout: float = 600.0, interval: float = 15.0,
                  on_attempt: Callable[[int, str], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
-                 ) -> DeployCheck:
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                 credentials: Credentials | None = None) -> DeployCheck:
     """Poll until the live index names ``commit``; raise DeployCheckFailed with the last answer when it never does."""
     url = index_url(site_url)
+    credentials = credentials or Credentials(site_url)
     start = clock()
     attempt = 0
     while True:
         attempt += 1
         try:
-            served = served_commit(f"{url}?commit={commit}&attempt={attempt}")
+            served = served_commit(f"{url}?commit={commit}&attempt={attempt}", credentials=credentials)
             seen = f"serves commit {served}" if served else "has no source commit"
         except urllib.error.HTTPError as exc:
             served, seen = None, f"answered HTTP {exc.code}"
+            if exc.code in (401, 403):  # waiting longer would not help
+                raise DeployCheckFailed(refusal(url, exc.code, exc.reason, exc.headers.get("WWW-Authenticate"),
+                                                credentials.sent(url))) from None
         except (OSError, ValueError) as exc:
             served, seen = None, f"could not be read ({getattr(exc, 'reason', None) or exc})"
         if served == commit:

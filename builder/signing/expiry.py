@@ -14,8 +14,9 @@ from . import lean_tuf  # noqa: F401  (first: python-tuf without boto3)
 
 import datetime as dt
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from tuf.api.metadata import Metadata, Root, Timestamp
 
@@ -28,6 +29,7 @@ RENEW_WARNING_DAYS = 30.0  # a signed build and `trust refresh` warn when a file
 ROOT_WARNING_DAYS = 30.0  # ... and they and check-deploy when the root does, which only `trust renew-root` renews
 MAX_LIVE_ROOTS = 1024  # root versions check-deploy follows (one a year, or one per key rotation)
 MAX_ROOT_BYTES = 512_000
+Authorize = Callable[[Any, float], None]  # adds the credentials of a urllib request's origin to it (the client's)
 
 
 def first_expiring(out: Path) -> tuple[str, dt.datetime] | None:
@@ -106,12 +108,14 @@ class _Unreadable(Exception):
     """A live signed file that could not be read; its text is the warning."""
 
 
-def _live(url: str, limit: int, timeout: float) -> bytes | None:
+def _live(url: str, limit: int, timeout: float, authorize: Authorize | None = None) -> bytes | None:
     """The bytes of the live file at ``url`` (at most ``limit``), fetched past caches; None: not published."""
     import urllib.error
     import urllib.request
 
     request = urllib.request.Request(url, headers={"Cache-Control": "no-cache", "Pragma": "no-cache"})
+    if authorize is not None:
+        authorize(request, timeout)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return bytes(response.read(limit))
@@ -127,12 +131,13 @@ def _live(url: str, limit: int, timeout: float) -> bytes | None:
         raise _Unreadable(f"{url} could not be read ({exc})") from None
 
 
-def live_warnings(site_url: str, *, now: dt.datetime | None = None, timeout: float = 10.0) -> list[str]:
+def live_warnings(site_url: str, *, now: dt.datetime | None = None, timeout: float = 10.0,
+                  authorize: Authorize | None = None) -> list[str]:
     """What check-deploy warns of in the live registry's signed metadata: a timestamp that expires within two days,
     and a root that expires within 30 (none for an unsigned site: one request, for its timestamp)."""
     url = site_url.rstrip("/") + f"/{TUF_DIR}/timestamp.json"
     try:
-        data = _live(url, 16385, timeout)
+        data = _live(url, 16385, timeout, authorize)
         if data is None:
             return []
         expires = Metadata[Timestamp].from_bytes(data).signed.expires
@@ -147,18 +152,19 @@ def live_warnings(site_url: str, *, now: dt.datetime | None = None, timeout: flo
         warnings.append(f"{url} expires {when} (in {max(left.total_seconds(), 0) / 3600:.0f} h): clients refuse the "
                         "registry after that; run `skillreg trust refresh --sign KEYS` and deploy, and check the "
                         "scheduled refresh")
-    root = live_root_warning(site_url, now=now, timeout=timeout)
+    root = live_root_warning(site_url, now=now, timeout=timeout, authorize=authorize)
     return warnings if root is None else [*warnings, root]
 
 
-def live_root_warning(site_url: str, *, now: dt.datetime | None = None, timeout: float = 10.0) -> str | None:
+def live_root_warning(site_url: str, *, now: dt.datetime | None = None, timeout: float = 10.0,
+                      authorize: Authorize | None = None) -> str | None:
     """``root_warning`` for the live registry's newest root: 1.root.json, 2.root.json, ... up to the first one not
     published, as a client walks the chain (None: no signed metadata, or the root lasts another 30 days)."""
     base = site_url.rstrip("/") + f"/{TUF_DIR}/"
     newest: tuple[str, bytes] | None = None
     try:
         for version in range(1, MAX_LIVE_ROOTS + 1):
-            data = _live(f"{base}{version}.root.json", MAX_ROOT_BYTES, timeout)
+            data = _live(f"{base}{version}.root.json", MAX_ROOT_BYTES, timeout, authorize)
             if data is None:
                 break
             newest = (f"{base}{version}.root.json", data)

@@ -14,6 +14,7 @@ import pytest
 from helpers.client import SKILLREG, Fault, RegistryServer, run, search_overrides
 
 from builder.client.archive import read_bundle
+from builder.client.credentials import GUIDE
 from builder.core.bundle import zip_bytes
 from builder.core.model import SkillFile, sha256_hex, skill_digest
 
@@ -138,8 +139,9 @@ def test_an_error_quoting_the_server_shows_its_escapes(site: Path, project: Path
         code, output = on_terminal(["info", "csv-profiler", "--registry", server.url], project)
     assert code == 1
     shows_nothing_hidden(output)
-    assert output.decode() == (f"Error: {server.url}{DETAIL}: the server refused the request "
-                               "(HTTP 403 Forbidden\\x1b[2K\\x1b[1GAll good)\r\n")
+    assert output.decode() == (f"Error: {server.url}{DETAIL}: the registry needs credentials "
+                               "(HTTP 403 Forbidden\\x1b[2K\\x1b[1GAll good) and none are set for "
+                               f"http://127.0.0.1:{server.port}; give them as {GUIDE} says\r\n")
 
 
 def test_a_yank_reason_with_escapes_is_shown_as_text(site: Path, project: Path) -> None:

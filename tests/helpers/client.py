@@ -128,6 +128,9 @@ class ServerState:
     finished: dict[str, threading.Event] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     connections: int = 0  # connections accepted, answered or not (a TLS hello to this plain server is one)
+    auth: str | None = None  # the Authorization value every request must carry; else 401 with ``challenge``
+    challenge: str = 'Bearer realm="skills"'
+    authorizations: list[str | None] = field(default_factory=list)  # each request's Authorization, as received
 
     def fault(self, path: str, *faults: Fault) -> None:
         self.faults.setdefault(path, []).extend(faults)
@@ -146,9 +149,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         state: ServerState = self.server.state  # type: ignore[attr-defined]
         path = unquote(urlsplit(self.path).path).lstrip("/")
+        authorization = self.headers.get("Authorization")
         with state.lock:
+            state.authorizations.append(authorization)
             queue = state.faults.get(path)
             fault = queue.pop(0) if queue else Fault()
+        if state.auth is not None and authorization != state.auth:
+            return self._finish(state, path, 401, b"", etag_sent=False, challenge=state.challenge)
         if fault.delay:
             time.sleep(fault.delay)
         if fault.status is not None:
@@ -202,11 +209,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
 
     def _finish(self, state: ServerState, path: str, status: int, body: bytes, *, etag_sent: bool,
-                etag: str | None = None, location: str | None = None, reason: str | None = None) -> None:
+                etag: str | None = None, location: str | None = None, reason: str | None = None,
+                challenge: str | None = None) -> None:
         state.log.append(Request(path, status, etag_sent))  # before answering: the client may be quicker
         self.send_response(status, reason)
         if location:
             self.send_header("Location", location)
+        if challenge:
+            self.send_header("WWW-Authenticate", challenge)
         if etag:
             self.send_header("ETag", etag)
         if status != 304:
