@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import posixpath
 import re
 import threading
@@ -11,12 +12,15 @@ from contextlib import contextmanager
 from html.parser import HTMLParser
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build
 from helpers import REPO, write_tree
 
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium and chromium-driver, which .ci/run installs
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "poster"}
 
 HOSTILE_REGISTRY = """\
@@ -172,6 +176,28 @@ def broken_links(out: Path, site_url: str) -> list[str]:
             if target is not None and not target.is_file():
                 broken.append(f"{page.relative_to(out)}: {url}")
     return broken
+
+
+@contextmanager
+def chromium(profile: Path, wait: float) -> Iterator[Any]:
+    """Headless Chromium driven by selenium, its profile in ``profile``, a 1280x900 window; never downloads anything."""
+    os.environ["SE_OFFLINE"] = "true"  # selenium-manager must never try to download a browser or a driver
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--no-first-run", "--window-size=1280,900", f"--user-data-dir={profile}"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    browser = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    browser.set_page_load_timeout(wait * 2)
+    try:
+        yield browser
+    finally:
+        browser.quit()
 
 
 class QuietHandler(SimpleHTTPRequestHandler):

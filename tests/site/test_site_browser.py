@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 from helpers.site import (
+    CHROMEDRIVER,
+    CHROMIUM,
     QuietHandler,
     bundled_site,
+    chromium,
     hostile_site,
     read_page,
     serve,
@@ -26,8 +29,6 @@ from builder.core.config import load_config
 from builder.core.search import rank
 from builder.publish.build import BuildOptions
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 ARTIFACTS = REPO / "test-artifacts"
 WAIT = 15  # seconds; generous for a loaded two-core machine
 
@@ -37,24 +38,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(not (CHROMIUM.is_file() and C
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    os.environ["SE_OFFLINE"] = "true"  # selenium-manager must never try to download a browser or a driver
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--no-first-run", "--window-size=1280,900",
-                f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    browser = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    browser.set_page_load_timeout(WAIT * 2)
-    try:
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), WAIT) as browser:
         yield browser
-    finally:
-        browser.quit()
 
 
 @pytest.fixture(scope="module")
