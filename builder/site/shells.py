@@ -15,7 +15,7 @@ import yaml
 from markdown.extensions.toc import slugify
 
 from .mkdocs_run import move_into, run_mkdocs
-from .page_templates import TEMPLATES, heading_text, truncate_text
+from .page_templates import SKILLREG_DOCS, SKILLREG_INSTALL, TEMPLATES, heading_text, truncate_text
 from .plan import BODY_FILE, Page, Plan
 
 META_DESCRIPTION_CHARS = 150  # what search engines show of a description
@@ -81,6 +81,7 @@ def mkdocs_config(plan: Plan, docs: Path, site_dir: Path) -> dict[str, Any]:
     if plan.site_url:
         data["site_url"] = plan.site_url
     data["theme"]["custom_dir"] = str(TEMPLATES / "overrides")
+    data["extra"] = {"skillreg_install": SKILLREG_INSTALL, "skillreg_docs": SKILLREG_DOCS}
     return data
 
 

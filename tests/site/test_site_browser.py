@@ -104,17 +104,18 @@ def test_search_from_home_then_open_the_skill_with_the_keyboard(driver, site: st
 
     install = driver.find_element(By.CSS_SELECTOR, ".sr-install .tabbed-block .sr-command")
     assert install.is_displayed()
-    assert install.text.startswith(f"skillreg install {target} --registry https://")
+    # Built for its public address, served here: the page's script names the registry where it is served.
+    assert install.text == f"skillreg install {target} --registry {site}"
     tree = [a.text for a in driver.find_elements(By.CSS_SELECTOR, ".sr-tree a")]
     assert "SKILL.md" in tree
     driver.find_element(By.CSS_SELECTOR, "label[for='__tabbed_1_4']").click()
     curl = driver.find_elements(By.CSS_SELECTOR, ".sr-install .tabbed-block .sr-command")[2]
     _wait(driver, lambda d: curl.is_displayed(), "the curl tab did not open")
-    assert curl.text.startswith(f"curl -fsSL -o {target}.zip https://")
+    assert curl.text.startswith(f"curl -fsSL -o {target}.zip {site}api/v1/bundles/{target}/")
     _screenshot(driver, "skill.png")
 
-    driver.find_element(By.CSS_SELECTOR, ".sr-badge--category").click()
-    _wait(driver, lambda d: "/categories/" in d.current_url, "the category badge did not open the category")
+    driver.find_element(By.CSS_SELECTOR, ".sr-panel a[href*='/categories/']").click()
+    _wait(driver, lambda d: "/categories/" in d.current_url, "the panel's category did not open the category")
     listed = [a.text for a in driver.find_elements(By.CSS_SELECTOR, ".sr-list .sr-list__name")]
     assert target in listed
     assert _errors(driver) == []
