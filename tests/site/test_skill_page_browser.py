@@ -308,3 +308,27 @@ def test_the_404_page_is_styled_wherever_it_is_served_from(driver, bundled: Path
         if where == "built":
             _screenshot(driver, "not-found-mirror-390.png")
         driver.set_window_size(1280, 900)
+
+
+def test_without_script_the_page_reads_whole_and_names_the_address_it_was_built_for(driver, site: str,
+                                                                                  bundled: Path) -> None:
+    """Script off: the panel, the install commands (for the registry's published address), the dates and the
+    body are all there, and the install tabs still switch (they are radio buttons and CSS)."""
+    from selenium.webdriver.common.by import By
+
+    built = json.loads((bundled / "api/v1/index.json").read_text(encoding="utf-8"))["registry"]["url"]
+    driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
+    try:
+        _viewport(driver, 1280)
+        _load(driver, f"{site}skills/{SKILL}/")
+        command = driver.find_element(By.CSS_SELECTOR, ".sr-install .sr-command")
+        assert command.text == f"skillreg install {SKILL} --registry {built}"
+        assert driver.find_elements(By.CSS_SELECTOR, ".sr-ago") == []
+        assert HUMAN_DATE.fullmatch(driver.find_element(By.CSS_SELECTOR, ".sr-facts time").text)
+        assert driver.find_element(By.CSS_SELECTOR, ".sr-safety").is_displayed()
+        assert driver.find_element(By.CSS_SELECTOR, ".sr-body h1, .sr-body h2").is_displayed()
+        driver.find_element(By.CSS_SELECTOR, "label[for='__tabbed_1_2']").click()
+        shown = [c.text for c in driver.find_elements(By.CSS_SELECTOR, ".sr-install .sr-command") if c.is_displayed()]
+        assert shown == [f"npx skills add {built}api/v1/skills/{SKILL}"]
+    finally:
+        driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
