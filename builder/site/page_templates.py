@@ -7,6 +7,7 @@ import functools
 import hashlib
 import posixpath
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -26,6 +27,12 @@ TEMPLATES = _templates()
 PAGES = TEMPLATES / "pages"
 LISTED_DESCRIPTION_CHARS = 200
 _HEADING_UNSAFE = re.compile(r"[^\w .,:;'/+-]+")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+# How to get the client, on every page's footer and the home page: the project's own install line and manual,
+# whichever registry the site is for (a registry's pages all start their install commands with skillreg).
+SKILLREG_INSTALL = "pipx install git+https://github.com/skill-registry/skill-registry"
+SKILLREG_UV_INSTALL = "uv tool install git+https://github.com/skill-registry/skill-registry"
+SKILLREG_DOCS = "https://skill-registry.github.io/skill-registry/docs/"
 
 
 def _filesize(size: int) -> str:
@@ -36,6 +43,29 @@ def _filesize(size: int) -> str:
         if size < 1024 or unit == "GB":
             return f"{size:.1f} {unit}"
     raise AssertionError("unreachable")
+
+
+def _moment(value: Any) -> datetime | None:
+    """A time the API wrote (ISO 8601, from git, never the clock), or None for a missing or unreadable one."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def human_date(value: Any) -> str:
+    """The day a person reads, "30 Nov 2026" (the same in every locale and on every machine)."""
+    moment = _moment(value)
+    return f"{moment.day} {_MONTHS[moment.month - 1]} {moment.year}" if moment else ""
+
+
+def exact_time(value: Any) -> str:
+    """The exact time, "2026-11-30 08:52:40 UTC", for a date's ``title``."""
+    moment = _moment(value)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else ""
 
 
 def truncate_text(text: str, limit: int = LISTED_DESCRIPTION_CHARS) -> str:
@@ -65,7 +95,10 @@ def page_environment(cache: Path | None = None) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(PAGES), autoescape=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=False, bytecode_cache=bytecode)
     env.filters.update(filesize=_filesize, truncate_text=truncate_text, heading=heading_text,
-                       urlpath=lambda p: quote(p, safe="/"), basename=posixpath.basename)
+                       urlpath=lambda p: quote(p, safe="/"), basename=posixpath.basename,
+                       human_date=human_date, exact_time=exact_time)
+    env.globals.update(skillreg_install=SKILLREG_INSTALL, skillreg_uv_install=SKILLREG_UV_INSTALL,
+                       skillreg_docs=SKILLREG_DOCS)
     return env
 
 

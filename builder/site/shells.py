@@ -3,17 +3,19 @@ and each generated page filled into its kind's shell and written."""
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 import shutil
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 from markdown.extensions.toc import slugify
 
 from .mkdocs_run import move_into, run_mkdocs
-from .page_templates import TEMPLATES, heading_text, truncate_text
+from .page_templates import SKILLREG_DOCS, SKILLREG_INSTALL, TEMPLATES, heading_text, truncate_text
 from .plan import BODY_FILE, Page, Plan
 
 META_DESCRIPTION_CHARS = 150  # what search engines show of a description
@@ -79,6 +81,7 @@ def mkdocs_config(plan: Plan, docs: Path, site_dir: Path) -> dict[str, Any]:
     if plan.site_url:
         data["site_url"] = plan.site_url
     data["theme"]["custom_dir"] = str(TEMPLATES / "overrides")
+    data["extra"] = {"skillreg_install": SKILLREG_INSTALL, "skillreg_docs": SKILLREG_DOCS}
     return data
 
 
@@ -95,10 +98,46 @@ def _mkdocs_site(plan: Plan, work: Path, sources: dict[str, str]) -> tuple[Path,
     return site_dir, run_mkdocs(mkdocs_yml)
 
 
+_STYLESHEET = re.compile(r'<link rel="stylesheet" href="([^"]+)">')
+_CSS_URL = re.compile(r"url\(([\w./-]+\.(svg|png))\)")
+_SOURCE_MAP = re.compile(r"/\*# sourceMappingURL=[^*]*\*/")
+_IMAGE_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
+
+
+def _inline_css(css: str, folder: Path) -> str:
+    """A style sheet that no longer depends on where it is: its images as data: URLs, no source map."""
+    def image(match: re.Match[str]) -> str:
+        path = folder / match.group(1)
+        if not path.is_file():
+            return match.group(0)
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        return f'url("data:{_IMAGE_TYPES[match.group(2)]};base64,{data}")'
+    return _CSS_URL.sub(image, _SOURCE_MAP.sub("", css.removeprefix('@charset "UTF-8";')))
+
+
+def self_contained_404(site_dir: Path, site_url: str) -> None:
+    """404.html with its style sheets inside it. A host serves it for any missing address at any depth, so
+    mkdocs links it site-absolutely, under base_url's path: served from anywhere else (a build with no base_url
+    under a sub-path, a copy at another path) those links miss and the page would be unstyled."""
+    page = site_dir / "404.html"
+    base = urlsplit(site_url).path or "/"
+    text = page.read_text(encoding="utf-8")
+
+    def inline(match: re.Match[str]) -> str:
+        href = match.group(1)
+        sheet = site_dir / href.removeprefix(base) if href.startswith(base) else None
+        if sheet is None or not sheet.is_file():
+            return match.group(0)
+        css = sheet.read_text(encoding="utf-8")
+        return match.group(0) if "</style" in css.lower() else f"<style>{_inline_css(css, sheet.parent)}</style>"
+    page.write_text(_STYLESHEET.sub(inline, text), encoding="utf-8")
+
+
 def render_shells(plan: Plan, work: Path) -> tuple[dict[str, Shell], tuple[str, ...]]:
     """Run mkdocs over the navigation pages and the shells; moves its output (assets, 404.html) into the
     output and returns the shells, which it takes out of the built site."""
     site_dir, warnings = _mkdocs_site(plan, work, shell_sources(plan.index["registry"]["title"] or ""))
+    self_contained_404(site_dir, plan.site_url)
     shells: dict[str, Shell] = {}
     for kind, (_, built) in NAV_SHELLS.items():
         shells[kind] = _split_shell((site_dir / built).read_text(encoding="utf-8"))

@@ -247,10 +247,12 @@ def test_the_skill_page_shows_the_author_and_the_contributors_labelled(tmp_path_
     text = html.unescape((out / "skills/csv-profiler/index.html").read_text(encoding="utf-8"))
     author = detail["frontmatter"]["metadata"]["author"]
     contributors = ", ".join(detail["provenance"]["authors"]) or "unknown"
-    assert re.search(rf"<dt>Author</dt>\s*<dd>{re.escape(author)} <span class=\"sr-note\">\(<code>metadata.author"
-                     r"</code> in SKILL.md\)</span></dd>", text)
-    assert re.search(rf"<dt>Contributors</dt>\s*<dd>{re.escape(contributors)} <span class=\"sr-note\">\(git "
-                     r"commit authors\)</span></dd>", text)
+    # The panel beside the body names both, each term saying where it comes from; provenance lists every
+    # contributor and says again which is which.
+    assert re.search(rf'<dt title="metadata.author in SKILL.md">Author</dt><dd>{re.escape(author)}</dd>', text)
+    assert re.search(rf'<dt title="git commit authors">Contributors</dt><dd>{re.escape(contributors)}</dd>', text)
+    assert re.search(rf"<dt>Contributors</dt><dd>{re.escape(contributors)} <span class=\"sr-note\">\(git commit "
+                     r"authors; the author is <code>metadata.author</code>\)</span></dd>", text)
 
 
 # -- MCP get_skill takes id or slug ---------------------------------------------------------------------------

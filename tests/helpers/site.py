@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import posixpath
 import re
 import threading
@@ -11,12 +12,15 @@ from contextlib import contextmanager
 from html.parser import HTMLParser
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build
 from helpers import REPO, write_tree
 
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium and chromium-driver, which .ci/run installs
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "poster"}
 
 HOSTILE_REGISTRY = """\
@@ -163,15 +167,41 @@ def internal_target(out: Path, page: Path, url: str, site_url: str) -> Path | No
 
 
 def broken_links(out: Path, site_url: str) -> list[str]:
+    """Every internal URL of the built pages whose file is missing. The project's own documentation (every page's
+    footer links it) is published beside this repository's registry by the Pages workflow, not by the build."""
+    from builder.site.page_templates import SKILLREG_DOCS
+
     broken = []
     for page in sorted(out.rglob("*.html")):
         for url in read_page(page).urls():
-            if url.startswith(("#", "mailto:", "data:")):
+            if url.startswith(("#", "mailto:", "data:", SKILLREG_DOCS)):
                 continue
             target = internal_target(out, page, url, site_url)
             if target is not None and not target.is_file():
                 broken.append(f"{page.relative_to(out)}: {url}")
     return broken
+
+
+@contextmanager
+def chromium(profile: Path, wait: float) -> Iterator[Any]:
+    """Headless Chromium driven by selenium, its profile in ``profile``, a 1280x900 window; never downloads anything."""
+    os.environ["SE_OFFLINE"] = "true"  # selenium-manager must never try to download a browser or a driver
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--no-first-run", "--window-size=1280,900", f"--user-data-dir={profile}"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    browser = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    browser.set_page_load_timeout(wait * 2)
+    try:
+        yield browser
+    finally:
+        browser.quit()
 
 
 class QuietHandler(SimpleHTTPRequestHandler):

@@ -148,7 +148,7 @@ def test_the_website_guide_shows_the_skill_page_screenshots() -> None:
     guide = REPO / "docs" / "guides" / "website.md"
     shots = re.findall(r"\]\(\.\./(screenshot-skill-[^)]+\.png)\)", guide.read_text(encoding="utf-8"))
     assert sorted(shots) == sorted(f"screenshot-skill-{w}-{part}.png" for w in (1280, 390)
-                                   for part in ("install", "frontmatter"))
+                                   for part in ("panel", "install", "frontmatter"))
     for shot in shots:
         data = (REPO / "docs" / shot).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 300_000, shot

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -50,8 +51,9 @@ def test_every_skill_has_a_page_with_install_commands_files_and_provenance(bundl
         page_file = bundled / "skills" / name / "index.html"
         text = page_file.read_text(encoding="utf-8")
         detail = json.loads((bundled / f"api/v1/skills/{name}.json").read_text(encoding="utf-8"))
-        assert f"skillreg install {name} --registry {base}" in text
-        assert f"npx skills add {base}api/v1/skills/{name}" in text
+        plain = re.sub(r"<[^>]+>", "", text)  # the commands' tokens sit in spans that keep them whole
+        assert f"skillreg install {name} --registry {base}" in plain
+        assert f"npx skills add {base}api/v1/skills/{name}" in plain
         page = read_page(page_file)
         zip_path = detail["bundles"]["zip"]["path"]
         assert f"../../{zip_path}" in page.links_to("../../api/v1/bundles/")
@@ -111,6 +113,18 @@ def test_the_link_check_finds_a_broken_link(tmp_path: Path) -> None:
     assert broken_links(tmp_path, "https://x.org/base/") == ["a/index.html: ../b/", "a/index.html: /base/c.png"]
 
 
+def test_the_404_page_carries_its_styles_so_it_is_styled_from_any_path(bundled: Path) -> None:
+    """A host serves 404.html at any missing address, also under a path the build did not know: its style sheets
+    (and the logo they draw) are inside it, never under base_url's path."""
+    text = (bundled / "404.html").read_text(encoding="utf-8")
+    page = read_page(bundled / "404.html")
+    assert [a for tag, a in page.tags if tag == "link" and a.get("rel") == "stylesheet"] == []
+    site_css = (bundled / "assets/site.css").read_text(encoding="utf-8")
+    assert site_css[:200] in text and "url(logo.svg)" not in text
+    assert text.count("<style>") == 3 and 'url("data:image/svg+xml;base64,' in text  # theme, palette, site.css
+    assert "sourceMappingURL" not in text
+
+
 def test_hostile_markdown_and_metadata_reach_no_page_as_markup(hostile: Path) -> None:
     pages = sorted(hostile.rglob("*.html"))
     assert hostile / "skills/evil-skill/index.html" in pages
@@ -119,6 +133,8 @@ def test_hostile_markdown_and_metadata_reach_no_page_as_markup(hostile: Path) ->
         for tag, attrs in page.tags:
             if tag == "form" and path == hostile / "404.html":  # its own search box, which opens the search page
                 assert attrs == {"class": "sr-notfound", "action": "/hostile/search/", "role": "search"}, attrs
+                continue
+            if tag == "style" and path == hostile / "404.html":  # the site's own style sheets, inlined
                 continue
             assert tag not in ("iframe", "form", "object", "embed", "style"), (path, tag)
             assert not [a for a in attrs if a.startswith("on")], (path, tag, attrs)
