@@ -18,6 +18,7 @@ def test_a_skill_page_shows_whether_the_skill_meets_the_standard_and_its_departu
                                        "---\n# Plain\n\nJust words.\n",
         "skills/for-claude/SKILL.md": "---\nname: for-claude\ndescription: Runs in Claude Code.\nmodel: haiku\n"
                                       "metadata:\n  tags: [a, b]\n---\n# Claude\n\nRun <it>.\n",
+        "skills/Odd_Name/SKILL.md": "---\nname: Odd_Name\ndescription: A name that is no slug.\n---\nWords.\n",
     })
     build(load_config(tmp_path / "registry.yaml"), tmp_path / "out")
     plain = (tmp_path / "out/skills/plain-words/index.html").read_text(encoding="utf-8")
@@ -32,3 +33,7 @@ def test_a_skill_page_shows_whether_the_skill_meets_the_standard_and_its_departu
     assert ("<li><code>SK113</code> <code>SKILL.md:6</code> `metadata.tags` must be a string, got a list "
             '<span class="sr-badge sr-badge--warn">standard</span></li>') in section
     assert "<code>SK013</code> <code>SKILL.md:6</code> the frontmatter uses a flow-style list `[...]`" in section
+    assert "Name in SKILL.md" not in plain
+    odd = (tmp_path / "out/skills/odd-name/index.html").read_text(encoding="utf-8")  # its derived slug
+    panel = odd[odd.index('<aside class="sr-panel"'):odd.index("</aside>")]
+    assert "Name in SKILL.md</dt><dd><code>Odd_Name</code></dd>" in panel
