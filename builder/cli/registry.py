@@ -240,13 +240,16 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
               help="Port on 127.0.0.1 (0: any free port).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
               help="Output folder to build into and serve.")
+@click.option("--keep-going", is_flag=True, help="Leave invalid skills out and publish the others, as build does.")
 @pass_context
-def serve(obj: Context, port: int, out: Path) -> None:
-    """Build, serve the site on 127.0.0.1 and rebuild whenever a skill or registry.yaml changes (Ctrl-C stops)."""
+def serve(obj: Context, port: int, out: Path, keep_going: bool) -> None:
+    """Build, serve the site on 127.0.0.1 and rebuild whenever a skill or registry.yaml changes (Ctrl-C stops).
+
+    A build that fails leaves the previous one served; with none, the site answers 503 with the build's error."""
     from ..ops.serve import ServeEvent
     from ..ops.serve import serve as run_serve
     from ..publish.build import BuildFailed
-    from ..validate.report import format_text
+    from ..validate.report import ErrorsOnly, format_text, outcome_lines
 
     def show(event: ServeEvent) -> None:
         if event.changed:
@@ -256,15 +259,24 @@ def serve(obj: Context, port: int, out: Path) -> None:
         elif event.kind == "serving":
             click.echo(f"Serving {out}/ at {event.url} (Ctrl-C to stop)")
         elif event.kind == "built" and event.result is not None:
-            click.echo(f"Built {counted(len(event.result.published), 'skill')} into {out}/")
+            result = event.result
+            if result.skipped:
+                click.echo(format_text(ErrorsOnly(result.report)), nl=False)
+                for line in outcome_lines(result.report, result.published_paths, result.skipped):
+                    click.echo(line)
+            click.echo(f"Built {counted(len(result.published), 'skill')} into {out}/")
         elif event.kind == "failed":
             if isinstance(event.error, BuildFailed):
                 click.echo(format_text(event.error.report), nl=False)
-            click.echo(f"Error: {event.error}; still serving the previous build", err=True)
+            then = "still serving the previous build" if event.kept else \
+                "nothing to serve until a build succeeds (pages answer 503 with this error)"
+            hint = "" if keep_going or not isinstance(event.error, BuildFailed) else \
+                "; --keep-going publishes the valid skills"
+            click.echo(f"Error: {event.error}; {then}{hint}", err=True)
 
     config = obj.registry("serve")
     try:
-        run_serve(config, out, port=port, on_event=show)
+        run_serve(config, out, port=port, on_event=show, keep_going=keep_going)
     except KeyboardInterrupt:
         click.echo("Stopped.")
     except OSError as exc:
