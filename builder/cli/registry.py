@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import errno
 import functools
 import os
 import shutil
@@ -22,7 +21,7 @@ from typing import Any
 import click
 
 from ..core.config import CONFIG_NAME, PROFILE_ALIASES, PROFILES, merge_flags
-from ..core.errors import EXIT_FAILURE, SkillRegError, UsageError
+from ..core.errors import EXIT_FAILURE, SkillRegError, UsageError, cannot_listen
 from ..core.model import Skill
 from ..core.words import counted
 from .context import Context, pass_context
@@ -280,11 +279,7 @@ def serve(obj: Context, port: int, out: Path, keep_going: bool) -> None:
     except KeyboardInterrupt:
         click.echo("Stopped.")
     except OSError as exc:
-        # A busy or forbidden port is a failure to serve, not a mistake in the command line: exit 1, not 2.
-        if exc.errno == errno.EADDRINUSE:
-            raise SkillRegError(f"port {port} on 127.0.0.1 is in use; pick another with --port N, or --port 0 for "
-                                "any free port") from None
-        raise SkillRegError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+        raise cannot_listen("127.0.0.1", port, exc, "--port N, or --port 0 for any free port") from None
 
 
 def _registry_skill(obj: Context, name: str) -> Skill:
