@@ -9,6 +9,7 @@ holds nothing up.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, cast
@@ -54,10 +55,27 @@ def run_stdio(server: MCPServer) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
+    interrupted = False
+
     async def main() -> None:
-        # The transport iterates its stdin with `async for`; the lines above are all it needs of a file.
-        async with stdio_server(stdin=cast(Any, _stdin_lines())) as (read, write):
-            lowlevel = server._lowlevel_server  # MCPServer.run_stdio_async, with the stdin above
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+        nonlocal interrupted
+        async with anyio.create_task_group() as group:
+            # Ctrl-C cancels everything here by anyio's own scope: asyncio's runner would cancel the main task
+            # instead, which a task group waiting on a worker thread may absorb.
+            async def on_interrupt() -> None:
+                nonlocal interrupted
+                with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                    async for _ in signals:
+                        interrupted = True
+                        group.cancel_scope.cancel()
+
+            group.start_soon(on_interrupt)
+            # The transport iterates its stdin with `async for`; the lines above are all it needs of a file.
+            async with stdio_server(stdin=cast(Any, _stdin_lines())) as (read, write):
+                lowlevel = server._lowlevel_server  # MCPServer.run_stdio_async, with the stdin above
+                await lowlevel.run(read, write, lowlevel.create_initialization_options())
+            group.cancel_scope.cancel()
 
     anyio.run(main)
+    if interrupted:
+        raise KeyboardInterrupt
