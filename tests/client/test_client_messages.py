@@ -128,7 +128,8 @@ def test_verify_aligns_status_name_and_folder_for_any_name_length(server: Regist
         "ok        changelog-from-git  .claude/skills/changelog-from-git\n"
         "modified  log-summarizer      .claude/skills/log-summarizer\n"
         "    changed: SKILL.md\n"
-        "2 of 3 installed folder(s) differ from skills-lock.json\n")
+        "2 of 3 installed folder(s) differ from skills-lock.json\n"
+        "`skillreg install --force` restores the locked files, discarding the local changes above\n")
 
 
 # -- remove takes many names, and checks them all first ---------------------------------------------------------
