@@ -22,6 +22,7 @@ import click
 
 from ..core.config import CONFIG_NAME, PROFILE_ALIASES, PROFILES, merge_flags
 from ..core.errors import EXIT_FAILURE, SkillRegError, UsageError, cannot_listen
+from ..core.git import work_tree_differs
 from ..core.model import Skill
 from ..core.words import counted
 from .context import Context, pass_context
@@ -229,6 +230,9 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     commit = f" at commit {result.commit[:12]}" if result.commit else " (not a git repository: no provenance)"
     click.echo(f"Built {counted(len(result.published), 'skill')} into {out}/{commit} "
                f"({len(result.written)} written, {len(result.reused)} unchanged)")
+    if result.commit and work_tree_differs(config.root, out):
+        click.echo(f"Note: the work tree differs from commit {result.commit[:12]}: the build is of the files as they "
+                   "are, uncommitted changes included (`git status` lists them)")
     if result.packed:
         click.echo(f"Packed {counted(result.packed, 'old version')} from git history; the others came from the "
                    "bundle cache")
