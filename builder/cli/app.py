@@ -10,6 +10,7 @@ without them.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +45,28 @@ REGISTRY_EXTRA_MODULES = frozenset({"mkdocs", "material", "nh3", "markdown_it", 
                                     "jinja2", "markdown", "markupsafe"})
 
 
+WITH_EXTRA = "'skill-registry[registry] @ git+https://github.com/skill-registry/skill-registry'"
+
+
+def extra_install(prefix: Path) -> str:
+    """How to add the `registry` extra to the installation in ``prefix``: the one command for a pipx or uv tool
+    environment (each leaves its own file there), else pip's, with pipx's and uv's forms beside it."""
+    if (prefix / "pipx_metadata.json").is_file():
+        return f"pipx install --force {WITH_EXTRA}"
+    if (prefix / "uv-receipt.toml").is_file():
+        return f"uv tool install --force {WITH_EXTRA}"
+    return (f"pip install {WITH_EXTRA} (or, for an install made by pipx or uv, `pipx install --force` or "
+            "`uv tool install --force` with the same argument)")
+
+
 def _missing_extra(exc: ModuleNotFoundError, command: str | None) -> int | None:
     """The exit code after saying which extra to install, when ``exc`` is a module of the registry extra."""
     if (exc.name or "").split(".")[0] not in REGISTRY_EXTRA_MODULES:
         return None
     what = f"`skillreg {command}`" if command else "this command"
     click.echo(f"Error: {what} works on a registry's skills and needs the packages of the `registry` extra, which "
-               f"this installation lacks (no module named {exc.name!r}): pip install 'skill-registry[registry]'",
-               err=True)
+               f"this installation lacks (no module named {exc.name!r}); add them with: "
+               f"{extra_install(Path(sys.prefix))}", err=True)
     return EXIT_FAILURE
 
 

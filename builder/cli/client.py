@@ -484,6 +484,12 @@ def verify(names: tuple[str, ...], global_: bool) -> None:
     total = len(results) + len(others)
     if bad:
         click.echo(f"{bad} of {total} installed folder(s) differ from {lock.path.name}")
+        flag = " --global" if global_ else ""
+        if any(not r.state.clean and not r.state.absent for r in results):
+            click.echo(f"`skillreg install --force{flag}` restores the locked files, discarding the local changes "
+                       "above")
+        elif any(r.state.absent for r in results):
+            click.echo(f"`skillreg install{flag}` restores the missing folders")
     elif pins:
         click.echo(f"All {total} installed folder(s) match {lock.path.name}; {len(pins)} pinned root(s) disagree "
                    "(above)")

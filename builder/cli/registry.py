@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import errno
 import functools
 import os
 import shutil
@@ -22,7 +21,8 @@ from typing import Any
 import click
 
 from ..core.config import CONFIG_NAME, PROFILE_ALIASES, PROFILES, merge_flags
-from ..core.errors import EXIT_FAILURE, SkillRegError, UsageError
+from ..core.errors import EXIT_FAILURE, SkillRegError, UsageError, cannot_listen
+from ..core.git import work_tree_differs
 from ..core.model import Skill
 from ..core.words import counted
 from .context import Context, pass_context
@@ -230,6 +230,9 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     commit = f" at commit {result.commit[:12]}" if result.commit else " (not a git repository: no provenance)"
     click.echo(f"Built {counted(len(result.published), 'skill')} into {out}/{commit} "
                f"({len(result.written)} written, {len(result.reused)} unchanged)")
+    if result.commit and work_tree_differs(config.root, out):
+        click.echo(f"Note: the work tree differs from commit {result.commit[:12]}: the build is of the files as they "
+                   "are, uncommitted changes included (`git status` lists them)")
     if result.packed:
         click.echo(f"Packed {counted(result.packed, 'old version')} from git history; the others came from the "
                    "bundle cache")
@@ -240,13 +243,16 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
               help="Port on 127.0.0.1 (0: any free port).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"), show_default=True,
               help="Output folder to build into and serve.")
+@click.option("--keep-going", is_flag=True, help="Leave invalid skills out and publish the others, as build does.")
 @pass_context
-def serve(obj: Context, port: int, out: Path) -> None:
-    """Build, serve the site on 127.0.0.1 and rebuild whenever a skill or registry.yaml changes (Ctrl-C stops)."""
+def serve(obj: Context, port: int, out: Path, keep_going: bool) -> None:
+    """Build, serve the site on 127.0.0.1 and rebuild whenever a skill or registry.yaml changes (Ctrl-C stops).
+
+    A build that fails leaves the previous one served; with none, the site answers 503 with the build's error."""
     from ..ops.serve import ServeEvent
     from ..ops.serve import serve as run_serve
     from ..publish.build import BuildFailed
-    from ..validate.report import format_text
+    from ..validate.report import ErrorsOnly, format_text, outcome_lines
 
     def show(event: ServeEvent) -> None:
         if event.changed:
@@ -256,23 +262,28 @@ def serve(obj: Context, port: int, out: Path) -> None:
         elif event.kind == "serving":
             click.echo(f"Serving {out}/ at {event.url} (Ctrl-C to stop)")
         elif event.kind == "built" and event.result is not None:
-            click.echo(f"Built {counted(len(event.result.published), 'skill')} into {out}/")
+            result = event.result
+            if result.skipped:
+                click.echo(format_text(ErrorsOnly(result.report)), nl=False)
+                for line in outcome_lines(result.report, result.published_paths, result.skipped):
+                    click.echo(line)
+            click.echo(f"Built {counted(len(result.published), 'skill')} into {out}/")
         elif event.kind == "failed":
             if isinstance(event.error, BuildFailed):
                 click.echo(format_text(event.error.report), nl=False)
-            click.echo(f"Error: {event.error}; still serving the previous build", err=True)
+            then = "still serving the previous build" if event.kept else \
+                "nothing to serve until a build succeeds (pages answer 503 with this error)"
+            hint = "" if keep_going or not isinstance(event.error, BuildFailed) else \
+                "; --keep-going publishes the valid skills"
+            click.echo(f"Error: {event.error}; {then}{hint}", err=True)
 
     config = obj.registry("serve")
     try:
-        run_serve(config, out, port=port, on_event=show)
+        run_serve(config, out, port=port, on_event=show, keep_going=keep_going)
     except KeyboardInterrupt:
         click.echo("Stopped.")
     except OSError as exc:
-        # A busy or forbidden port is a failure to serve, not a mistake in the command line: exit 1, not 2.
-        if exc.errno == errno.EADDRINUSE:
-            raise SkillRegError(f"port {port} on 127.0.0.1 is in use; pick another with --port N, or --port 0 for "
-                                "any free port") from None
-        raise SkillRegError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+        raise cannot_listen("127.0.0.1", port, exc, "--port N, or --port 0 for any free port") from None
 
 
 def _registry_skill(obj: Context, name: str) -> Skill:

@@ -3,6 +3,7 @@ and the skill names and site paths that published documents give."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -63,14 +64,31 @@ def normalize_location(location: str) -> tuple[str, Path | None]:
     return f"{scheme}://{parts.netloc}{path}", None
 
 
-def no_registry_here(folder: Path) -> str:
+# A host name or address, with an optional port and path: what a URL without its scheme starts with.
+_HOST_LIKE = re.compile(r"(localhost|[a-z0-9-]+(\.[a-z0-9-]+)+|\[[0-9a-f:.]+\])(:\d{1,5})?(/\S*)?", re.IGNORECASE)
+
+
+def url_meant(typed: str) -> str | None:
+    """The URL someone most likely meant by ``typed`` when it reads as a host without a scheme
+    (``127.0.0.1:8100`` -> ``http://127.0.0.1:8100``), else None. http:// only where the client allows it."""
+    if not _HOST_LIKE.fullmatch(typed.strip()):
+        return None
+    host = urlsplit("//" + typed.strip()).hostname or ""
+    return f"{'http' if host_kind(host) == 'loopback' else 'https'}://{typed.strip()}"
+
+
+def no_registry_here(folder: Path, typed: str = "") -> str:
     """Why a folder given as the registry is not one, and what to give instead: a registry's checkout holds
-    registry.yaml and, once built, its site/ (the default output)."""
+    registry.yaml and, once built, its site/ (the default output); ``typed``, what the user wrote, may have been
+    a URL without its scheme."""
     from ..core.loader import display_path
 
     shown = display_path(folder)
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
+        meant = url_meant(typed) if not folder.exists() else None
+        if meant is not None:
+            return f"{shown} {what}; did you mean --registry {meant}? (a URL needs its http:// or https://)"
         return f"{shown} {what}; --registry takes a registry's URL or the folder its build wrote"
     missing = f"{shown} holds no published registry (no {INDEX_PATH})"
     if (folder / "registry.yaml").is_file():

@@ -4,7 +4,7 @@ rebinding.
 The SDK's transport checks every request's Host and Origin headers against the lists made here: on a loopback
 address, the loopback names with this port; on any other address, only what the user allowed by name, since an
 unauthenticated endpoint on a network must not answer whatever name points at it. The socket is bound before the
-server starts, so a busy port or an unknown host is one line, not a traceback.
+server starts, so a busy port or an unknown host is one line, not a traceback, worded as `serve` words it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.errors import UsageError
+from ..core.errors import UsageError, cannot_listen
 from .reach import host_kind, literal_address
 
 if TYPE_CHECKING:
@@ -89,8 +89,7 @@ def bind(listen: Listen) -> socket.socket:
         sock.listen(128)
     except OSError as exc:
         sock.close()
-        reason = "the port is in use" if exc.errno == 98 else (exc.strerror or str(exc)).lower()
-        raise UsageError(f"--http {listen.host}:{listen.port}: cannot listen there: {reason}") from None
+        raise cannot_listen(listen.host, listen.port, exc, "--http [HOST:]PORT") from None
     sock.set_inheritable(True)
     return sock
 

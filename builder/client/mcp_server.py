@@ -249,10 +249,11 @@ def serve(location: str, http: str | None = None, *, allowed_hosts: Sequence[str
     """Over stdio (the default), or with ``http`` ([HOST:]PORT) over streamable HTTP, where install_skill is
     offered only with ``allow_install``: an endpoint anyone on it can call must not write into the project."""
     from .mcp_http import parse_listen, security, serve_http
+    from .mcp_stdio import run_stdio
 
     registry = Registry(location, warn=lambda message: print(f"Warning: {visible(message)}", file=sys.stderr))
     if http is None:
-        create_server(registry).run("stdio")
+        run_stdio(create_server(registry))
         return
     listen = parse_listen(http)
     security(listen, allowed_hosts, allowed_origins)  # refuses a bad combination before anything starts

@@ -34,6 +34,11 @@ MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 _UNOPENED = object()  # the registry's verifier before its first use
 
 
+class NoRegistry(NotFound):
+    """The location serves no registry of ours at all (no index.json): a wrong URL, not a missing skill. Still a
+    NotFound, so readers that fall back to another registry's discovery index do so."""
+
+
 class Registry:
     """One registry root. Counts the HTTP requests it sends (``requests``) so tests and benchmarks can check them.
 
@@ -43,6 +48,7 @@ class Registry:
     def __init__(self, location: str, *, cache_dir: Path | None = None, timeout: float | None = None,
                  warn: Callable[[str], None] | None = None, attempts: int = ATTEMPTS,
                  backoff: float = BACKOFF, public_only: bool = False) -> None:
+        self.location = location
         self.url, self.folder = normalize_location(location)
         self._http = Session(self.url, timeout=timeout if timeout is not None else default_timeout(),
                              attempts=attempts, backoff=backoff, public_only=public_only)
@@ -137,7 +143,13 @@ class Registry:
     # -- documents ---------------------------------------------------------------------------------------
 
     def document(self, path: str) -> dict[str, Any]:
-        data = self._verified(path, self._document_bytes(check_site_path(path, "document")))
+        try:
+            data = self._verified(path, self._document_bytes(check_site_path(path, "document")))
+        except NotFound:
+            if path != INDEX_PATH:
+                raise
+            raise NoRegistry(f"no skill registry at {self.url}: it has no {INDEX_PATH} (HTTP 404); check the "
+                             "registry's URL, which is where its build was published") from None
         doc = parse_json(data, f"{self.url}{path}", value_limit(path))
         if not isinstance(doc, dict):
             raise ClientError(f"{self.url}{path} is not a JSON object")
@@ -190,7 +202,11 @@ class Registry:
         return doc
 
     def search_index(self) -> dict[str, Any]:
-        doc = self.document(SEARCH_INDEX_PATH)
+        try:
+            doc = self.document(SEARCH_INDEX_PATH)
+        except NotFound:
+            self.index()  # no registry at all reads as that, not as a missing search file
+            raise
         rows = doc.get("skills")
         if not isinstance(rows, list):
             raise ClientError(f"{self.url}{SEARCH_INDEX_PATH} is not a search index")
@@ -271,6 +287,8 @@ class Registry:
 
         try:
             skills = self.index()["skills"]
+        except NoRegistry:
+            raise
         except ClientError:
             return ""
         return did_you_mean(name, [str(s.get("name")) for s in skills if isinstance(s, dict)])
@@ -317,7 +335,7 @@ class Registry:
                 data = fh.read(limit)
         except FileNotFoundError:
             if not (self.folder / INDEX_PATH).is_file():
-                raise ClientError(no_registry_here(self.folder)) from None
+                raise ClientError(no_registry_here(self.folder, self.location)) from None
             raise NotFound(f"{target}: no such file in the registry") from None
         except IsADirectoryError:
             raise NotFound(f"{target} is a folder, not a published file") from None

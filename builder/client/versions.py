@@ -27,7 +27,7 @@ COMMIT = re.compile(r"^[0-9a-f]{40}$")
 HEX_PREFIX = re.compile(r"^[0-9a-f]{12,64}$")
 # Why a version without bytes cannot be installed, as the user reads it.
 _WHY = {"taken-down": "the registry took this version down",
-        "withdrawn": "the registry withdrew this version (it fails today's safety rules)",
+        "withdrawn": "the registry withdrew this version (today's build refuses it)",
         "pruned": "the registry no longer keeps this version's files (pruned)"}
 
 

@@ -81,6 +81,10 @@ class HistoryPolicy:
     since: datetime.date | None = None  # versions first published before this date lose their bytes
     yanked: tuple[VersionMark, ...] = ()
     taken_down: tuple[VersionMark, ...] = ()
+    # The commit the registry's published history starts at, as written (a fork's first own commit): what skills
+    # were before it is not published, and a skill gone before it is not published at all.
+    start: str | None = None
+    start_line: int = 0
 
     def describe_keep(self) -> str:
         return f"keep: {self.keep}" if self.keep is not None else f"keep: {self.since}" if self.since else "keep: all"
@@ -356,7 +360,7 @@ def _load_publish(raw: Any, text: str, path: Path) -> Publish:
 
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-_HISTORY_KEYS = ("keep", "yanked", "taken_down")
+_HISTORY_KEYS = ("start", "keep", "yanked", "taken_down")
 
 
 def _entry_lines(text: str, section: str) -> list[int]:
@@ -416,4 +420,9 @@ def _load_history(raw: Any, text: str, path: Path) -> HistoryPolicy:
     if both:
         name, digest = sorted(both)[0]
         raise ConfigError(f"{path}: {name} {digest} is both yanked and taken down; keep one")
-    return HistoryPolicy(keep=keep, since=since, yanked=marks["yanked"], taken_down=marks["taken_down"])
+    start = raw.get("start")
+    if start is not None and not (isinstance(start, str) and re.fullmatch(r"[0-9a-f]{7,40}", start)):
+        raise ConfigError(f"{path}: `history.start` must be a commit id (7 to 40 lower-case hex digits, in quotes: "
+                          f"start: \"<commit>\"), got {start!r}")
+    return HistoryPolicy(keep=keep, since=since, yanked=marks["yanked"], taken_down=marks["taken_down"],
+                         start=start, start_line=_node_at(text, "history", "start")[0] if start else 0)

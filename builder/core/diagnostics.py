@@ -92,7 +92,9 @@ _RULES = [
     Rule("SK005", E, "The frontmatter block is never closed", "Add a line that is exactly `---` after the YAML."),
     Rule("SK006", E, "The frontmatter is larger than the limit", "Move long text into the body or references/."),
     Rule("SK007", E, "The frontmatter is not valid YAML", "Quote values that contain `: ` or start with a special character."),
-    Rule("SK008", E, "A frontmatter key appears twice", "Keep one of the two; YAML would silently drop the first."),
+    Rule("SK008", E, "A frontmatter key appears twice",
+         "Keep one of the two. The other checks read the last one, as YAML readers that accept the file do; "
+         "stricter ones, as in several agents, refuse the whole file."),
     Rule("SK009", E, "YAML aliases expand beyond the limit or refer to themselves",
          "Write the values out instead of using anchors and aliases."),
     Rule("SK010", E, "The frontmatter is not a YAML mapping", "Write `key: value` lines, starting with `name:`."),

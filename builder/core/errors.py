@@ -32,6 +32,15 @@ class ClientError(SkillRegError):
     """A registry could not be read, or a skill could not be installed safely."""
 
 
+def cannot_listen(host: str, port: int, exc: OSError, pick: str) -> SkillRegError:
+    """A port that cannot be listened on, worded the same by every command that serves (``pick`` names its own
+    option): a failure to serve (exit 1), not a mistake in the command line."""
+    shown = f"[{host}]" if ":" in host else host
+    if exc.errno == errno.EADDRINUSE:
+        return SkillRegError(f"port {port} on {shown} is in use; pick another with {pick}")
+    return SkillRegError(f"cannot serve on {shown}:{port}: {(exc.strerror or str(exc)).lower()}")
+
+
 _DISK_ADVICE = {
     errno.ENOSPC: "the disk is full; free some space and run the command again",
     errno.EDQUOT: "the disk quota is used up; free some space or raise the quota and run the command again",

@@ -178,10 +178,9 @@ def _load_yaml(text: str, file: str, skill: str, out: list[Diagnostic]) -> _Load
                                              f"{field} nests {depth} levels deep; the limit is {MAX_NESTING}",
                                              skill=skill))
                 return failed
-        duplicates = list(_duplicate_keys(node, file, skill, offset))
-        if duplicates:
-            out.extend(duplicates)
-            return failed
+        # A key twice is reported, and checking goes on with its last value (what PyYAML and other readers that
+        # accept the file keep), so the file's other findings show at once, not one edit later.
+        out.extend(_duplicate_keys(node, file, skill, offset))
         value = _construct_strings(node) if "*" not in text else None  # no "*", no alias
         if value is None:
             value = loader.construct_document(node)

@@ -66,6 +66,15 @@ def git_output(args: Sequence[str], cwd: Path) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def work_tree_differs(folder: Path, leave_out: Path) -> bool:
+    """Whether the files below ``folder`` differ from the commit checked out (edited, added or deleted files that
+    git does not ignore), ``leave_out`` (a build's output) apart; False outside git."""
+    folder, leave_out = folder.resolve(), leave_out.resolve()
+    excluded = [f":(exclude){leave_out.relative_to(folder).as_posix()}"] if leave_out.is_relative_to(folder) \
+        and leave_out != folder else []
+    return bool(git_output(["status", "--porcelain", "-z", "--untracked-files=all", "--", ".", *excluded], folder))
+
+
 def git_text(args: Sequence[str], cwd: Path) -> str | None:
     """``git_output`` as text (undecodable bytes kept as surrogates)."""
     out = git_output(args, cwd)

@@ -55,6 +55,12 @@ def registry_yaml(settings: Settings, baseline: str | None) -> str:
             "# enforced. A new or changed skill must meet the standard; the pull-request check refuses a baseline",
             "# that grew.",
         ]
+    lines += [
+        "",
+        "# Versions are published from the whole git history; to start at a later commit (a fork's own first), set:",
+        "# history:",
+        "#   start: \"<commit>\"",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,9 @@
-"""``skillreg new``: a skill folder that passes validation as soon as its description is real."""
+"""``skillreg new``: a skill folder that passes validation as soon as its description is real.
+
+Without ``--description`` the description is left empty, with what to write in a comment beside it, so the
+scaffold as written fails validation under every profile and policy (SK108); template text such as ``TODO``
+would pass wherever the registry leaves its `placeholders` policy off. A ``--description`` that is itself
+template text is refused for the same reason: the option exists to write the real one."""
 
 from __future__ import annotations
 
@@ -14,10 +19,10 @@ from ..core.config import Limits, RegistryConfig
 from ..core.errors import UsageError
 from ..core.fs import exclusive_lock, state_dir, write_new_folder
 from ..core.loader import MemoryTree, read_tree, refuse_linked_folders
-from ..validate.checks import category_hint
+from ..validate.checks import PLACEHOLDER_TEXT, category_hint
 from ..validate.names import name_problems
 
-PLACEHOLDER_DESCRIPTION = "TODO: say what this skill does and when an agent should use it."
+DESCRIPTION_TO_WRITE = '""  # say what this skill does and when an agent should use it'
 
 _TEMPLATE = """\
 ---
@@ -67,6 +72,11 @@ def new_skill(config: RegistryConfig, name: str, description: str | None = None,
     problems = name_problems(name)
     if problems:
         raise UsageError(problems[0])
+    placeholder = PLACEHOLDER_TEXT.search(description or "")
+    if placeholder:
+        raise UsageError(f"--description: {placeholder.group(0).strip()!r} is template text (SK202); write what the "
+                         "skill does and when an agent should use it, or leave --description out and write it in "
+                         "SKILL.md")
     if category is not None and config.categories and category not in config.category_slugs:
         raise UsageError(f"SK301: unknown category `{category}`. {category_hint(category, config.category_slugs)}")
     folder = (skills_path or config.skills_path) / name
@@ -80,7 +90,7 @@ def new_skill(config: RegistryConfig, name: str, description: str | None = None,
         category_line = "  # category: a category slug from registry.yaml"
     text = _TEMPLATE.format(
         name=name,
-        description=_yaml_scalar(description or PLACEHOLDER_DESCRIPTION),
+        description=_yaml_scalar(description) if description else DESCRIPTION_TO_WRITE,
         category_line=category_line,
         title=name.replace("-", " ").capitalize(),
     )

@@ -2,7 +2,7 @@
 
 Changes are found by polling modification times once a second, which needs no extra dependency and works the
 same on every platform. A build that fails leaves the previous output in place, so the page being read stays
-up while the skill is fixed.
+up while the skill is fixed; with no previous output, every request is answered 503 with the build's error.
 
 The server answers only requests whose ``Host`` names it (127.0.0.1, localhost, [::1] or the address it was bound
 to, with or without its port): a page on another site whose name an attacker re-points at 127.0.0.1 (DNS
@@ -12,6 +12,7 @@ rebinding) sends its own name as ``Host`` and is refused, so it cannot read the 
 from __future__ import annotations
 
 import functools
+import html
 import os
 import socket
 import threading
@@ -28,7 +29,7 @@ from ..core.content_types import content_type
 from ..core.discovery import registry_skills
 from ..core.errors import SkillRegError
 from ..core.limits import MCP_MAX_SKILL_BYTES
-from ..core.urls import is_skill_file
+from ..core.urls import INDEX_PATH, is_skill_file
 from ..publish.build import BuildOptions, BuildResult, build
 
 Snapshot = dict[str, tuple[int, int]]
@@ -36,8 +37,9 @@ Snapshot = dict[str, tuple[int, int]]
 
 @dataclass(frozen=True)
 class ServeEvent:
-    """What the loop tells its caller: ``serving`` (url), ``built`` (result), ``failed`` (error), ``waiting``
-    (another build holds the output; ``holder`` is its process id when known)."""
+    """What the loop tells its caller: ``serving`` (url), ``built`` (result), ``failed`` (error; ``kept``: an
+    earlier build is still served), ``waiting`` (another build holds the output; ``holder`` is its process id
+    when known)."""
 
     kind: str
     url: str = ""
@@ -45,6 +47,7 @@ class ServeEvent:
     error: SkillRegError | None = None
     changed: tuple[str, ...] = ()
     holder: int | None = None
+    kept: bool = False
 
 
 def snapshot(paths: list[Path]) -> Snapshot:
@@ -182,6 +185,23 @@ class _SiteHandler(_QuietHandler):
             data = b"\0"
         return content_type(rel, data, skill_file=is_skill_file(rel))
 
+    def send_head(self) -> Any:
+        """The file, unless the output holds no build (the first one failed): then 503 and why, never an empty
+        folder's listing."""
+        if (Path(self.directory) / INDEX_PATH).is_file():
+            return super().send_head()
+        failure = self.server.failure if isinstance(self.server, _SiteServer) else ""
+        why = f"<p>The build failed:</p>\n<pre>{html.escape(failure)}</pre>\n" if failure else ""
+        body = (f"<!doctype html>\n<title>No build to serve</title>\n<h1>No build to serve yet</h1>\n{why}"
+                "<p>Fix what the terminal running <code>skillreg serve</code> reports and save: the site is rebuilt "
+                "and served. <code>skillreg serve --keep-going</code> leaves invalid skills out.</p>\n")
+        self._answer(HTTPStatus.SERVICE_UNAVAILABLE, "text/html; charset=utf-8", body.encode("utf-8"))
+        return None
+
+    def list_directory(self, path: str | os.PathLike[str]) -> None:
+        """A folder without index.html is a 404, as on a static host, never a listing of the output."""
+        self.send_error(HTTPStatus.NOT_FOUND)
+
     def end_headers(self) -> None:
         """Every answer says its type is final: a browser never sniffs a file into a page."""
         self.send_header("X-Content-Type-Options", "nosniff")
@@ -212,6 +232,7 @@ class _SiteServer(ThreadingHTTPServer):
     daemon_threads = True
     names: tuple[str, ...] = LOOPBACK_HOSTS
     allowed: frozenset[str] = frozenset()
+    failure = ""  # the last build's error while no build can be served
 
     def server_bind(self) -> None:
         super().server_bind()
@@ -225,21 +246,25 @@ class _SiteServer6(_SiteServer):
 
 def serve(config: RegistryConfig, out: Path, *, port: int = 8000, host: str = "127.0.0.1", interval: float = 1.0,
           on_event: Callable[[ServeEvent], None] = lambda event: None,
-          stop: threading.Event | None = None, base_url: str | None = None, site: bool = True) -> None:
+          stop: threading.Event | None = None, base_url: str | None = None, site: bool = True,
+          keep_going: bool = False) -> None:
     """Build ``out``, serve it on ``host``:``port`` (127.0.0.1 unless asked) and rebuild on change until ``stop``
     is set (or Ctrl-C). The output names ``base_url`` as its address, else the one served; ``site=False`` builds
-    the API alone."""
+    the API alone; ``keep_going`` publishes the valid skills when some are not."""
     stop = stop or threading.Event()
-    options = BuildOptions(site=site, on_wait=lambda holder: on_event(ServeEvent("waiting", holder=holder)))
+    options = BuildOptions(site=site, keep_going=keep_going,
+                           on_wait=lambda holder: on_event(ServeEvent("waiting", holder=holder)))
     served = config
 
     def rebuild(changed: tuple[str, ...] = ()) -> None:
         try:
             # build() holds the output's lock, so a rebuild waits for a `skillreg build` of the same folder.
             result = build(served, out, options)
+            server.failure = ""
             on_event(ServeEvent("built", result=result, changed=changed))
         except SkillRegError as exc:
-            on_event(ServeEvent("failed", error=exc, changed=changed))
+            server.failure = str(exc)
+            on_event(ServeEvent("failed", error=exc, changed=changed, kept=(out / INDEX_PATH).is_file()))
 
     # Bound before the first build, which names the address served (install commands, API URLs) unless a
     # base_url is given; requests wait in the backlog until the server starts after that build.

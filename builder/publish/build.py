@@ -43,6 +43,7 @@ from .bundlecache import check_cache_place
 from .documents import INDEX_KEY, read_or_none, stage_documents
 from .folder_changes import changed_folders
 from .history import GitHistory, check_marks, read_skills_history, state_document
+from .history_start import start_history
 from .identity import Identities, assign
 from .manifest import MANIFEST_VERSION, StoredManifest, read_manifest, write_manifest
 from .outcome import PUBLISHED_KEY, SkillOutcome, previous_outcomes
@@ -242,7 +243,8 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
     check_output_folder(place.out, config, [s.folder for s in found.skills])
     folders = [s.folder for s in found.skills]
     root_skill = [s.path for s in found.skills] == ["."]
-    git = read_skills_history(config.root, found.scope, place.state / "history.json", root_skill=root_skill)
+    git = start_history(read_skills_history(config.root, found.scope, place.state / "history.json",
+                                            root_skill=root_skill), config)
     history = read_history(config.root, [s.path for s in found.skills], place.state / "provenance.json",
                            scope=found.scope, moved=git.moved)
     cache = options.bundle_cache or (Path(os.environ[BUNDLE_CACHE_ENV]) if os.environ.get(BUNDLE_CACHE_ENV)

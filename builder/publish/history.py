@@ -221,9 +221,11 @@ def latest_of(versions: Sequence[Version], head: str | None) -> str | None:
     return next((v.digest for v in versions if v.status == "available"), None)
 
 
-def versions_document(name: str, kind: str, latest: str | None, versions: Sequence[Version]) -> dict[str, Any]:
+def versions_document(name: str, kind: str, latest: str | None, versions: Sequence[Version],
+                      start: str | None = None) -> dict[str, Any]:
+    """api/v1/skills/NAME/versions.json; ``start``, the commit registry.yaml's history.start names, only when set."""
     return {"api_version": API_VERSION, "name": name, "history": kind, "latest": latest,
-            "versions": [v.to_dict() for v in versions]}
+            "versions": [v.to_dict() for v in versions], **({"history_start": start} if start else {})}
 
 
 def head_document(name: str, head: Head | None, latest: str | None, updated: str | None) -> dict[str, Any]:

@@ -112,6 +112,7 @@ class GitHistory:
     head: str | None = None
     lines: Mapping[str, bytes] = field(default_factory=dict)  # skill path (relative to the registry) -> its walk
     moved: Mapping[str, str] = field(default_factory=dict)  # a moved skill's path -> the path it had before
+    start: str | None = None  # the commit registry.yaml's history.start names, once applied (history_start)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -130,7 +131,8 @@ class GitHistory:
         """Changes whenever the skill's history does: a rebuild reuses its versions only when this is equal."""
         line = self.lines.get(path)
         own = line.split(b" ", 1)[0].decode("ascii") if line is not None else ""
-        return hashlib.sha1(f"{self.kind}\n{own}".encode()).hexdigest()
+        text = f"{self.kind}\n{own}" if self.start is None else f"{self.kind}\n{self.start}\n{own}"
+        return hashlib.sha1(text.encode()).hexdigest()
 
 
 @dataclass

@@ -129,7 +129,7 @@ def _publish_versions(job: SkillJob, stage: _Stager, name: str, path: str, head:
     versions, packed = skill_versions(name, path, job.git.of(path), head, _objects(job), cache, job.config,
                                       job.config.profile, stage)
     latest = latest_of(versions, head.digest if head else None)
-    stage(versions_path(name), dumps(versions_document(name, job.git.kind, latest, versions)))
+    stage(versions_path(name), dumps(versions_document(name, job.git.kind, latest, versions, job.git.start)))
     stage(head_path(name), dumps(head_document(name, head, latest, updated)))
     return tuple(v.digest for v in versions), latest, packed
 

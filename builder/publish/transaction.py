@@ -190,6 +190,16 @@ def recover_place(place: OutputPlace) -> bool:
 
 
 
+UNLISTED = b"*\n"  # a .gitignore that ignores its whole folder, itself included
+
+
+def _unlisted(folder: Path) -> None:
+    """Keep a folder of ours beside the output out of ``git status``: it may sit in a repository's work tree for
+    the length of a build (or of a deletion), and must not read as something to commit."""
+    with suppress(OSError):
+        (folder / ".gitignore").write_bytes(UNLISTED)
+
+
 def commit_units(tmp: Path, place: OutputPlace, units: list[str]) -> None:
     """Move each staged unit over its old self, keeping the old ones aside until every unit is in place."""
     out = place.base
@@ -213,6 +223,9 @@ def commit_units(tmp: Path, place: OutputPlace, units: list[str]) -> None:
         for unit in plan:
             rel = unit["path"]
             if unit["had_old"]:
+                if not backup.exists():
+                    backup.mkdir()
+                    _unlisted(backup)
                 (backup / rel).parent.mkdir(parents=True, exist_ok=True)
                 os.rename(out / rel, backup / rel)
             if unit["has_new"]:
@@ -233,6 +246,7 @@ def commit_units(tmp: Path, place: OutputPlace, units: list[str]) -> None:
 
 def swap_output(tmp: Path, place: OutputPlace) -> None:
     """Put ``tmp`` at the output; an existing one is exchanged atomically where the OS allows, then discarded."""
+    (tmp / ".gitignore").unlink(missing_ok=True)  # staging's, not the site's
     previous = swap_into(tmp, place.base, place.fresh("old"))
     if previous is None:
         return
@@ -254,6 +268,7 @@ def staging(place: OutputPlace) -> Iterator[Path]:
         record.touch()
         tmp.parent.mkdir(parents=True, exist_ok=True)
         tmp.mkdir()
+        _unlisted(tmp)
         yield tmp
     finally:
         remove_path(tmp)
@@ -289,6 +304,7 @@ def discard(folder: Path, place: OutputPlace) -> None:
     record.parent.mkdir(parents=True, exist_ok=True)
     record.touch()
     os.rename(folder, trash)
+    _unlisted(trash)
     try:
         subprocess.Popen([sys.executable, "-c", _DELETER, str(trash), str(record)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

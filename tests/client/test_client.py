@@ -274,7 +274,8 @@ def test_verify_reports_changed_added_and_missing_files(server: RegistryServer, 
         "    added: scripts/helper.sh\n"
         "    missing: references/data-quality-checklist.md\n"
         "ok        log-summarizer  .claude/skills/log-summarizer\n"
-        "1 of 2 installed folder(s) differ from skills-lock.json\n")
+        "1 of 2 installed folder(s) differ from skills-lock.json\n"
+        "`skillreg install --force` restores the locked files, discarding the local changes above\n")
 
 
 def test_list_shows_the_lock(server: RegistryServer, site: Path, project: Path) -> None:

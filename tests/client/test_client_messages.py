@@ -128,7 +128,8 @@ def test_verify_aligns_status_name_and_folder_for_any_name_length(server: Regist
         "ok        changelog-from-git  .claude/skills/changelog-from-git\n"
         "modified  log-summarizer      .claude/skills/log-summarizer\n"
         "    changed: SKILL.md\n"
-        "2 of 3 installed folder(s) differ from skills-lock.json\n")
+        "2 of 3 installed folder(s) differ from skills-lock.json\n"
+        "`skillreg install --force` restores the locked files, discarding the local changes above\n")
 
 
 # -- remove takes many names, and checks them all first ---------------------------------------------------------
@@ -209,6 +210,28 @@ def test_a_registry_folder_that_does_not_exist_says_so(project: Path) -> None:
     result = run("search", "csv", "--registry", "./no-such-folder")
     assert (result.exit_code, result.stderr) == (
         1, "Error: no-such-folder does not exist; --registry takes a registry's URL or the folder its build wrote\n")
+
+
+@pytest.mark.parametrize("args", [["install", "unit-converter"], ["search", "csv"], ["info", "unit-converter"],
+                                  ["update"], ["update", CSV]])
+def test_a_url_with_no_registry_says_so_not_that_a_skill_is_missing(server: RegistryServer, project: Path,
+                                                                     args: list[str]) -> None:
+    assert run("install", CSV, "--registry", server.url).exit_code == 0  # something for update to update
+    wrong = f"{server.url}nope/"
+    result = run(*args, "--registry", wrong)
+    assert (result.exit_code, result.stderr) == (
+        1, f"Error: no skill registry at {wrong}: it has no api/v1/index.json (HTTP 404); check the registry's URL, "
+           "which is where its build was published\n")
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("127.0.0.1:8100", "http://127.0.0.1:8100"),
+                                              ("localhost:8100/skills/", "http://localhost:8100/skills/"),
+                                              ("skills.example.com", "https://skills.example.com")])
+def test_a_url_without_its_scheme_is_suggested_with_it(project: Path, typed: str, meant: str) -> None:
+    result = run("search", "csv", "--registry", typed)
+    shown = typed.rstrip("/")
+    assert (result.exit_code, result.stderr) == (
+        1, f"Error: {shown} does not exist; did you mean --registry {meant}? (a URL needs its http:// or https://)\n")
 
 
 def test_a_registry_checkout_is_pointed_to_its_build(site: Path, project: Path) -> None:

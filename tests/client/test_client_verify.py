@@ -3,6 +3,7 @@ files a loader would skip as junk included: Python runs a planted ``__pycache__/
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,9 @@ def test_verify_reports_a_file_the_skill_did_not_ship(planted: str, server: Regi
     result = run("verify")
     assert (result.exit_code, result.stdout) == (1, f"modified  csv-profiler  {TARGET}\n"
                                                     f"    added: {planted}\n"
-                                                    "1 of 1 installed folder(s) differ from skills-lock.json\n")
+                                                    "1 of 1 installed folder(s) differ from skills-lock.json\n"
+                                                    "`skillreg install --force` restores the locked files, "
+                                                    "discarding the local changes above\n")
 
 
 @pytest.mark.parametrize("planted", PLANTED[:2])
@@ -47,3 +50,20 @@ def test_a_planted_junk_file_counts_as_a_local_change(planted: str, server: Regi
     assert path.read_bytes() == b"\x00planted"
     assert run("install", "--force", "--registry", server.url).exit_code == 0
     assert not path.exists() and run("verify").exit_code == 0
+
+
+@pytest.mark.parametrize("change", ["modified", "missing"])
+def test_verify_names_the_command_that_restores_and_that_command_does(change: str, server: RegistryServer,
+                                                                       project: Path) -> None:
+    assert run("install", "csv-profiler", "--registry", server.url).exit_code == 0
+    if change == "modified":
+        (project / TARGET / "SKILL.md").write_text("mine\n", encoding="utf-8")
+    else:
+        shutil.rmtree(project / TARGET)
+    told = run("verify")
+    assert told.exit_code == 1
+    command = told.stdout.splitlines()[-1].split("`")[1]
+    assert command == {"modified": "skillreg install --force", "missing": "skillreg install"}[change]
+    # The lock's registry is on this machine, so it is named again, as the restore itself asks.
+    assert run(*command.split()[1:], "--registry", server.url).exit_code == 0
+    assert run("verify").exit_code == 0

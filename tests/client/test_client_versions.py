@@ -82,8 +82,8 @@ def test_a_request_chooses_a_version(spec: str | None, chosen: int, warning: str
               "cannot be installed or restored. `skillreg info demo --versions` lists the versions that can"),
     (digest(2), "demo 0.9.0 (" + digest(2)[:19] + "…): the registry no longer keeps this version's files (pruned): "
                 "older than the history kept;"),
-    (digest(1)[7:20], "demo 0.8.0 (" + digest(1)[:19] + "…): the registry withdrew this version (it fails today's "
-                      "safety rules): fails SK517: a script in an SVG;"),
+    (digest(1)[7:20], "demo 0.8.0 (" + digest(1)[:19] + "…): the registry withdrew this version (today's build "
+                      "refuses it): fails SK517: a script in an SVG;"),
     ("3.0.0", "demo: the registry has no version '3.0.0' (published: 2.0.0, 1.1.0, 1.0.0, 0.9.0, 0.8.0)"),
     ("sha256:" + "e" * 64, f"demo: the registry has no version sha256:{'e' * 64} ({WHERE})"),
     ("0123456789ab", "demo: the registry has no version '0123456789ab'"),

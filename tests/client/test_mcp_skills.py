@@ -208,13 +208,17 @@ def test_bad_http_options_are_one_line_errors(site: Path) -> None:
             (["--http", f"0.0.0.0:{port + 1}"], "listens beyond this machine; name the Host values"),
             (["--http", f"[::]:{port + 1}"], "listens beyond this machine; name the Host values"),
             (["--http", f"0:{port + 1}"], "listens beyond this machine; name the Host values"),  # 0.0.0.0 too
-            (["--http", f"no-such-host.invalid:{port}", "--allowed-host", "x"], f"--http no-such-host.invalid:{port}: cannot listen there"),
-            (["--http", str(port)], f"--http 127.0.0.1:{port}: cannot listen there: the port is in use"),
             (["--allow-install"], "--allowed-host, --allowed-origin and --allow-install go with --http"),
         ]
-        for args, message in cases:
+        # A port that cannot be listened on is a failure to serve (exit 1), worded as `skillreg serve` words it.
+        failures = [
+            (["--http", f"no-such-host.invalid:{port}", "--allowed-host", "x"],
+             f"Error: cannot serve on no-such-host.invalid:{port}: "),
+            (["--http", str(port)], f"Error: port {port} on 127.0.0.1 is in use; pick another with --http [HOST:]PORT"),
+        ]
+        for args, message, code in [(*case, 2) for case in cases] + [(*case, 1) for case in failures]:
             result = _mcp("--registry", str(site), *args)
-            assert result.returncode == 2, (args, result.stderr)
+            assert result.returncode == code, (args, result.stderr)
             assert message in result.stderr and "Traceback" not in result.stderr, (args, result.stderr)
             assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 

@@ -17,6 +17,7 @@ from helpers.changes import adoptable as committed
 from helpers.changes import git
 
 from builder.cli.app import cli
+from builder.core.config import load_config
 from builder.ops.origin import parse_origin
 from builder.ops.readme import title_and_description
 from builder.ops.workflows import PAGES_WORKFLOW, PROJECT_REPOSITORY, UNPINNED, VALIDATE_WORKFLOW
@@ -136,6 +137,19 @@ def test_init_writes_a_commented_registry_yaml_and_two_pinned_workflows(tmp_path
         '"Publish the skills as a registry"',
         "  on GitHub: Settings > Pages > Source: GitHub Actions, then push main",
     ]
+
+
+def test_init_offers_history_start_commented_out_and_uncommented_it_loads(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = adoptable(tmp_path / "team")
+    assert init(repo, monkeypatch=monkeypatch)[0] == 0
+    text = (repo / "registry.yaml").read_text()
+    block = '# history:\n#   start: "<commit>"\n'
+    assert text.endswith(block) and "history" not in yaml.safe_load(text)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout.strip()
+    (repo / "registry.yaml").write_text(text.replace(block, block.replace("# ", "").replace("<commit>", head)))
+    assert load_config(repo / "registry.yaml").history.start == head
 
 
 def test_without_origin_the_addresses_are_empty_placeholders_that_say_so(tmp_path: Path,

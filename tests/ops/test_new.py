@@ -1,4 +1,5 @@
-"""``skillreg new``: a scaffold that fails only on its placeholder, passes once described, and refuses bad names."""
+"""``skillreg new``: a scaffold that fails only on its empty description, passes once described, and refuses bad
+names and template text as the description."""
 
 from __future__ import annotations
 
@@ -50,17 +51,38 @@ def test_new_creates_the_folder(registry: Path) -> None:
     assert [p for p, _ in tree(folder)] == ["SKILL.md", "references", "scripts"]
     text = (folder / "SKILL.md").read_text(encoding="utf-8")
     assert text.startswith("---\nname: pdf-tools\n"
-                           'description: "TODO: say what this skill does and when an agent should use it."\n')
+                           'description: ""  # say what this skill does and when an agent should use it\n')
     assert "`scripts/`" in text and "`references/`" in text  # the empty folders are explained in the body
 
 
-def test_the_placeholder_description_fails_validation(registry: Path) -> None:
+@pytest.mark.parametrize("registry_yaml", [REGISTRY_YAML, "title: No policy\n"])
+def test_the_scaffold_as_written_fails_validation_under_any_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   registry_yaml: str) -> None:
+    write_tree(tmp_path, {"registry.yaml": registry_yaml})
+    monkeypatch.chdir(tmp_path)
+    skillreg("new", "pdf-tools")
+    for profile in ("spec", "claude-code", "agents"):
+        result = skillreg("validate", "--profile", profile, "skills/pdf-tools")
+        assert result.exit_code == 1
+        assert result.stdout.startswith("skills/pdf-tools/SKILL.md:3: error SK108 `description` must be a "
+                                        "non-empty string, got a string ('')\n")
+
+
+@pytest.mark.parametrize("description", ["TODO", "TODO: later", "TBD", "FIXME describe it", "Replace with text"])
+def test_template_text_as_the_description_is_refused_and_nothing_is_written(registry: Path, description: str) -> None:
+    result = skillreg("new", "pdf-tools", "--description", description)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: --description: ")
+    assert "is template text (SK202)" in result.stderr
+    assert not (registry / "skills").exists()
+
+
+def test_the_empty_description_fails_validation(registry: Path) -> None:
     skillreg("new", "pdf-tools")
     result = skillreg("validate", "skills/pdf-tools")
     assert (result.exit_code, result.stdout) == (1, (
-        "skills/pdf-tools/SKILL.md:3: error SK202 `description` still contains template text: 'TODO' "
-        "(registry policy `placeholders`, registry.yaml)\n"
-        "    hint: Describe what the skill does and when to use it.\n"
+        "skills/pdf-tools/SKILL.md:3: error SK108 `description` must be a non-empty string, got a string ('')\n"
+        "    hint: Write a value after `description:` as a quoted string, or delete the line.\n"
         "skills/pdf-tools/SKILL.md:5: warning SK305 `metadata.category` is missing "
         "(registry policy `categories`, registry.yaml)\n"
         "    hint: Add `category:` under `metadata:` so the skill is listed in a category.\n"

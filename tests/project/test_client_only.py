@@ -77,5 +77,6 @@ def test_a_registry_command_names_the_extra_it_needs(client_install: Path, tmp_p
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.startswith("Error: `skillreg build` works on a registry's skills and needs the packages of "
                                   "the `registry` extra, which this installation lacks (no module named ")
-    assert done.stderr.endswith("): pip install 'skill-registry[registry]'\n")
+    assert done.stderr.endswith("); add them with: pipx install --force "
+                                "'skill-registry[registry] @ git+https://github.com/skill-registry/skill-registry'\n")
     assert not (tmp_path / "site").exists()

@@ -34,3 +34,11 @@ def test_ci_runs_the_readmes_test_command() -> None:
 def test_every_command_has_help() -> None:
     for name, command in all_commands().items():
         assert (command.help or "").strip(), f"`skillreg {name}` has no help text"
+
+
+def test_the_docs_server_and_the_quick_starts_serve_use_different_ports() -> None:
+    """Both run side by side while reading the quick start; mkdocs on a busy port dies with its own traceback."""
+    docs = re.findall(r"`mkdocs serve -a 127\.0\.0\.1:(\d+)`", README)
+    serve = re.findall(r"skillreg serve --port (\d+)", README)
+    assert docs and serve and not set(docs) & set(serve)
+    assert "`mkdocs serve`" not in README  # mkdocs' default port is 8000 too
