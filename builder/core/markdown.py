@@ -1,6 +1,5 @@
-"""The one Markdown parser of the registry: CommonMark with GitHub's tables, strikethrough and footnotes
-(markdown-it-py), shared by the body checks and the website so both read a SKILL.md the same way; the website's
-instance (``RENDERING_PARSER``) also reads GitHub's task lists, single-tilde strikethrough and bare-URL autolinks.
+"""The validator's Markdown parser: CommonMark with GitHub's tables, strikethrough and footnotes (markdown-it-py),
+reading links as the website's renderer (cmark-gfm, ``cmark``) does; ``bench.links`` holds the two together.
 
 ``links`` finds every link destination of a body: inline links and images, reference definitions, autolinks and
 the ``href``/``src`` of raw HTML ``<a>`` and ``<img>`` tags, each with the line and column it starts at.
@@ -29,7 +28,6 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 
-from .autolinks import autolinks_plugin
 from .html_tags import html_tags
 from .stretches import LINK_HINTS, stretches
 
@@ -203,24 +201,7 @@ def _inline_nesting(md: MarkdownIt) -> Iterator[None]:
         md.options["maxNesting"] = BLOCK_NESTING
 
 
-def _new_rendering_parser() -> MarkdownIt:
-    """The website's parser: the link finder's, reading what GitHub renders beyond it: task list items as
-    disabled checkboxes and one tilde as strikethrough (markdown-it-py's own options, as GFM reads them), bare
-    URLs and e-mail addresses as links (``autolinks``). The link finder keeps ``PARSER``: a bare URL is no link
-    to a file."""
-    md = _new_parser()
-    md.options["tasklists"] = True
-    md.options["strikethrough_single_tilde"] = True
-    return md.use(autolinks_plugin)
-
-
 PARSER = _new_parser()
-RENDERING_PARSER = _new_rendering_parser()
-
-
-def parse(body: str) -> list[Token]:
-    """The whole body's tokens, as the website renders them."""
-    return RENDERING_PARSER.parse(body, {})
 
 
 # --- link destinations --------------------------------------------------------------------------------------------
