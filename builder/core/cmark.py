@@ -52,8 +52,8 @@ class _Library:
         self.ffi.cdef(_DECLARATIONS)
         self.lib: Any = self.ffi.dlopen(_cmark.__file__)  # the library cmarkgfm has loaded: one registry
         self.lib.cmark_gfm_core_extensions_ensure_registered()
-        self.extensions = [self.lib.cmark_find_syntax_extension(name) for name in EXTENSIONS]
-        if any(extension == self.ffi.NULL for extension in self.extensions):
+        self.extensions = {name: self.lib.cmark_find_syntax_extension(name) for name in EXTENSIONS}
+        if any(extension == self.ffi.NULL for extension in self.extensions.values()):
             raise RuntimeError("cmark-gfm lacks one of GitHub's extensions")
         self.free = self.lib.cmark_get_default_mem_allocator().free
 
@@ -69,15 +69,16 @@ def version() -> str:
     return str(library.ffi.string(library.lib.cmark_version_string()).decode("ascii"))
 
 
-def render_html(body: str) -> str:
-    """``body`` as GitHub renders it (raw HTML kept for the sanitiser, each block with ``data-sourcepos``)."""
+def render_html(body: str, extensions: tuple[bytes, ...] = EXTENSIONS) -> str:
+    """``body`` as GitHub renders it (raw HTML kept for the sanitiser, each block with ``data-sourcepos``), with
+    ``extensions`` (some of ``EXTENSIONS``)."""
     library = _library()
     lib, ffi = library.lib, library.ffi
     text = body.encode("utf-8", "replace")  # a lone surrogate (an undecodable byte kept) as `?`
     parser = lib.cmark_parser_new(OPTIONS)
     try:
-        for extension in library.extensions:
-            lib.cmark_parser_attach_syntax_extension(parser, extension)
+        for name in extensions:
+            lib.cmark_parser_attach_syntax_extension(parser, library.extensions[name])
         lib.cmark_parser_feed(parser, text, len(text))
         root = lib.cmark_parser_finish(parser)
         try:

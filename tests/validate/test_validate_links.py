@@ -1,4 +1,5 @@
-"""Links in SKILL.md bodies are read by the CommonMark parser the website renders with (builder.core.markdown).
+"""Links in SKILL.md bodies are read by a CommonMark parser (builder.core.markdown) as the website's renderer,
+cmark-gfm, reads them.
 
 The fast path (``links``, which parses only the stretches of a body that can hold a link) must give exactly the
 list a whole-body parse (``links_full``) gives: on every fixture, on a generated real-shaped corpus, on bodies
@@ -28,6 +29,7 @@ if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part 
     sys.path.insert(0, str(REPO))
 
 from bench.corpus import generate  # noqa: E402
+from bench.links import differences  # noqa: E402
 
 FIXTURES = REPO / "tests" / "validate" / "fixtures"
 FRONTMATTER = "---\nname: {name}\ndescription: Checks links. Use when testing skillreg validate.\n---\n"
@@ -245,6 +247,33 @@ def test_the_website_and_the_validator_see_the_same_links() -> None:
     rendered = {node.attributes.get("href") or node.attributes.get("src") for node in tree.css("a[href], img[src]")}
     rendered = {url for url in rendered if url and not url.startswith("#")}  # footnote anchors
     assert rendered == {"RAW/" + quote(path) for path in relative} | absolute
+
+
+def test_the_validators_links_are_the_links_of_githubs_rendering_of_every_skill_of_the_repository() -> None:
+    """``bench.links`` compares them on 5,000 real bodies; here on every SKILL.md the repository holds (but the
+    hostile fixtures past the body limits, which their own tests hold)."""
+    files = sorted(REPO.glob("skills/*/SKILL.md")) + sorted((REPO / "tests").rglob("SKILL.md"))
+    compared = 0
+    for file in files:
+        text = file.read_bytes().decode("utf-8", "replace")
+        if len(text) > 20_000:
+            continue
+        body = text.split("\n---\n", 1)[1] if text.startswith("---\n") and "\n---\n" in text else text
+        only_found, only_shown = differences(body)
+        unused = {link.href for link in links(body) if link.kind == "reference"}
+        assert not only_shown and only_found <= unused, file
+        compared += bool(links(body))
+    assert compared >= 20
+
+
+@pytest.mark.parametrize(("body", "only_found", "only_shown"), [
+    ("- [Feature]: [Description]\n", {"[Description]"}, set()),  # a definition nothing uses: checked, not shown
+    ("[^1]: [n](n.md)\n", {"n.md"}, set()),  # a footnote nothing refers to: GitHub leaves it out
+    ("[e](file:///Users/a/e.md)\n", set(), {"file:///Users/a/e.md"}),  # markdown-it refuses `file:`, cmark not
+])
+def test_the_link_differences_known_on_real_bodies(body: str, only_found: set[str], only_shown: set[str]) -> None:
+    """The classes ``python -m bench.links`` lists: none of them changes a finding (``file:`` is not checked)."""
+    assert differences(body) == (only_found, only_shown)
 
 
 # --- hostile bodies ----------------------------------------------------------------------------------------------
