@@ -42,6 +42,7 @@ void cmark_parser_feed(cmark_parser *parser, const char *buffer, size_t len);
 cmark_node *cmark_parser_finish(cmark_parser *parser);
 cmark_llist *cmark_parser_get_syntax_extensions(cmark_parser *parser);
 char *cmark_render_html(cmark_node *root, int options, cmark_llist *extensions);
+char *cmark_render_xml(cmark_node *root, int options);
 void cmark_node_free(cmark_node *node);
 """
 
@@ -72,6 +73,15 @@ def version() -> str:
 def render_html(body: str, extensions: tuple[bytes, ...] = EXTENSIONS) -> str:
     """``body`` as GitHub renders it (raw HTML kept for the sanitiser, each block with ``data-sourcepos``), with
     ``extensions`` (some of ``EXTENSIONS``)."""
+    return _render(body, extensions, html=True)
+
+
+def render_xml(body: str, extensions: tuple[bytes, ...]) -> str:
+    """cmark's XML of ``body``'s syntax tree, every node with its source position (lines and byte columns)."""
+    return _render(body, extensions, html=False)
+
+
+def _render(body: str, extensions: tuple[bytes, ...], html: bool) -> str:
     library = _library()
     lib, ffi = library.lib, library.ffi
     text = body.encode("utf-8", "replace")  # a lone surrogate (an undecodable byte kept) as `?`
@@ -82,11 +92,14 @@ def render_html(body: str, extensions: tuple[bytes, ...] = EXTENSIONS) -> str:
         lib.cmark_parser_feed(parser, text, len(text))
         root = lib.cmark_parser_finish(parser)
         try:
-            html = lib.cmark_render_html(root, OPTIONS, lib.cmark_parser_get_syntax_extensions(parser))
+            if html:
+                rendered = lib.cmark_render_html(root, OPTIONS, lib.cmark_parser_get_syntax_extensions(parser))
+            else:
+                rendered = lib.cmark_render_xml(root, OPTIONS)
             try:
-                return str(ffi.string(html).decode("utf-8", "replace"))
+                return str(ffi.string(rendered).decode("utf-8", "replace"))
             finally:
-                library.free(html)
+                library.free(rendered)
         finally:
             lib.cmark_node_free(root)
     finally:
