@@ -14,12 +14,14 @@ from html import unescape
 from markdown.extensions.toc import slugify
 
 _SOURCEPOS = r' data-sourcepos="\d+:\d+-\d+:\d+"'
+# One literal `<` first, so the search jumps from tag to tag (an alternation of several would be tried at every
+# character: three times slower).
 _TAGS = re.compile(
-    rf"<h(?P<open>[1-6]){_SOURCEPOS}>"
-    r"|</h(?P<close>[1-6])>"
-    rf"|<(?P<list>ul|ol)(?: start=\"\d+\")?{_SOURCEPOS}>"
-    r"|</(?:ul|ol)>"
-    rf"|(?P<task><li{_SOURCEPOS}>)(?:\n?<p{_SOURCEPOS}>)?<input type=\"checkbox\"")
+    rf"<(?:h(?P<open>[1-6]){_SOURCEPOS}>"
+    r"|/h(?P<close>[1-6])>"
+    rf"|(?P<list>ul|ol)(?: start=\"\d+\")?{_SOURCEPOS}>"
+    r"|/(?:ul|ol)>"
+    rf"|(?P<task>li{_SOURCEPOS}>)(?:\n?<p{_SOURCEPOS}>)?<input type=\"checkbox\")")
 # What a heading's id is made of: its words and code, without tags, image descriptions or footnote marks.
 _FOOTNOTE_MARK = re.compile(r'<sup class="footnote-ref"><a [^>]*>[^<]*</a></sup>')
 _MARKUP = re.compile(r"<!--.*?-->|<(?:[^>\"']|\"[^\"]*\"|'[^']*')*>", re.DOTALL)
