@@ -46,7 +46,8 @@ CLASSES = {("li", "task-list-item"), ("ul", "contains-task-list"), ("ol", "conta
 URL_SCHEMES = frozenset({"http", "https", "mailto", "ftp", "xmpp"})  # the schemes GitHub autolinks
 # Body ids get a prefix so a heading can never take an id the page or the theme relies on.
 ID_PREFIX = "skill-"
-_SAFE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+# Footnote ids are their labels as written (cmark-gfm percent-encodes what is not ASCII).
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_%-]*$")
 _CODE_CLASS = re.compile(r"^language-[A-Za-z0-9_+-]+$")
 # Paths from the skill's folder as agents write them: `{baseDir}/` and Claude Code's `${CLAUDE_SKILL_DIR}/`.
 _BASE_DIR = re.compile(r"^(?:\{baseDir\}|\$\{CLAUDE_SKILL_DIR\})/")

@@ -173,3 +173,9 @@ def test_a_body_rendering_past_the_cap_is_shown_as_text_and_says_why() -> None:
     assert "This body is shown as text: rendered, it would be 12.2 MB of HTML, past the website's limit of 1 MB." in html
     assert "<pre><code>|a|a|" in html and "x&lt;b&gt;\nx&lt;b&gt;" in html
     assert len(html) < 3 * len(body)
+
+
+def test_footnotes_with_capitals_or_non_ascii_labels_keep_their_anchors() -> None:
+    html = render("a[^Note] b[^é]\n\n[^Note]: one\n[^é]: two\n")
+    assert '<a href="#skill-fn-Note" id="skill-fnref-Note"' in html and '<li id="skill-fn-Note">' in html
+    assert '<a href="#skill-fn-%C3%A9" id="skill-fnref-%C3%A9"' in html and '<li id="skill-fn-%C3%A9">' in html
