@@ -1,8 +1,9 @@
 """``python -m bench.fidelity DIR [-n N]``: how often the website's rendering of a real skill body equals GitHub's.
 
-GitHub renders Markdown with cmark-gfm; ``cmarkgfm`` binds it (not a dependency of the registry: install it in
-the environment that runs this). For the first N bodies of DIR's skill folders by name, each body is rendered by
-the registry (``BodyRenderer``) and by cmark-gfm with GitHub's extensions, the latter sanitised by the same nh3
+GitHub renders Markdown with cmark-gfm; ``cmarkgfm`` binds it, and the website renders with it too, so this now
+checks what the site adds (heading shapes, task list classes, the cap). For the first N bodies of DIR's skill
+folders by name, each body is rendered by the registry (``BodyRenderer``) and by cmark-gfm with GitHub's
+extensions, the latter sanitised by the same nh3
 cleaner. Both are compared as structure and text: the sequence of element names (headings as one name, since
 the site moves them one level down) and whitespace-collapsed text, attributes stripped. The figure is printed
 exactly, and the bodies that differ are classed by the first place the two readings part (a link, a task list,

@@ -41,8 +41,8 @@ def ours() -> dict[str, Reader]:
 
     renderer = BodyRenderer()
     return {"this registry: link finder (validator)": markdown.links_and_hidden,
-            "this registry: markdown-it-py full parse": markdown.parse,
-            "this registry: website render (parse, render, nh3)": lambda body: renderer.render(body, (), "raw/")}
+            "this registry: markdown-it-py full parse (links_full)": markdown.links_full,
+            "this registry: website render (cmark-gfm, shape, nh3)": lambda body: renderer.render(body, (), "raw/")}
 
 
 def candidates() -> tuple[dict[str, Reader], list[str]]:

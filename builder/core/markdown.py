@@ -1,6 +1,7 @@
-"""The one Markdown parser of the registry: CommonMark with GitHub's tables, strikethrough and footnotes
-(markdown-it-py), shared by the body checks and the website so both read a SKILL.md the same way; the website's
-instance (``RENDERING_PARSER``) also reads GitHub's task lists, single-tilde strikethrough and bare-URL autolinks.
+"""The validator's reading of links: a body that defines no reference or footnote (no ``]:``, nine bodies in ten)
+is read by cmark-gfm, the website's own renderer (``cmark_links``), in the stretches that can hold a link;
+any other body by CommonMark with GitHub's tables, strikethrough and footnotes (markdown-it-py), which reports
+each reference definition where it is written. ``bench.links`` compares both with the rendered pages.
 
 ``links`` finds every link destination of a body: inline links and images, reference definitions, autolinks and
 the ``href``/``src`` of raw HTML ``<a>`` and ``<img>`` tags, each with the line and column it starts at.
@@ -29,7 +30,7 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 
-from .autolinks import autolinks_plugin
+from . import cmark_links
 from .html_tags import html_tags
 from .stretches import LINK_HINTS, stretches
 
@@ -203,24 +204,7 @@ def _inline_nesting(md: MarkdownIt) -> Iterator[None]:
         md.options["maxNesting"] = BLOCK_NESTING
 
 
-def _new_rendering_parser() -> MarkdownIt:
-    """The website's parser: the link finder's, reading what GitHub renders beyond it: task list items as
-    disabled checkboxes and one tilde as strikethrough (markdown-it-py's own options, as GFM reads them), bare
-    URLs and e-mail addresses as links (``autolinks``). The link finder keeps ``PARSER``: a bare URL is no link
-    to a file."""
-    md = _new_parser()
-    md.options["tasklists"] = True
-    md.options["strikethrough_single_tilde"] = True
-    return md.use(autolinks_plugin)
-
-
 PARSER = _new_parser()
-RENDERING_PARSER = _new_rendering_parser()
-
-
-def parse(body: str) -> list[Token]:
-    """The whole body's tokens, as the website renders them."""
-    return RENDERING_PARSER.parse(body, {})
 
 
 # --- link destinations --------------------------------------------------------------------------------------------
@@ -256,6 +240,10 @@ def _links_and_hidden(body: str) -> list[Link]:
     body = _normalise(body)
     if not any(hint.search(body) for hint in LINK_HINTS):
         return []
+    if "]:" not in body:  # no definition: cmark-gfm, the website's renderer, reads every link where it is
+        found = _cmark_links(_only_stretches(body))
+        if found is not None:
+            return found
     env: dict[str, Any] = {}
     blocks: list[tuple[int, list[Token]]] = []
     line = 0
@@ -309,6 +297,8 @@ def links_full(body: str) -> list[Link]:
     """Every link destination of ``body`` from a parse of the whole text: the reference for ``links``. Links in
     footnotes nothing refers to count too (the website leaves such notes out; their links are still checked)."""
     body = _normalise(body)
+    if "]:" not in body and (read := _cmark_links(body)) is not None:
+        return [link for link in read if link.kind not in HIDDEN_KINDS]
     env: dict[str, Any] = {}
     state = StateCore(body, PARSER, env)
     # Every core step but the footnotes' tail, which leaves out notes nothing refers to: their links are checked.
@@ -319,6 +309,26 @@ def links_full(body: str) -> list[Link]:
     source = body.split("\n")
     found = set(_token_links(tokens, 0, source)) | set(_reference_links(env, source))
     return sorted(link for link in found if link.kind not in HIDDEN_KINDS)
+
+
+def _only_stretches(body: str) -> str:
+    """``body`` with every line outside the stretches that can hold a link left empty: the same lines, and each
+    stretch parses alone as it does in the whole text, so a parse of this finds the same links, in less text."""
+    parts: list[str] = []
+    done = 0
+    for start, end in stretches(body):
+        parts += ("\n" * body.count("\n", done, start), body[start:end])
+        done = end
+    parts.append("\n" * body.count("\n", done))
+    return "".join(parts)
+
+
+def _cmark_links(body: str) -> list[Link] | None:
+    found = cmark_links.links(body, PARSER.normalizeLink, PARSER.validateLink, parse_link_destination, _file_column)
+    if found is None:
+        return None
+    return sorted({Link(line, column, href, PARSER.normalizeLinkText(href) if text is None else text, kind)
+                   for line, column, href, text, kind in found})
 
 
 def _normalise(body: str) -> str:

@@ -3,7 +3,7 @@ page workers, so that a build parses a SKILL.md body once and the page workers p
 
 The shape: one file per rendering in the output's state folder (``bodies/``), named ``<skill>.<key>.html.gz``.
 The key is a SHA-256 over everything the rendering depends on and nothing else: the renderer (this package's
-version, the source of the renderer and its parser, the versions of markdown-it-py, its plugins and nh3), the
+version, the source of the renderer and its shaping, the versions of cmark-gfm, nh3 and Markdown's slugify), the
 SHA-256 of SKILL.md's bytes and the frontmatter size limit it is read under (together they fix the body), the
 skill's name and the paths published raw (together they fix where its links point). A page worker computes the
 same key from the skill's detail document alone, so nothing passes through the parent: 60,000 renderings never sit
@@ -49,16 +49,14 @@ PAGE_ROOT = "../../"  # a skill page's way back to the site's root (it lives at 
 def renderer_fingerprint() -> str:
     """What the renderer is: a change to its code or to a library it renders with makes every key new."""
     import markdown as python_markdown  # the headings' ids (toc's slugify)
-    import markdown_it
-    import mdit_py_plugins
     import nh3
 
-    from ..core import autolinks, html_tags, markdown, stretches
-    from . import render
+    from ..core import cmark
+    from . import render, shape
 
-    digest = hashlib.sha256(json.dumps([__version__, markdown_it.__version__, mdit_py_plugins.__version__,
-                                        getattr(nh3, "__version__", ""), python_markdown.__version__]).encode())
-    for module in (render, markdown, autolinks, html_tags, stretches):
+    digest = hashlib.sha256(json.dumps([__version__, cmark.version(), getattr(nh3, "__version__", ""),
+                                        python_markdown.__version__]).encode())
+    for module in (render, shape, cmark):
         digest.update(Path(str(module.__file__)).read_bytes())
     return digest.hexdigest()
 

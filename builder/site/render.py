@@ -1,6 +1,6 @@
-"""Untrusted skill Markdown to safe HTML: render with the registry's CommonMark parser as GitHub reads it
-(``core.markdown.RENDERING_PARSER``: tables, strikethrough, footnotes, task lists, bare-URL autolinks), then
-sanitise with nh3.
+"""Untrusted skill Markdown to safe HTML: render with GitHub's own renderer, cmark-gfm (``core.cmark``: tables,
+strikethrough, footnotes, task lists, bare-URL autolinks), shape headings and task lists (``shape``), then sanitise
+with nh3.
 
 A skill's body comes from a pull request, so raw HTML in it is allowed through Markdown and then cut down to
 ordinary formatting by the sanitiser: no scripts, styles, frames, forms, event handlers or ``javascript:``
@@ -13,13 +13,13 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Collection, Mapping
+from html import escape
 from urllib.parse import quote, unquote, urlsplit
 
 import nh3
-from markdown.extensions.toc import slugify
-from markdown_it.token import Token
 
-from ..core.markdown import RENDERING_PARSER as PARSER
+from ..core import cmark
+from .shape import shape
 
 TAGS = frozenset({
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em", "h1", "h2", "h3",
@@ -46,10 +46,24 @@ CLASSES = {("li", "task-list-item"), ("ul", "contains-task-list"), ("ol", "conta
 URL_SCHEMES = frozenset({"http", "https", "mailto", "ftp", "xmpp"})  # the schemes GitHub autolinks
 # Body ids get a prefix so a heading can never take an id the page or the theme relies on.
 ID_PREFIX = "skill-"
-_SAFE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+# Footnote ids are their labels as written (cmark-gfm percent-encodes what is not ASCII).
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_%-]*$")
 _CODE_CLASS = re.compile(r"^language-[A-Za-z0-9_+-]+$")
 # Paths from the skill's folder as agents write them: `{baseDir}/` and Claude Code's `${CLAUDE_SKILL_DIR}/`.
 _BASE_DIR = re.compile(r"^(?:\{baseDir\}|\$\{CLAUDE_SKILL_DIR\})/")
+
+
+# What one body may render to, in characters of HTML before sanitising: five times the largest of 15,751 real
+# bodies (0.2 MB), where a hostile 6.4 KB table (a wide header, rows of one cell) renders to 12 MB. Past it the body
+# is shown as text (``as_text``), so a page and the sanitiser's work stay bounded.
+MAX_RENDERED_BODY = 1_000_000
+
+
+def as_text(body: str, rendered: int) -> str:
+    """The page's body when its rendering is past the cap: why, then the Markdown as written."""
+    return (f"<p><strong>This body is shown as text: rendered, it would be {rendered / 1e6:.1f} MB of HTML, past the "
+            f"website's limit of {MAX_RENDERED_BODY / 1e6:.0f} MB.</strong></p>\n"
+            f"<pre><code>{escape(body, quote=False)}</code></pre>\n")
 
 
 class BodyRenderer:
@@ -65,10 +79,10 @@ class BodyRenderer:
     def render(self, body: str, files: Collection[str], raw_prefix: str) -> str:
         """``raw_prefix`` is the URL (relative to the page) of the skill's raw files folder, ending in ``/``; or
         ``files`` maps each linkable path to its URL (only files published raw can be linked)."""
-        env: dict[str, object] = {}
-        tokens = PARSER.parse(body, env)
-        _shape(tokens)
-        return self.sanitise(PARSER.renderer.render(tokens, PARSER.options, env), files, raw_prefix)
+        rendered = cmark.render_html(body)
+        if len(rendered) > MAX_RENDERED_BODY:
+            return self.sanitise(as_text(body, len(rendered)))
+        return self.sanitise(shape(rendered), files, raw_prefix)
 
     def sanitise(self, html: str, files: Collection[str] = (), raw_prefix: str = "") -> str:
         """The cleaning every rendered body goes through (the benchmark passes GitHub's rendering through it too,
@@ -93,40 +107,6 @@ class BodyRenderer:
 def _checkbox(found: re.Match[str]) -> str:
     """One spelling of a checkbox, as GitHub writes it (nh3 keeps attributes in no fixed order of its own)."""
     return f'<input type="checkbox"{found.group(1) or ""} disabled="">'
-
-
-_ALIGN = re.compile(r"^text-align:(left|center|right)$")
-
-
-def _shape(tokens: list[Token]) -> None:
-    """Body headings one level down (the page's title is the h1) with ids to link to, numbered apart when two
-    read alike; table cell alignment as an ``align`` attribute, which the sanitiser keeps (a style it would not)."""
-    seen: set[str] = set()
-    for i, token in enumerate(tokens):
-        if token.type in ("heading_open", "heading_close"):
-            token.tag = "h" + str(min(int(token.tag[1]) + 1, 6))
-            if token.type == "heading_open":
-                base = slugify(_plain_text(tokens[i + 1]), "-") or "section"
-                slug, n = base, 1
-                while slug in seen:
-                    slug, n = f"{base}_{n}", n + 1
-                seen.add(slug)
-                token.attrSet("id", slug)
-        elif token.type in ("th_open", "td_open"):
-            align = _ALIGN.match(str(token.attrs.pop("style", "")))
-            if align:
-                token.attrSet("align", align.group(1))
-
-
-def _plain_text(inline: Token) -> str:
-    """The text a heading shows: its words and code, without raw HTML or image descriptions."""
-    parts = []
-    for child in inline.children or ():
-        if child.type in ("text", "code_inline"):
-            parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-    return "".join(parts)
 
 
 def resolve_link(value: str, files: Collection[str], raw_prefix: str) -> str | None:

@@ -1,5 +1,5 @@
 """Rules about the Markdown body of SKILL.md: its size, how deeply it nests, absolute user paths and links that
-must land inside the skill. Links are read by the CommonMark parser the website renders with (``core.markdown``);
+must land inside the skill. Links are read as the website's renderer reads them (``core.markdown``);
 the other checks are line scans that cannot go quadratic."""
 
 from __future__ import annotations

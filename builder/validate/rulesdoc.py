@@ -23,13 +23,14 @@ GROUPS = {
 
 # What a group's rules read, where the table's one line per rule cannot say it.
 NOTES = {
-    "SK4": "SK404 and SK405 read the body as GitHub does, with a CommonMark parser (the one the website renders "
-           "with):\ninline links and images, reference definitions (checked where they are written, once, however "
-           "often they are\nused) and the `href` of raw HTML `<a>` and the `src` of `<img>` tags, which the website "
-           "renders as links too.\nLinks in code (fenced, indented or inline) and in image descriptions are text; "
-           "GitHub footnotes (`[^1]: ...`)\nare notes, and the links inside them are checked. URLs with a scheme "
-           "(`https:`, `mailto:`), `#fragment` links\nand `{baseDir}/` paths are not checked. A link is a URL: a "
-           "backslash is a character of the name, not a folder\nseparator, and `%20` is a space.",
+    "SK4": "SK404 and SK405 read the body as GitHub does, with a CommonMark parser that finds the links the "
+           "website's\nrenderer (GitHub's cmark-gfm) makes:\ninline links and images, reference definitions "
+           "(checked where they are written, once, however often they are\nused) and the `href` of raw HTML `<a>` "
+           "and the `src` of `<img>` tags, which the website renders as links too.\nLinks in code (fenced, "
+           "indented or inline) and in image descriptions are text; GitHub footnotes (`[^1]: ...`)\nare notes, and "
+           "the links inside them are checked. URLs with a scheme (`https:`, `mailto:`), `#fragment` links\nand "
+           "`{baseDir}/` paths are not checked. A link is a URL: a backslash is a character of the name, not a "
+           "folder\nseparator, and `%20` is a space.",
 }
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from helpers.build import SKILLS, all_files, git, make_registry
 
-from builder.core import markdown
+from builder.core import cmark, markdown
 from builder.core.config import load_config
 from builder.core.frontmatter import parse_skill_md
 from builder.core.workers import PARALLEL_THRESHOLD
@@ -43,8 +43,7 @@ class ParseCounter:
             for name, (original, counter) in originals.items():
                 if getattr(module, name, None) is original:
                     monkeypatch.setattr(module, name, self._counting(original, counter))
-        monkeypatch.setattr(markdown.RENDERING_PARSER, "parse",
-                            self._counting(markdown.RENDERING_PARSER.parse, self.renders))
+        monkeypatch.setattr(cmark, "render_html", self._counting(cmark.render_html, self.renders))
 
     @staticmethod
     def _counting(original: Callable[..., Any], counter: Counter[Any]) -> Callable[..., Any]:

@@ -1,6 +1,6 @@
-"""The website renders skill bodies as GitHub does (GFM): task lists as disabled checkboxes, bare URLs and e-mail
-addresses as links, one or two tildes as strikethrough; the link finder the validator uses reads none of it.
-Examples are the GFM spec's (version 0.29-gfm), by number."""
+"""The website renders skill bodies with GitHub's renderer (cmark-gfm): task lists as disabled checkboxes, bare URLs
+and e-mail addresses as links, one or two tildes as strikethrough (``<del>``), footnotes with GitHub's ids; the link
+finder the validator uses reads no bare URL. Examples are the GFM spec's (version 0.29-gfm), by number."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def test_a_body_can_put_in_no_form_control_but_a_disabled_checkbox(html: str) ->
 
 
 @pytest.mark.parametrize(("example", "body", "expected"), [
-    (491, "~~Hi~~ Hello, ~there~ world!", "<p><s>Hi</s> Hello, <s>there</s> world!</p>"),
+    (491, "~~Hi~~ Hello, ~there~ world!", "<p><del>Hi</del> Hello, <del>there</del> world!</p>"),
     (492, "This ~~has a\n\nnew paragraph~~.", "<p>This ~~has a</p>\n<p>new paragraph~~.</p>"),
     (493, "This will ~~~not~~~ strike.", "<p>This will ~~~not~~~ strike.</p>"),
 ])
@@ -114,7 +114,7 @@ def test_one_or_two_tildes_strike_through_as_the_gfm_spec_says(example: int, bod
 
 def test_tildes_strike_through_only_in_pairs_of_one_width() -> None:
     assert render("~a~~ and ~~b~").strip() == "<p>~a~~ and ~~b~</p>"
-    assert render("~a ~~b~~ c~").strip() == "<p><s>a <s>b</s> c</s></p>"
+    assert render("~a ~~b~~ c~").strip() == "<p><del>a <del>b</del> c</del></p>"
 
 
 def test_the_checkbox_spelling_reaches_no_attribute_or_text() -> None:
@@ -133,3 +133,49 @@ def test_hostile_bodies_render_in_linear_time(unit: str) -> None:
     """A quadratic read (a scan from every `:` to the end of the paragraph took 60 s at 50,000 characters) fails."""
     linear, times = grows_linearly(lambda size: render(unit * (size // len(unit))), 100_000)
     assert linear, f"{unit!r}: {times} characters"
+
+
+def test_footnotes_take_githubs_ids_from_their_labels() -> None:
+    html = render("Claim[^src] and more[^2].\n\n[^src]: The source.\n[^2]: Two.\n")
+    assert '<sup><a href="#skill-fn-src" id="skill-fnref-src" rel="noopener noreferrer nofollow">1</a></sup>' in html
+    assert '<li id="skill-fn-src">' in html and '<li id="skill-fn-2">' in html
+    assert '<a href="#skill-fnref-src" rel="noopener noreferrer nofollow">↩</a>' in html
+
+
+def test_task_lists_take_githubs_classes_in_loose_and_ordered_lists() -> None:
+    html = render("1. [x] done\n\n2. [ ] to do\n\n- plain\n")
+    assert '<ol class="contains-task-list">' in html
+    assert html.count('<li class="task-list-item">') == 2
+    assert '<ul>\n<li>plain</li>' in html  # a list without a checkbox is left as it is
+    assert html.count("<input") == 2
+
+
+def test_headings_move_one_level_down_with_ids_from_their_text() -> None:
+    html = render("# Set up `tool` ![logo](x.png)[^1] <!-- c -->\n\n## Set up tool\n\n###### Deep\n\n"
+                  "Set up tool\n===\n\n<h2>raw</h2>\n\n[^1]: note\n")
+    assert '<h2 id="skill-set-up-tool">Set up <code>tool</code>' in html
+    assert '<h3 id="skill-set-up-tool_1">Set up tool</h3>' in html
+    assert '<h6 id="skill-deep">Deep</h6>' in html
+    assert '<h2 id="skill-set-up-tool_2">Set up tool</h2>' in html
+    assert "<h2>raw</h2>" in html  # raw HTML is not a Markdown heading: not moved, no id
+
+
+def test_a_heading_that_copies_a_number_suffix_takes_the_next_free_id() -> None:
+    html = render("# a\n\n# a_1\n\n# a\n\n# a\n")
+    assert re.findall(r'id="skill-([^"]*)"', html) == ["a", "a_1", "a_2", "a_3"]
+
+
+def test_a_body_rendering_past_the_cap_is_shown_as_text_and_says_why() -> None:
+    """A 15 KB table (100 header cells, 3,000 rows of one) renders to 12 MB: cmark-gfm fills in the missing cells."""
+    body = "|" + "a|" * 100 + "\n|" + "-|" * 100 + "\n" + "x<b>\n" * 3000
+    html = render(body)
+    assert "<table" not in html and "<td" not in html
+    assert "This body is shown as text: rendered, it would be 12.2 MB of HTML, past the website's limit of 1 MB." in html
+    assert "<pre><code>|a|a|" in html and "x&lt;b&gt;\nx&lt;b&gt;" in html
+    assert len(html) < 3 * len(body)
+
+
+def test_footnotes_with_capitals_or_non_ascii_labels_keep_their_anchors() -> None:
+    html = render("a[^Note] b[^é]\n\n[^Note]: one\n[^é]: two\n")
+    assert '<a href="#skill-fn-Note" id="skill-fnref-Note"' in html and '<li id="skill-fn-Note">' in html
+    assert '<a href="#skill-fn-%C3%A9" id="skill-fnref-%C3%A9"' in html and '<li id="skill-fn-%C3%A9">' in html

@@ -1,4 +1,5 @@
-"""Links in SKILL.md bodies are read by the CommonMark parser the website renders with (builder.core.markdown).
+"""Links in SKILL.md bodies are read by a CommonMark parser (builder.core.markdown) as the website's renderer,
+cmark-gfm, reads them.
 
 The fast path (``links``, which parses only the stretches of a body that can hold a link) must give exactly the
 list a whole-body parse (``links_full``) gives: on every fixture, on a generated real-shaped corpus, on bodies
@@ -28,6 +29,7 @@ if str(REPO) not in sys.path:  # bench/ is a folder of the repository, not part 
     sys.path.insert(0, str(REPO))
 
 from bench.corpus import generate  # noqa: E402
+from bench.links import differences  # noqa: E402
 
 FIXTURES = REPO / "tests" / "validate" / "fixtures"
 FRONTMATTER = "---\nname: {name}\ndescription: Checks links. Use when testing skillreg validate.\n---\n"
@@ -247,6 +249,61 @@ def test_the_website_and_the_validator_see_the_same_links() -> None:
     assert rendered == {"RAW/" + quote(path) for path in relative} | absolute
 
 
+def test_the_validators_links_are_the_links_of_githubs_rendering_of_every_skill_of_the_repository() -> None:
+    """``bench.links`` compares them on 5,000 real bodies; here on every SKILL.md the repository holds (but the
+    hostile fixtures past the body limits, which their own tests hold)."""
+    files = sorted(REPO.glob("skills/*/SKILL.md")) + sorted((REPO / "tests").rglob("SKILL.md"))
+    compared = 0
+    for file in files:
+        text = file.read_bytes().decode("utf-8", "replace")
+        if len(text) > 20_000:
+            continue
+        body = text.split("\n---\n", 1)[1] if text.startswith("---\n") and "\n---\n" in text else text
+        only_found, only_shown = differences(body)
+        unused = {link.href for link in links(body) if link.kind == "reference"}
+        assert not only_shown and only_found <= unused, file
+        compared += bool(links(body))
+    assert compared >= 20
+
+
+@pytest.mark.parametrize(("body", "only_found", "only_shown"), [
+    ("- [Feature]: [Description]\n", {"[Description]"}, set()),  # a definition nothing uses: checked, not shown
+    ("[^1]: [n](n.md)\n", {"n.md"}, set()),  # a footnote nothing refers to: GitHub leaves it out
+    ("[e](file:///Users/a/e.md)\n", set(), {"file:///Users/a/e.md"}),  # markdown-it refuses `file:`, cmark not
+])
+def test_the_link_differences_known_on_real_bodies(body: str, only_found: set[str], only_shown: set[str]) -> None:
+    """The classes ``python -m bench.links`` lists: none of them changes a finding (``file:`` is not checked)."""
+    assert differences(body) == (only_found, only_shown)
+
+
+# --- bodies without a definition are read by cmark-gfm, the website's renderer ---------------------------------
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("Déjà vu → ü [a](a.md)\n", [(1, 13, "a.md", "link")]),
+    ("| ü | é |\n| - | - |\n| ñ | ö ![i](i.png) |\n", [(3, 9, "i.png", "image")]),
+    ("> « quoted » <a href=\"h.md\">h</a> <!-- ça -->\n", [(1, 14, "h.md", "link"), (1, 35, "", "comment")]),
+    ("- ü\n\n  ñ <https://example.com/é>\n", [(3, 5, "https://example.com/%C3%A9", "autolink")]),
+])
+def test_columns_count_characters_where_cmark_counts_bytes(body: str, expected: list[tuple[int, int, str, str]]) -> None:
+    found, hidden = links_and_hidden(body)
+    assert [(link.line, link.column, link.href, link.kind) for link in found + hidden] == expected
+
+
+def test_a_destination_over_a_line_break_is_read_where_it_is_written() -> None:
+    """cmark-gfm loses its count of lines after such a link: the body is read by the other parser instead."""
+    body = "[a](\nb.md) then [c](c.md)\n[d\n](d.md) and ![e\nf](e.png)\n"
+    assert [(link.line, link.column, link.href) for link in links(body)] == [
+        (1, 1, "b.md"), (2, 12, "c.md"), (3, 1, "d.md"), (4, 13, "e.png")]
+
+
+def test_the_validator_reads_no_link_the_page_shows_as_text() -> None:
+    """`</pre>` opens a raw HTML block for cmark-gfm (GitHub shows the lines after it as they are); markdown-it
+    read a link there. The validator now reads what the page shows."""
+    body = "> quote [q](q.md)\n</pre>\n> quote [r](r.md)\n"
+    assert [link.href for link in links(body)] == ["q.md"]
+    assert differences(body) == (set(), set())
+
+
 # --- hostile bodies ----------------------------------------------------------------------------------------------
 
 @pytest.mark.timing
@@ -345,8 +402,8 @@ def test_most_plain_mixes_are_read_without_the_parser(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(markdown, "_plain_inline_links", counted)
     rng = random.Random(16)
-    for _ in range(2000):
-        links("Text " + "".join(rng.choice(PLAIN_PIECES) for _ in range(rng.randint(1, 24))))
+    for _ in range(2000):  # a footnote: a body with a definition is read by markdown-it, not cmark-gfm
+        links("Text " + "".join(rng.choice(PLAIN_PIECES) for _ in range(rng.randint(1, 24))) + "\n\n[^n]: note\n")
     assert outcomes.count(True) > 300 and outcomes.count(False) > 100  # links found, and `[` read as text
 
 
