@@ -40,6 +40,7 @@ from ..site.bodies import BODIES_STATE
 from ..validate.baseline import BaselineCheck, judge_registry, read_baseline
 from ..validate.report import ValidationReport
 from .bundlecache import check_cache_place
+from .collections import COLLECTIONS_DIR, stage_collections
 from .documents import INDEX_KEY, read_or_none, stage_documents
 from .folder_changes import changed_folders
 from .history import GitHistory, check_marks, read_skills_history, state_document
@@ -478,7 +479,8 @@ def _stage_registry(b: _Build, plan: _Plan, tmp: Path, checked: _Checked) -> tup
     """Stage the registry-wide documents that change, ``state.json``, the schemas and ``.nojekyll``; returns
     their units and this stage's entries of the build record."""
     out = b.place.base
-    units, record = stage_documents(tmp, out, b.config, b.history.source, checked.kept, plan.stored)
+    listed = stage_collections(tmp, b.config, b.found, checked.kept, checked.kept_paths, plan.stored)
+    units, record = stage_documents(tmp, out, b.config, b.history.source, checked.kept, plan.stored, listed)
     record.setdefault(INDEX_KEY, sha256_hex(b.index_before) if b.index_before is not None else "")
     stored = plan.stored
     same = stored is not None and stored.meta.get(PUBLISHED_KEY) == record[PUBLISHED_KEY]
@@ -492,7 +494,7 @@ def _stage_registry(b: _Build, plan: _Plan, tmp: Path, checked: _Checked) -> tup
         units.append(STATE_PATH)
     write_schemas(tmp)
     stage_file(tmp, ".nojekyll", b"")
-    return [*units, SCHEMA_DIR, ".nojekyll"], record
+    return [*units, SCHEMA_DIR, ".nojekyll", COLLECTIONS_DIR], record
 
 
 def _changes(b: _Build, plan: _Plan, checked: _Checked) -> tuple[list[str], list[str]]:
