@@ -90,7 +90,7 @@ def _author(value: object) -> str | None:
     return _text(value.get("name")) if isinstance(value, dict) else _text(value)
 
 
-def _inside(root: str, base: str, written: object) -> str | None:
+def repository_path(root: str, base: str, written: object) -> str | None:
     """The repository path ``written`` (relative to the repository folder ``base``) names, or None when it is not
     a relative path or leads out of the repository."""
     if not isinstance(written, str) or not written.strip() or written.startswith("/") or "\\" in written:
@@ -105,7 +105,9 @@ def _inside(root: str, base: str, written: object) -> str | None:
 
 
 @dataclass(frozen=True)
-class _Draft:
+class Draft:
+    """A collection before its name is made unique: what a plugin entry or folder says."""
+
     title: str
     kind: str
     folder: str | None
@@ -129,34 +131,46 @@ def _members(found: Sequence[str], folder: str) -> frozenset[str]:
     return frozenset(p for p in found if posixpath.dirname(p) == prefix + "skills")
 
 
-def _entry(root: Path, real_root: str, found: Sequence[str], entry: object, plugin_root: str
-           ) -> tuple[_Draft | None, str | None]:
+def marketplace_entry(root: Path, real_root: str, found: Sequence[str], entry: object, plugin_root: str
+                      ) -> tuple[Draft | None, str | None]:
     """One marketplace plugin entry as a draft collection: its folder (a relative ``source``), the skills it lists
     (``skills`` paths from that folder, else the folder's ``skills/``) and its fields over its manifest's."""
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
         return None, None
+    folder = entry_folder(real_root, entry, plugin_root)
+    if folder is None:  # a git, GitHub or npm source, or one out of the repository: nothing of this registry
+        return None, None
+    return entry_draft(root, real_root, found, entry, folder)
+
+
+def entry_folder(real_root: str, entry: dict[str, Any], plugin_root: str) -> str | None:
+    """The repository folder a marketplace entry's relative ``source`` names (``metadata.pluginRoot`` before a
+    bare one), or None for another kind of source or one leading out of the repository."""
     source = entry.get("source")
     if isinstance(source, str) and not source.startswith("./") and plugin_root:
         source = posixpath.join(plugin_root, source)
-    folder = _inside(real_root, ".", source) if isinstance(source, str) else None
-    if folder is None:  # a git, GitHub or npm source, or one out of the repository: nothing of this registry
-        return None, None
+    return repository_path(real_root, ".", source) if isinstance(source, str) else None
+
+
+def entry_draft(root: Path, real_root: str, found: Sequence[str], entry: dict[str, Any], folder: str
+                ) -> tuple[Draft, str | None]:
+    """The draft of a marketplace entry whose plugin folder is ``folder`` (repository-relative)."""
     manifest, problem = _manifest(root, folder) if entry.get("strict", True) is not False else (None, None)
     listed = entry.get("skills")
     if isinstance(listed, str):
         listed = [listed]
     known = set(found)
     if isinstance(listed, list):
-        paths = {_inside(real_root, folder, p) for p in listed}
+        paths = {repository_path(real_root, folder, p) for p in listed}
         members = {p for p in paths if p in known}
         # a listed folder of skills (``./skills/``) holds those below it
         members |= {f for p in paths if p and p not in known for f in found if posixpath.dirname(f) == p}
     else:
         members = set(_members(found, folder))
-    return _Draft(entry["name"], PLUGIN, folder, frozenset(members), {**(manifest or {}), **entry}), problem
+    return Draft(entry["name"], PLUGIN, folder, frozenset(members), {**(manifest or {}), **entry}), problem
 
 
-def _marketplace_drafts(root: Path, found: Sequence[str]) -> tuple[list[_Draft], list[str]]:
+def _marketplace_drafts(root: Path, found: Sequence[str]) -> tuple[list[Draft], list[str]]:
     document, problem = read_json(root / MARKETPLACE_FILE, MARKETPLACE_FILE)
     if not isinstance(document, dict) or not isinstance(document.get("plugins"), list):
         return [], [problem] if problem else []
@@ -165,7 +179,8 @@ def _marketplace_drafts(root: Path, found: Sequence[str]) -> tuple[list[_Draft],
     drafts, warnings = [], []
     real_root = os.path.realpath(root)
     for entry in document["plugins"]:
-        draft, problem = _entry(root, real_root, found, entry, plugin_root if isinstance(plugin_root, str) else "")
+        draft, problem = marketplace_entry(root, real_root, found, entry,
+                                           plugin_root if isinstance(plugin_root, str) else "")
         if problem:
             warnings.append(problem)
         if draft is not None:
@@ -173,7 +188,7 @@ def _marketplace_drafts(root: Path, found: Sequence[str]) -> tuple[list[_Draft],
     return drafts, warnings
 
 
-def _folder_drafts(root: Path, discovery: Discovery, taken: set[str]) -> tuple[list[_Draft], list[str]]:
+def _folder_drafts(root: Path, discovery: Discovery, taken: set[str]) -> tuple[list[Draft], list[str]]:
     """A draft per group folder no marketplace entry names: a plugin when it holds a manifest, else a category."""
     groups: dict[str, set[str]] = {}
     for skill in discovery.skills:
@@ -190,9 +205,9 @@ def _folder_drafts(root: Path, discovery: Discovery, taken: set[str]) -> tuple[l
         if manifest is not None:
             named = manifest.get("name")
             title = named if isinstance(named, str) else last
-            drafts.append(_Draft(title, PLUGIN, folder, frozenset(members), manifest))
+            drafts.append(Draft(title, PLUGIN, folder, frozenset(members), manifest))
         else:
-            drafts.append(_Draft(last, CATEGORY, folder, frozenset(members), {}))
+            drafts.append(Draft(last, CATEGORY, folder, frozenset(members), {}))
     return drafts, warnings
 
 
@@ -212,12 +227,12 @@ def read_collections(config: RegistryConfig, discovery: Discovery,
         if slug:
             by_category.setdefault(slug, set()).add(path)
     for category in config.categories:
-        drafts.append(_Draft(category.slug, CATEGORY, None, frozenset(by_category.get(category.slug, ())),
+        drafts.append(Draft(category.slug, CATEGORY, None, frozenset(by_category.get(category.slug, ())),
                              {"description": category.description or category.title}))
     return Collections(tuple(_named(drafts)), tuple(warnings))
 
 
-def _named(drafts: Iterable[_Draft]) -> list[Collection]:
+def _named(drafts: Iterable[Draft]) -> list[Collection]:
     taken: set[str] = set()
     made = []
     for draft in drafts:
