@@ -50,6 +50,7 @@ from .outcome import PUBLISHED_KEY, SkillOutcome, previous_outcomes
 from .provenance import ProvenanceHistory, read_history
 from .registry_findings import Heads, registry_findings
 from .schemas import SCHEMA_DIR, write_schemas
+from .site_marketplace import SITE_MARKETPLACE, SITE_MARKETPLACE_DIR, site_marketplace
 from .skill_output import SkillJob, build_task, close_objects, init_worker, skill_key
 from .skills_manifest import RECORD_KEY as SKILLS_MANIFEST_KEY
 from .skills_manifest import stage_skills_manifest
@@ -494,7 +495,9 @@ def _stage_registry(b: _Build, plan: _Plan, tmp: Path, checked: _Checked) -> tup
         units.append(STATE_PATH)
     write_schemas(tmp)
     stage_file(tmp, ".nojekyll", b"")
-    return [*units, SCHEMA_DIR, ".nojekyll", COLLECTIONS_DIR], record
+    if (marketplace := site_marketplace(b.config, b.history.source.commit)) is not None:
+        stage_file(tmp, SITE_MARKETPLACE, marketplace)
+    return [*units, SCHEMA_DIR, ".nojekyll", COLLECTIONS_DIR, SITE_MARKETPLACE_DIR], record
 
 
 def _changes(b: _Build, plan: _Plan, checked: _Checked) -> tuple[list[str], list[str]]:
