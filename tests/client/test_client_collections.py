@@ -60,3 +60,16 @@ def test_mcp_search_skills_filters_by_collection(server: RegistryServer, project
     assert [s["slug"] for s in json.loads(in_ops.content[0].text)["skills"]] == ["ops-pdf"]
     assert sorted(s["slug"] for s in json.loads(everywhere.content[0].text)["skills"]) == ["ops-pdf", "pdf"]
     assert unknown.is_error and unknown.content[0].text.endswith(f"{server.url}: no collection named `nope`")
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_an_install_never_overwrites_a_folder_holding_another_skill(force: list[str], server: RegistryServer,
+                                                                    project: Path) -> None:
+    mine = project / "vendor/pdf/SKILL.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("---\nname: my-notes\ndescription: Mine.\n---\nMine.\n")
+    result = run("install", "pdf", "--dir", "vendor", *force, "--registry", server.url)
+    assert (result.exit_code, result.stderr) == (1, (
+        "Error: vendor/pdf holds the skill 'my-notes', not pdf; installing pdf there would overwrite it, so nothing "
+        "was changed: move that skill, or install into another --dir\n"))
+    assert mine.read_text().startswith("---\nname: my-notes\n") and not (project / "skills-lock.json").exists()
