@@ -301,7 +301,7 @@ def _print_unpublished(changes: Sequence[Change]) -> None:
 
 
 @click.command(short_help="Download, verify and install skills.")
-@click.argument("specs", nargs=-1, metavar="[NAME[@DIGEST|@VERSION]]...")
+@click.argument("specs", nargs=-1, metavar="[NAME[@DIGEST|@VERSION]|COLLECTION/]...")
 @click.option("--agent", "agents", multiple=True, metavar="AGENT",
               help="Install into this agent's skill folder (repeatable): claude (default), codex, gemini, copilot, "
                    "cursor, opencode, agents.")
@@ -318,8 +318,9 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], dirs: tuple[Path, .
     """Download, verify and install skills; with no NAME, restore everything in skills-lock.json.
 
     NAME takes the newest version that is not yanked; NAME@DIGEST (sha256:... or 12+ hex digits) and
-    NAME@VERSION (metadata.version) any published one. A restore writes exactly the locked digests, from the
-    registry's version history if need be, and never moves the lock.
+    NAME@VERSION (metadata.version) any published one. COLLECTION/ installs every skill of a plugin or category,
+    COLLECTION/NAME one of them, by slug or by the skill's own name. A restore writes exactly the locked
+    digests, from the registry's version history if need be, and never moves the lock.
 
     The bundle must match the published sha256 and the files the published digest before anything is
     written; the new folder is swapped in with one rename. Nothing from the skill is run. Skills go only into
@@ -327,6 +328,7 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], dirs: tuple[Path, .
     """
     from ..client import project
     from ..client.agents import agent_table
+    from ..client.collections import expand
     from ..core.errors import UsageError
 
     typed = [_typed(d) for d in dirs]
@@ -352,8 +354,8 @@ def install(specs: tuple[str, ...], agents: tuple[str, ...], dirs: tuple[Path, .
     else:
         table = agent_table()
         folders = [table.get(a).folder(global_=global_, project_root=Path.cwd()) for a in (agents or (None,))]
-    wanted = [_split(s) for s in specs]
     registry = open_registry(location)
+    wanted = expand(registry, [_split(s) for s in specs])
     with _changing(global_) as before:
         lock, changes = project.install(before, registry, wanted, folders, typed=typed, force=force, frozen=frozen)
     _print_changes(changes)

@@ -416,22 +416,35 @@ def prompt(obj: Context, names: tuple[str, ...]) -> None:
     click.echo(to_prompt(skills))
 
 
-@click.command(short_help="Write .claude-plugin/marketplace.json.")
+@click.command(short_help="Write or complete the marketplace files.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when the committed file is out of date.")
 @pass_context
 def marketplace(obj: Context, check: bool) -> None:
-    """Write .claude-plugin/marketplace.json: one Claude Code plugin per category, listing its skills."""
-    from ..ops.marketplace import MARKETPLACE_PATH, stale_reason, write_marketplace
+    """Write .claude-plugin/marketplace.json, listing every skill the build publishes. A file the repository
+    already has is kept as written and only completed: published skills it misses are added, skills no longer
+    published dropped, each change printed. Without one, one plugin per plugin or category folder (and per
+    category of registry.yaml) is generated."""
+    from ..core.terminal import visible
+    from ..ops.marketplaces import plan_marketplaces, write_marketplaces
 
     config = obj.registry("marketplace")
-    if check:
-        reason = stale_reason(config)
-        if reason:
-            raise SkillRegError(f"{reason}. Run `skillreg marketplace` and commit {MARKETPLACE_PATH}.")
-        click.echo(f"{MARKETPLACE_PATH} is up to date")
-        return
-    path, written = write_marketplace(config)
-    click.echo(f"{'Wrote' if written else 'Unchanged:'} {path}")
+    plans = plan_marketplaces(config) if check else write_marketplaces(config)
+    for warning in (w for plan in plans for w in plan.warnings):
+        click.echo(f"warning: {visible(warning)}", err=True)
+    for plan in plans if check else ():
+        rel = plan.path.relative_to(config.root).as_posix()
+        if plan.current is None and plan.data:
+            raise SkillRegError(f"{rel} does not exist. Run `skillreg marketplace` and commit {rel}.")
+        if not plan.unchanged:
+            detail = f" ({'; '.join(plan.changes)})" if plan.changes else ""
+            raise SkillRegError(f"{rel} is out of date{detail}. Run `skillreg marketplace` and commit {rel}.")
+    for plan in (p for p in plans if p.data):  # a plan without data only carries warnings
+        if check:
+            click.echo(f"{plan.path.relative_to(config.root).as_posix()} is up to date")
+            continue
+        for change in plan.changes:
+            click.echo(visible(change))
+        click.echo(f"{'Unchanged:' if plan.unchanged else 'Wrote'} {plan.path}")
 
 
 @click.command(short_help="List every validation rule.")

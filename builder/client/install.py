@@ -25,6 +25,7 @@ from ..core.frontmatter import parse_skill_md
 from ..core.fs import create_file, remove_path, swap_into, sync_path
 from ..core.limits import CLIENT
 from ..core.model import SkillFile, sha256_hex, short_digest, skill_digest
+from ..core.slugs import slug_fits
 from .archive import DEFAULT_LIMITS, UnpackLimits, read_bundle
 from .registry import Registry
 from .versions import PublishedVersion
@@ -270,7 +271,7 @@ def check_written(folder: Path, skill: FetchedSkill) -> None:
         why = errors[0].message if errors else "no frontmatter"
         raise ClientError(f"{skill.name}: its {skill.skill_md} is not valid ({why}); nothing was installed")
     declared = parsed.frontmatter.data.get("name")
-    if declared != skill.name:
+    if not slug_fits(skill.name, declared):
         raise ClientError(f"{skill.name}: its {skill.skill_md} names the skill {declared!r}; nothing was installed")
     description = parsed.frontmatter.data.get("description")
     if not isinstance(description, str) or not description.strip():

@@ -24,6 +24,7 @@ from ..core.limits import MCP_MAX_FILES, MCP_MAX_SKILL_BYTES, MIB
 from ..core.model import SkillFile
 from ..core.terminal import visible
 from ..core.urls import declared_author, page_path
+from .locations import require_skill_name
 from .registry import Registry
 from .search import search_with_total
 
@@ -78,13 +79,31 @@ class SkillCatalog:
         }
 
     def search(self, query: str, limit: int = 10, category: str | None = None,
-               tag: str | None = None) -> dict[str, Any]:
+               tag: str | None = None, collection: str | None = None) -> dict[str, Any]:
         index = self.registry.search()
-        hits, total = search_with_total(index, query, category=category, tag=tag, limit=limit)
+        if collection:
+            members = set(self.members(collection))
+            ranked = index.rank(query, category=category, tag=tag, limit=index.total(query, category=category, tag=tag))
+            found = [hit for hit in ranked if hit.name in members]
+            hits, total = found[:limit], len(found)
+        else:
+            hits, total = search_with_total(index, query, category=category, tag=tag, limit=limit)
         with ThreadPoolExecutor(max_workers=min(8, max(1, len(hits)))) as pool:
             details = list(pool.map(lambda h: self.registry.detail(h.name), hits))
         skills = [self.summary(detail, str(hit.row.headings)) for hit, detail in zip(hits, details)]
         return {"query": query, "count": len(skills), "total": total, "skills": skills}
+
+    def members(self, collection: str) -> list[str]:
+        """The slugs of a collection's skills (its document under api/v1/collections/); an error naming it when
+        the registry publishes no such collection."""
+        from ..core.urls import collection_path
+        from .transport import NotFound
+
+        try:
+            doc = self.registry.document(collection_path(require_skill_name(collection)))
+        except NotFound:
+            raise ClientError(f"{self.registry.url}: no collection named `{collection}`") from None
+        return [s for s in doc.get("skills") or () if isinstance(s, str)]
 
     def get(self, id_or_slug: str, version: str | None = None) -> dict[str, Any]:
         """The files of the version ``install_skill`` would take (the newest that is not yanked), or with
@@ -211,8 +230,11 @@ def create_server(registry: Registry, project: Path | None = None, *, install: b
     def search_skills(query: Annotated[str, Field(description="Search query to find relevant skills")],
                       limit: Annotated[int, Field(ge=1, le=50, description="Maximum number of skills (1-50)")] = 10,
                       category: Annotated[str | None, Field(description="Filter by category slug")] = None,
-                      tag: Annotated[str | None, Field(description="Filter by tag slug")] = None) -> dict[str, Any]:
-        return run(catalog.search, query, limit, category, tag)
+                      tag: Annotated[str | None, Field(description="Filter by tag slug")] = None,
+                      collection: Annotated[str | None, Field(description="Filter by collection (a plugin or "
+                                                                          "category) name")] = None
+                      ) -> dict[str, Any]:
+        return run(catalog.search, query, limit, category, tag, collection)
 
     @server.tool(description="Get an Agent Skill by id or slug, with every file's content (verified against the "
                              "published digest). Save the files under .claude/skills/{slug}/ to use it"

@@ -176,6 +176,7 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
                     modified.append((target, edited))
             else:
                 writable_folder(lock, target, name, allowed, recorded=target not in requested)
+                _refuse_other_skill(folder, target, name)
                 taken = folder.exists() or folder.is_symlink()
                 if not force and taken and not local_state(folder, new_files).clean:
                     there = f"{target} already exists and is not in {lock.path.name}"
@@ -191,6 +192,29 @@ def install(lock: Lock, registry: Registry, wanted: Sequence[tuple[str, str | No
         changes.append(Change(name, action, skill.version, skill.digest, entry.digest if entry else None,
                               tuple(todo), previous_version=entry.version if entry else None))
     return lock, changes
+
+
+def _refuse_other_skill(folder: Path, target: str, name: str) -> None:
+    """Refuse, even with --force, to install ``name`` over a folder holding another skill: one whose SKILL.md
+    names a skill the slug rule could not give ``name`` (two skills of one name sit side by side, each in the
+    folder of its own slug)."""
+    from ..core.frontmatter import parse_skill_md
+    from ..core.slugs import slug_fits
+    from .install import MAX_FRONTMATTER_BYTES
+
+    skill_md = folder / "SKILL.md"
+    try:
+        if skill_md.is_symlink() or not skill_md.is_file():
+            return
+        with skill_md.open("rb") as fh:  # the frontmatter is all it needs: a bounded read
+            head = fh.read(MAX_FRONTMATTER_BYTES + 8)
+        parsed = parse_skill_md(head, str(skill_md), max_frontmatter_bytes=MAX_FRONTMATTER_BYTES)
+    except OSError:
+        return
+    declared = parsed.frontmatter.data.get("name") if parsed.frontmatter is not None else None
+    if isinstance(declared, str) and declared.strip() and not slug_fits(name, declared):
+        raise ClientError(f"{target} holds the skill {declared!r}, not {name}; installing {name} there would "
+                          "overwrite it, so nothing was changed: move that skill, or install into another --dir")
 
 
 @dataclass(frozen=True)

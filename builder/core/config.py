@@ -90,6 +90,9 @@ class HistoryPolicy:
         return f"keep: {self.keep}" if self.keep is not None else f"keep: {self.since}" if self.since else "keep: all"
 
 
+# The marketplace files `skillreg marketplace` can write (registry.yaml's `marketplaces:`): Claude Code's,
+# GitHub Copilot's, Codex's, and an Agent Plugins 1.0.0 plugin.json in each plugin folder that has no manifest.
+MARKETPLACES = ("claude", "copilot", "codex", "agent-plugins")
 RAW_FILES = ("all", "linked")
 PAGE_BODY = ("inline", "fetched")
 
@@ -124,6 +127,7 @@ class RegistryConfig:
     policy: Policy = field(default_factory=Policy)
     history: HistoryPolicy = field(default_factory=HistoryPolicy)
     publish: Publish = field(default_factory=Publish)
+    marketplaces: tuple[str, ...] = ("claude",)
 
     @property
     def skills_path(self) -> Path:
@@ -233,7 +237,20 @@ def load_config(path: Path | None = None, start: Path | None = None) -> Registry
         policy=policy,
         history=history,
         publish=publish,
+        marketplaces=_marketplaces(raw, text, path),
     )
+
+
+def _marketplaces(raw: dict[str, Any], text: str, path: Path) -> tuple[str, ...]:
+    """``marketplaces:``, a list of ``MARKETPLACES`` (default: Claude Code's alone)."""
+    if "marketplaces" not in raw:
+        return ("claude",)
+    items = _expect(raw["marketplaces"], list, "marketplaces", path)
+    for item in items:
+        if item not in MARKETPLACES:
+            raise ConfigError(f"{path}:{_line_of(text, 'marketplaces')}: unknown marketplace {item!r} under "
+                              f"`marketplaces`; known: {', '.join(MARKETPLACES)}")
+    return tuple(dict.fromkeys(items))
 
 
 _DRIVE = re.compile(r"[A-Za-z]:")

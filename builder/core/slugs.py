@@ -59,6 +59,18 @@ def group_slug(group: str | None) -> str | None:
     return derive_slug(last) if last else None
 
 
+def slug_fits(slug: str, declared: object) -> bool:
+    """Whether the slug rule can give ``slug`` to a skill declaring ``declared``: its base slug itself, told apart by
+    a group (``<group>-<base>``) or numbered (``<base>-N``). What a client checks a delivered skill against."""
+    if not isinstance(declared, str) or not declared.strip():
+        return False
+    base = base_slug(declared, slug)
+    if slug == base or slug.endswith("-" + base):
+        return True
+    match = _NUMBERED.fullmatch(slug)
+    return match is not None and match.group(1) == base
+
+
 @dataclass(frozen=True)
 class SlugClaim:
     """One skill folder asking for ``base``."""

@@ -22,12 +22,18 @@ WELL_KNOWN_V2 = ".well-known/agent-skills"
 # what a listing with files reads (the MCP Skills extension's skills/list), one shard a page.
 SKILLS_MANIFEST_PATH = f"{API_ROOT}/skills-manifest.json"
 SKILLS_MANIFEST_ROOT = f"{API_ROOT}/skills-manifest"
+# One document per collection (a plugin or a category): its fields and its skills' slugs.
+COLLECTIONS_DIR = f"{API_ROOT}/collections"
 # A signed registry's TUF metadata: every root version, the targets, bins, snapshot and timestamp.
 TUF_DIR = f"{API_ROOT}/tuf"
 
 
 def detail_path(name: str) -> str:
     return f"{API_ROOT}/skills/{name}.json"
+
+
+def collection_path(name: str) -> str:
+    return f"{COLLECTIONS_DIR}/{name}.json"
 
 
 def skill_units(name: str) -> tuple[str, ...]:

@@ -1,35 +1,42 @@
 """``.claude-plugin/marketplace.json``: the registry repository as a Claude Code plugin marketplace.
 
-With this file committed, ``/plugin marketplace add <owner>/<repo>`` works on the registry's repository.
-Each category of registry.yaml becomes one plugin (``strict: false``) that lists its skills' folders, so users
-install a category by name. Skills without a known category go into one ``uncategorized`` plugin. Every plugin's
-``source`` is the skills folder, never the repository's root: Claude Code loads hooks, commands, MCP servers...
-from fixed paths under a plugin's root, so the root must hold skill folders only, and a skills folder that holds
-one of those paths is refused (``core.plugin_root``). The file is generated, never edited: ``skillreg
-marketplace --check`` fails when the committed copy no longer matches the skills.
+With this file committed, ``/plugin marketplace add <owner>/<repo>`` works on the registry's repository. A file the
+maintainer already has is theirs: ``skillreg marketplace`` keeps what they wrote and only completes it
+(``marketplace_keep``). Without one, it is generated from the collections: one plugin per plugin or category
+folder, and one per registry.yaml category (``uncategorized`` for the rest) for the skills of a plain skills
+folder. A generated plugin's ``source`` is the folder holding its skills, never a plugin's own root: Claude Code
+loads hooks, commands, MCP servers... from fixed paths under a plugin's root, so such a root must hold skill
+folders only, and one that also holds one of those paths is refused (``core.plugin_root``). Only skills the build
+publishes are listed: a skill failing validation never is.
 """
 
 from __future__ import annotations
 
-import json
-import os
+import posixpath
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from ..core.collections import MARKETPLACE_FILE, read_collections
 from ..core.config import RegistryConfig
+from ..core.diagnostics import Severity
+from ..core.discovery import Discovery, FoundSkill, registry_skills
 from ..core.errors import ConfigError
-from ..core.fs import write_atomic
-from ..core.loader import find_skill_folders, load_skill
-from ..core.plugin_root import check_plugin_root
+from ..core.loader import display_path
+from ..core.plugin_root import check_plugin_root, component_paths
+from ..validate.run import ValidationRun
 
-MARKETPLACE_PATH = ".claude-plugin/marketplace.json"
+MARKETPLACE_PATH = MARKETPLACE_FILE
 UNCATEGORIZED = "uncategorized"
-# Names Claude Code refuses for a marketplace because official marketplaces use them.
+# Names Claude Code keeps for Anthropic's own marketplaces (its docs on plugin marketplaces and Anthropic's
+# marketplaces); a generated file never takes one. A maintainer's own file keeps whatever name it has.
 RESERVED_NAMES = frozenset({
-    "claude-code-marketplace", "claude-code-plugins", "claude-plugins-official", "anthropic-marketplace",
-    "anthropic-plugins", "agent-skills", "anthropic-agent-skills", "life-sciences",
+    "claude-code-marketplace", "claude-code-plugins", "claude-plugins-official", "claude-community",
+    "anthropic-marketplace", "anthropic-plugins", "agent-skills", "anthropic-agent-skills", "knowledge-work-plugins",
+    "life-sciences",
 })
 
 
@@ -55,76 +62,106 @@ def marketplace_path(config: RegistryConfig) -> Path:
     return config.root / MARKETPLACE_PATH
 
 
-def plugin_root(config: RegistryConfig) -> tuple[Path, str]:
-    """The folder every generated plugin is rooted at, and its ``source`` (``./`` and its path from the
-    repository's root): the skills folder, checked to hold no path where Claude Code finds a plugin's components."""
-    root = Path(os.path.normpath(config.skills_path))
-    relative = root.relative_to(config.root).as_posix()
-    shown = "./" if relative == "." else f"{relative}/"
-    check_plugin_root(root, shown, f"no {MARKETPLACE_PATH} is generated or accepted for it")
-    return root, "./" if relative == "." else f"./{relative}"
+@dataclass(frozen=True)
+class Published:
+    """The skills the build would publish, and what discovery found."""
+
+    discovery: Discovery
+    skills: tuple[FoundSkill, ...]
+    categories: dict[str, str | None]  # path -> metadata.category
+
+    @property
+    def paths(self) -> frozenset[str]:
+        return frozenset(s.path for s in self.skills)
 
 
-def marketplace_document(config: RegistryConfig) -> dict[str, Any]:
-    """One plugin per category that holds skills, each listing its skills' folders (from the plugin root, the
-    skills folder) sorted by name."""
-    root, source = plugin_root(config)
-    by_category: dict[str, list[str]] = {}
-    slugs = set(config.category_slugs)
-    folders = find_skill_folders(root) if root.is_dir() else []
-    for folder in folders:
-        skill = load_skill(folder, config).skill
-        if skill.file(skill.skill_md) is None:  # nothing Claude Code could load
+def published_skills(config: RegistryConfig) -> Published:
+    """The skills the build publishes: those without an error. An error the registry's baseline holds fails no
+    check, but its skill is left out all the same, so it is not listed either."""
+    found = registry_skills(config).require()
+    run = ValidationRun([], config, keep_skills=True)
+    failing = {d.file for d in run if d.severity is Severity.ERROR}
+    categories = {display_path(s.folder): s.category for s in run.skills}
+    kept, by_path = [], {}
+    for skill in found.skills:
+        shown = display_path(skill.folder)
+        if not any(f == shown or f.startswith(shown + "/") for f in failing):
+            kept.append(skill)
+            by_path[skill.path] = categories.get(shown)
+    return Published(found, tuple(kept), by_path)
+
+
+def _source(folder: str) -> str:
+    return "./" if folder in ("", ".") else f"./{folder}"
+
+
+def generated_plugins(config: RegistryConfig, published: Published, skills: Sequence[FoundSkill] | None = None,
+                      refused: list[str] | None = None) -> list[dict[str, Any]]:
+    """One plugin per collection folder and, for skills in no such folder, one per category (``uncategorized``
+    for the rest), each rooted at the folder holding its skills and listing them sorted; ``skills``: only these
+    (default: every published skill). Each root is checked to hold skill folders only: one that does not stops
+    the command, or, given ``refused``, leaves its plugin out with the line that says why."""
+    collections = read_collections(config, published.discovery, published.categories)
+    by_folder = {c.folder: c for c in collections.items if c.folder not in (None, ".")}
+    categories = {c.slug: c.description or c.title for c in config.categories}
+    plugins: dict[tuple[str, str], dict[str, Any]] = {}
+    for skill in sorted(skills if skills is not None else published.skills, key=lambda s: s.path):
+        parent = posixpath.dirname(skill.path) if skill.path != "." else "."
+        collection = by_folder.get(skill.group or "")
+        if collection is not None:
+            name, description = collection.name, collection.description or f"Skills of {collection.folder}/."
+        else:
+            category = published.categories.get(skill.path)
+            name = category if category in categories else UNCATEGORIZED
+            description = categories.get(name) or "Skills that name no category of this registry."
+        entry = plugins.setdefault((name, parent), {"name": name, "source": _source(parent),
+                                                    "description": description, "strict": False, "skills": []})
+        entry["skills"].append("./" + posixpath.basename(skill.path) if skill.path != "." else "./")
+    names: set[str] = set()
+    for (name, parent), entry in sorted(plugins.items()):
+        shown = "./" if parent in ("", ".") else f"{parent}/"
+        if refused is not None and component_paths(config.root / parent):
+            path, what = component_paths(config.root / parent)[0]
+            refused.append(f"{', '.join(entry['skills'])} in {shown} is published but no plugin lists it: a plugin "
+                           f"rooted at {shown} would load {shown}{path} as its {what}")
+            del plugins[(name, parent)]
             continue
-        category = skill.category if skill.category in slugs else UNCATEGORIZED
-        relative = folder.relative_to(root).as_posix()
-        by_category.setdefault(category, []).append("./" if relative == "." else f"./{relative}")
-    descriptions = {c.slug: c.description or c.title for c in config.categories}
-    descriptions.setdefault(UNCATEGORIZED, "Skills that name no category of this registry.")
-    plugins = [
-        {"name": slug, "source": source, "description": descriptions[slug], "strict": False,
-         "skills": sorted(paths)}
-        for slug, paths in sorted(by_category.items())
-    ]
+        check_plugin_root(config.root / parent, shown, f"no {MARKETPLACE_PATH} is generated or accepted for it")
+        unique, n = name, 2
+        while unique in names:
+            unique, n = f"{name}-{n}", n + 1
+        names.add(unique)
+        entry["name"] = unique
+        entry["skills"].sort()
+    return [plugins[key] for key in sorted(plugins)]
+
+
+def generated_document(config: RegistryConfig, published: Published) -> dict[str, Any]:
     parts = _repository_parts(config)
     owner = parts[0] if len(parts) >= 2 else config.title
-    document: dict[str, Any] = {"name": marketplace_name(config), "owner": {"name": owner}, "plugins": plugins}
+    document: dict[str, Any] = {"name": marketplace_name(config), "owner": {"name": owner},
+                                "plugins": generated_plugins(config, published)}
     if config.description:
         document["metadata"] = {"description": " ".join(config.description.split())}
     return document
 
 
-def render(config: RegistryConfig) -> bytes:
-    """The file's exact bytes: sorted keys, two-space indent, trailing newline."""
-    return (json.dumps(marketplace_document(config), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+def marketplace_document(config: RegistryConfig) -> dict[str, Any]:
+    """The file generated for the registry as it is, whether or not it has one."""
+    return generated_document(config, published_skills(config))
 
 
-def write_marketplace(config: RegistryConfig) -> tuple[Path, bool]:
-    """Write the file when its content differs; returns the path and whether it was written."""
-    path = marketplace_path(config)
-    data = render(config)
-    if path.is_file() and path.read_bytes() == data:
-        return path, False
-    write_atomic(path, data)
-    return path, True
+@dataclass(frozen=True)
+class MarketplacePlan:
+    """What ``skillreg marketplace`` would write, and why."""
 
+    path: Path
+    data: bytes  # the file's content after the command
+    current: bytes | None  # its content now (None: no file)
+    changes: tuple[str, ...] = ()  # each change to a maintainer's file, as printed
+    warnings: tuple[str, ...] = ()
+    kept: bool = False  # a maintainer's file, completed; False: generated
 
-def stale_reason(config: RegistryConfig) -> str | None:
-    """Why the committed file does not match the skills, or None when it does."""
-    path = marketplace_path(config)
-    expected = render(config)  # refuses a plugin root holding a component path, committed file or not
-    if not path.is_file():
-        return f"{MARKETPLACE_PATH} does not exist"
-    current = path.read_bytes()
-    if current == expected:
-        return None
-    try:
-        old = {p["name"]: set(p.get("skills", [])) for p in json.loads(current).get("plugins", [])}
-    except (ValueError, TypeError, AttributeError, KeyError):
-        return f"{MARKETPLACE_PATH} is not the generated JSON"
-    new = {p["name"]: set(p["skills"]) for p in json.loads(expected)["plugins"]}
-    added = sorted(f"{s} in {name}" for name, skills in new.items() for s in skills - old.get(name, set()))
-    gone = sorted(f"{s} in {name}" for name, skills in old.items() for s in skills - new.get(name, set()))
-    detail = "; ".join(filter(None, [f"missing {', '.join(added)}" if added else "",
-                                     f"lists {', '.join(gone)}, no longer there" if gone else ""]))
-    return f"{MARKETPLACE_PATH} is out of date" + (f" ({detail})" if detail else "")
+    @property
+    def unchanged(self) -> bool:
+        return self.current == self.data

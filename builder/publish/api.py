@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
@@ -169,8 +170,11 @@ def index_entry(skill: Skill, prov: Provenance, conformance: Conformance = Confo
     }
 
 
-def index_document(config: RegistryConfig, source: Source, entries: list[dict[str, Any]]) -> dict[str, Any]:
+def index_document(config: RegistryConfig, source: Source, entries: list[dict[str, Any]],
+                   collections: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """``collections``: listed only when there are some, so a registry without any publishes what it did."""
     return {
+        **({"collections": [dict(c) for c in collections]} if collections else {}),
         "api_version": API_VERSION,
         "count": len(entries),
         "registry": {"title": config.title, "url": config.base_url, "description": config.description},

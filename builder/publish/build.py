@@ -40,6 +40,7 @@ from ..site.bodies import BODIES_STATE
 from ..validate.baseline import BaselineCheck, judge_registry, read_baseline
 from ..validate.report import ValidationReport
 from .bundlecache import check_cache_place
+from .collections import COLLECTIONS_DIR, stage_collections
 from .documents import INDEX_KEY, read_or_none, stage_documents
 from .folder_changes import changed_folders
 from .history import GitHistory, check_marks, read_skills_history, state_document
@@ -50,6 +51,7 @@ from .outcome import PUBLISHED_KEY, SkillOutcome, previous_outcomes
 from .provenance import ProvenanceHistory, read_history
 from .registry_findings import Heads, registry_findings
 from .schemas import SCHEMA_DIR, write_schemas
+from .site_marketplace import SITE_MARKETPLACE, SITE_MARKETPLACE_DIR, site_marketplace
 from .skill_output import SkillJob, build_task, close_objects, init_worker, skill_key
 from .skills_manifest import RECORD_KEY as SKILLS_MANIFEST_KEY
 from .skills_manifest import stage_skills_manifest
@@ -480,7 +482,8 @@ def _stage_registry(b: _Build, plan: _Plan, tmp: Path, checked: _Checked) -> tup
     """Stage the registry-wide documents that change, ``state.json``, the schemas and ``.nojekyll``; returns
     their units and this stage's entries of the build record."""
     out = b.place.base
-    units, record = stage_documents(tmp, out, b.config, b.history.source, checked.kept, plan.stored)
+    listed = stage_collections(tmp, b.config, b.found, checked.kept, checked.kept_paths, plan.stored)
+    units, record = stage_documents(tmp, out, b.config, b.history.source, checked.kept, plan.stored, listed)
     record.setdefault(INDEX_KEY, sha256_hex(b.index_before) if b.index_before is not None else "")
     stored = plan.stored
     same = stored is not None and stored.meta.get(PUBLISHED_KEY) == record[PUBLISHED_KEY]
@@ -494,7 +497,9 @@ def _stage_registry(b: _Build, plan: _Plan, tmp: Path, checked: _Checked) -> tup
         units.append(STATE_PATH)
     write_schemas(tmp)
     stage_file(tmp, ".nojekyll", b"")
-    return [*units, SCHEMA_DIR, ".nojekyll"], record
+    if (marketplace := site_marketplace(b.config, b.history.source.commit)) is not None:
+        stage_file(tmp, SITE_MARKETPLACE, marketplace)
+    return [*units, SCHEMA_DIR, ".nojekyll", COLLECTIONS_DIR, SITE_MARKETPLACE_DIR], record
 
 
 def _changes(b: _Build, plan: _Plan, checked: _Checked) -> tuple[list[str], list[str]]:

@@ -4,8 +4,9 @@ search index, made again only where a changed row lies (``update_search_files``)
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..core.config import RegistryConfig
 from ..core.errors import BuildError
@@ -28,12 +29,13 @@ from .transaction import stage_content_named, stage_file
 
 
 def stage_documents(tmp: Path, out: Path, config: RegistryConfig, source: Source, kept: Sequence[SkillOutcome],
-                    stored: StoredManifest | None) -> tuple[list[str], dict[str, str]]:
+                    stored: StoredManifest | None, collections: Sequence[Mapping[str, Any]] = ()
+                    ) -> tuple[list[str], dict[str, str]]:
     """Stage the registry-wide documents that change; return the units to commit for them and this stage's
     entries of the build record. A row of a skill reused from the last build comes from the manifest as the bytes
     it was published as; the search shards, named by their content's digest, are staged only when new, and those
     no longer named are removed."""
-    frames = document_frames(config, source, len(kept))
+    frames = document_frames(config, source, len(kept), collections)
     stale, record = stale_documents(kept, frames, stored)
     units: list[str] = []
     for path, kind in DOCUMENTS:

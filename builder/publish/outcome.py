@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -156,10 +156,11 @@ DOCUMENTS = ((INDEX_PATH, "index"), (f"{WELL_KNOWN_V1}/index.json", "v1"), (f"{W
               (SEARCH_INDEX_PATH, "search"))
 
 
-def document_frames(config: RegistryConfig, source: Source, count: int) -> dict[str, dict[str, Any]]:
+def document_frames(config: RegistryConfig, source: Source, count: int,
+                    collections: Sequence[Mapping[str, Any]] = ()) -> dict[str, dict[str, Any]]:
     """Each document of ``DOCUMENTS`` with an empty list of skills: its rows go in as the bytes they are."""
-    return {"index": {**index_document(config, source, []), "count": count}, "v1": discovery_v1_document([]),
-            "v2": discovery_v2_document([]), "search": search_index([])}
+    return {"index": {**index_document(config, source, [], collections), "count": count},
+            "v1": discovery_v1_document([]), "v2": discovery_v2_document([]), "search": search_index([])}
 
 
 def join_rows(frame: dict[str, Any], rows: Sequence[bytes]) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from builder.core.model import MAX_NAME, SLUG
-from builder.core.slugs import NOT_YET, SlugClaim, assign_slugs, base_slug, derive_slug, group_slug
+from builder.core.slugs import NOT_YET, SlugClaim, assign_slugs, base_slug, derive_slug, group_slug, slug_fits
 
 
 @pytest.mark.parametrize(("declared", "folder", "slug"), [
@@ -82,3 +82,13 @@ def test_numbered_fallbacks_count_up_and_leave_an_older_skills_own_numbered_slug
     since = {"a/pdf": 1, "b/pdf": 2, "c/pdf": 3, "d/pdf-2": 0}
     assert assign_slugs(claims, lambda c: since[c.path]) == {"d/pdf-2": "pdf-2", "a/pdf": "pdf", "b/pdf": "pdf-3",
                                                              "c/pdf": "pdf-4"}
+
+
+@pytest.mark.parametrize(("slug", "declared", "fits"), [
+    ("pdf", "pdf", True), ("ops-pdf", "pdf", True), ("pdf-2", "pdf", True), ("my-skill", "My_Skill", True),
+    ("docs-my-skill", "My_Skill", True), ("csv-profiler", "other-skill", False), ("pdf", None, False),
+    ("pdf-tools", "pdf", False), ("pdf-x", "pdf", False),
+])
+def test_a_client_accepts_only_a_slug_the_rule_could_give_the_declared_name(slug: str, declared: object,
+                                                                            fits: bool) -> None:
+    assert slug_fits(slug, declared) is fits

@@ -15,7 +15,8 @@ from helpers.changes import git
 from builder.cli.app import cli
 from builder.core.config import load_config
 from builder.core.plugin_root import COMPONENT_PATHS, component_paths
-from builder.ops.marketplace import MARKETPLACE_PATH, marketplace_document, render, stale_reason
+from builder.ops.marketplace import MARKETPLACE_PATH, marketplace_document
+from builder.ops.marketplaces import render, stale_reason
 
 SCHEMA = json.loads((Path(__file__).parent / "schemas/claude-plugin-marketplace.schema.json").read_text())
 REGISTRY = """\
@@ -97,8 +98,8 @@ def test_cli_writes_then_check_passes_then_fails_when_a_skill_is_added(registry:
     (registry / "skills/rows").rmdir()
     result = runner.invoke(cli, [*config, "marketplace", "--check"])
     assert (result.exit_code, result.output) == (
-        1, f"Error: {MARKETPLACE_PATH} is out of date (missing ./beta in git; lists ./rows in data, "
-           f"no longer there). Run `skillreg marketplace` and commit {MARKETPLACE_PATH}.\n")
+        1, f"Error: {MARKETPLACE_PATH} is out of date (dropped ./rows from plugin data (no longer there); added "
+           f"./beta to plugin git). Run `skillreg marketplace` and commit {MARKETPLACE_PATH}.\n")
 
 
 @pytest.mark.parametrize("break_it", [
@@ -202,10 +203,11 @@ def test_a_component_in_the_plugins_root_is_refused(case: str, skills_dir: str, 
 
 def test_components_beside_the_skills_folder_stay_out_of_every_plugin(tmp_path: Path) -> None:
     """The repository's root is not a plugin's root, so what a pull request adds there is no plugin's component:
-    the committed marketplace stays current and every plugin's root holds skill folders only."""
+    the committed marketplace stays current and every plugin's root holds skill folders only. (A SKILL.md there
+    would be a skill discovery finds at the top, published in a plugin rooted there, so it is left out.)"""
     root, _ = committed(tmp_path)
     pull_request(root, {path: text for files, _, _ in COMPONENTS.values() for path, text in files.items()
-                        if not path.startswith(("Hooks/", "skills/"))})
+                        if not path.startswith(("Hooks/", "skills/")) and not path.endswith("SKILL.md")})
     assert component_paths(root) != []
     result = CliRunner().invoke(cli, ["--config", str(root / "registry.yaml"), "marketplace", "--check"])
     assert (result.exit_code, result.output) == (0, f"{MARKETPLACE_PATH} is up to date\n")
@@ -223,3 +225,63 @@ def test_a_registry_whose_skills_are_at_its_root_is_its_plugins_root(tmp_path: P
     assert [(p["name"], p["source"], p["skills"]) for p in document["plugins"]] == [
         ("data", "./", ["./rows"]), ("git", "./", ["./alpha"])]
     assert component_paths(root) == []  # its own .claude-plugin/marketplace.json is no plugin manifest
+
+
+def test_a_plugin_layout_without_a_file_gets_one_plugin_per_collection(tmp_path: Path) -> None:
+    from helpers.plugins import plugin_repository
+
+    repo = plugin_repository(tmp_path / "repo")
+    document = marketplace_document(load_config(repo / "registry.yaml"))
+    jsonschema.validate(document, SCHEMA)
+    assert [(p["name"], p["source"], p["skills"], p["description"]) for p in document["plugins"]] == [
+        ("docs", "./plugins/docs/skills", ["./docx", "./pdf"], "Document skills."),
+        ("ops", "./plugins/ops/skills", ["./pdf"], "Skills of plugins/ops/."),  # one name in two plugins: both
+        ("writing", "./writing/skills", ["./notes"], "Skills of writing/."),
+    ]
+
+
+def test_each_vendor_gets_its_file_for_the_plugin_folders(tmp_path: Path) -> None:
+    from helpers.plugins import plugin_repository
+
+    repo = plugin_repository(tmp_path / "repo", "title: Plugins\nrepository: https://github.com/acme/plugins\n"
+                                                "marketplaces: [claude, copilot, codex, agent-plugins]\n")
+    runner = CliRunner()
+    config = ["--config", str(repo / "registry.yaml")]
+    result = runner.invoke(cli, [*config, "marketplace"])
+    assert result.exit_code == 0, result.output
+    written = sorted(line.removeprefix(f"Wrote {repo}/") for line in result.stdout.splitlines())
+    assert written == [".agents/plugins/marketplace.json", ".claude-plugin/marketplace.json",
+                       ".github/plugin/marketplace.json", "plugins/docs/.codex-plugin/plugin.json",
+                       "plugins/ops/.codex-plugin/plugin.json", "writing/.codex-plugin/plugin.json",
+                       "writing/plugin.json"]
+    codex = json.loads((repo / ".agents/plugins/marketplace.json").read_text())
+    assert [(p["name"], p["source"]) for p in codex["plugins"]] == [
+        ("docs", {"source": "local", "path": "./plugins/docs"}), ("ops", {"source": "local", "path": "./plugins/ops"}),
+        ("writing", {"source": "local", "path": "./writing"})]
+    copilot = json.loads((repo / ".github/plugin/marketplace.json").read_text())
+    jsonschema.validate(copilot, SCHEMA)  # Claude Code's format
+    assert [p["source"] for p in copilot["plugins"]] == ["./plugins/docs", "./plugins/ops", "./writing"]
+    assert json.loads((repo / "writing/plugin.json").read_text()) == {
+        "name": "writing", "version": "0.1.0", "description": "Skills of writing/."}
+    assert json.loads((repo / "plugins/docs/.codex-plugin/plugin.json").read_text())["skills"] == "./skills/"
+    again = runner.invoke(cli, [*config, "marketplace", "--check"])
+    assert again.exit_code == 0, again.output
+
+
+def test_a_flat_category_registry_gets_claudes_file_alone(registry: Path) -> None:
+    with open(registry / "registry.yaml", "a") as fh:
+        fh.write("marketplaces: [claude, copilot, codex]\n")
+    result = CliRunner().invoke(cli, ["--config", str(registry / "registry.yaml"), "marketplace"])
+    assert result.exit_code == 0
+    assert result.stdout == f"Wrote {registry / MARKETPLACE_PATH}\n"
+    assert result.stderr == ("warning: no plugin folder whose skills all sit in its skills/: Copilot and Codex list "
+                             "only such folders, so only Claude Code's marketplace is written\n")
+
+
+def test_an_unknown_marketplace_is_one_line_naming_the_known_ones(registry: Path) -> None:
+    with open(registry / "registry.yaml", "a") as fh:
+        fh.write("marketplaces: [claude, cursor]\n")
+    result = CliRunner().invoke(cli, ["--config", str(registry / "registry.yaml"), "marketplace"])
+    assert (result.exit_code, result.stderr) == (
+        1, f"Error: {registry / 'registry.yaml'}:10: unknown marketplace 'cursor' under `marketplaces`; known: "
+           "claude, copilot, codex, agent-plugins\n")

@@ -46,7 +46,7 @@ def test_the_wheel_carries_the_templates_schemas_and_data_and_no_tests(dists: tu
     names = set(zipfile.ZipFile(dists[1]).namelist())
     assert {f"builder/site/templates/{t}" for t in templates()} <= names
     schemas = {p.name for p in (REPO / "builder/publish/schemas").glob("*.json")}
-    assert len(schemas) == 12 and {f"builder/publish/schemas/{s}" for s in schemas} <= names
+    assert len(schemas) == 13 and {f"builder/publish/schemas/{s}" for s in schemas} <= names
     assert {"builder/data/agents.yaml", "builder/data/content_types.yaml", "builder/site/pages.py"} <= names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert not [n for n in names if n.startswith(("tests/", "site/", "skills/", "bench/", "site_templates/"))]

@@ -370,10 +370,10 @@ def test_pull_request_flow_annotations_summary_and_marketplace_check(pull_reques
 
     marketplace = by_name["Check the plugin marketplace file"]  # runs even after the failure (!cancelled())
     assert (marketplace.returncode, marketplace.stderr) == (1, (
-        "Error: .claude-plugin/marketplace.json is out of date (missing ./diff-summary in git, "
-        "./git-changelog in git, ./secret-scanner in uncategorized; lists ./changelog-from-git "
-        "in git, ./log-summarizer in data, ./secret-scanner in security, no longer there). "
-        "Run `skillreg marketplace` and commit .claude-plugin/marketplace.json.\n"))
+        "Error: .claude-plugin/marketplace.json is out of date (dropped ./log-summarizer from plugin data (no "
+        "longer there); dropped ./changelog-from-git from plugin git (no longer there); dropped ./secret-scanner "
+        "from plugin security (fails validation); added ./diff-summary to plugin git; added ./git-changelog to "
+        "plugin git). Run `skillreg marketplace` and commit .claude-plugin/marketplace.json.\n"))
     assert [r.name for r in runs if not r.ran] == ["Build the site", "Upload the built site"]
 
 

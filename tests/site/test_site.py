@@ -214,7 +214,7 @@ def test_tag_slug(tag: str, expected: str) -> None:
 
 def _api_only(built: Path, dest: Path) -> Path:
     shutil.copytree(built, dest, ignore=lambda d, names: [] if Path(d) != built else
-                    [n for n in names if n not in ("api", ".well-known", ".nojekyll")])
+                    [n for n in names if n not in ("api", ".well-known", ".nojekyll", ".claude-plugin")])
     return dest
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...core.bundle import dumps
 
-PUBLISHED = ("index", "detail", "bundle", "discovery-v1", "discovery-v2", "versions", "head", "state",
+PUBLISHED = ("index", "collection", "detail", "bundle", "discovery-v1", "discovery-v2", "versions", "head", "state",
              "skills-manifest", "skills-manifest-shard")
 SCHEMA_DIR = "api/v1/schema"
 
