@@ -232,7 +232,8 @@ def test_serve_bound_to_another_address_also_answers_that_address_as_host(tmp_pa
 
 def _commands(page: str) -> list[str]:
     """The install tabs' commands as a browser shows them."""
-    return [html.unescape(c) for c in re.findall(r'<code class="sr-command">(.*?)</code>', page, re.S)]
+    return [html.unescape(re.sub(r"<[^>]+>", "", c))
+            for c in re.findall(r'<code class="sr-command">(.*?)</code>', page, re.S)]
 
 
 def test_served_pages_name_the_served_address_and_a_later_build_names_base_url_again(tmp_path: Path) -> None:
