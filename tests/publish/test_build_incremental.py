@@ -260,7 +260,7 @@ def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_
 
     repo = make_registry(tmp_path / "repo", [*SKILLS, *MORE], commit=False)
     folders = sorted((repo / "skills").iterdir())
-    items = [(str(f), entries, sig) for f in folders for sig, entries in [building.survey(f)]]
+    items = [(str(f), entries, sig, ()) for f in folders for sig, entries in [building.survey(f)]]
     assert building.changed_folders(items, None) == set()
     (folders[1] / "SKILL.md").write_text("changed\n")
     (folders[-1] / "new.md").write_text("new\n")
