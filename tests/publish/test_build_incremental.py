@@ -290,6 +290,23 @@ def test_outcomes_and_heads_made_without_init_equal_those_made_with_it() -> None
     assert skill == Skill("x", Path("/s/x"), "SKILL.md", fm, "", 4, ())
 
 
+def test_findings_read_back_from_the_record_equal_those_recorded() -> None:
+    """The record's findings are made without ``Diagnostic.__init__``; they equal, hash and replace as made."""
+    import dataclasses
+
+    from builder.core.diagnostics import Diagnostic, Severity
+    from builder.publish.outcome import findings_from_json, findings_json
+
+    made = (Diagnostic("SK120", Severity.WARNING, "skills/x/SKILL.md", 3, "long line", "wrap it", 2, "skills/x"),
+            Diagnostic("SK004", Severity.ERROR, "skills/x/SKILL.md", 0, "no description"))
+    back = findings_from_json(findings_json(made))
+    assert back == made and [hash(d) for d in back] == [hash(d) for d in made]
+    assert [d.severity for d in back] == [Severity.WARNING, Severity.ERROR] and not back[0].baselined
+    assert dataclasses.replace(back[0], baselined=True) == dataclasses.replace(made[0], baselined=True)
+    with pytest.raises(ValueError):
+        findings_from_json('[["SK004", "error", "f", 0]]')  # a record of another shape: the build starts afresh
+
+
 def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A large registry's rebuild compares folder signatures in workers; a small one shows the same result."""
