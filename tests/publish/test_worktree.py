@@ -66,3 +66,23 @@ def test_outside_git_there_is_no_view(tmp_path: Path) -> None:
     config = load_config(repo / "registry.yaml")
     found = registry_skills(config)
     assert read_work_tree(None, config.root, found) == (found, WorkTree())
+
+
+def test_a_registry_below_the_top_of_its_repository_has_the_same_view(tmp_path: Path) -> None:
+    """registry.yaml in a folder of a larger repository: paths stay relative to the registry's folder."""
+    top = tmp_path / "monorepo"
+    repo = make_registry(top / "registry", SKILLS, commit=False)
+    (top / "other").mkdir()
+    (top / "other/file.local").write_text("elsewhere\n")
+    (top / ".gitignore").write_text("*.local\n")
+    (repo / "skills/csv-profiler/notes.local").write_text("mine\n")
+    git(top, "init", "-q", "-b", "main")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "base")
+    first = _view(repo)
+    assert sorted(first.signatures) == sorted(f"skills/{name}" for name in SKILLS)
+    assert first.ignored == {"skills/csv-profiler": ("notes.local",)}
+    (repo / "skills/changelog-from-git/SKILL.md").write_text("changed\n")
+    (top / "other/file.txt").write_text("outside the registry\n")
+    after = _view(repo).signatures
+    assert {p for p in first.signatures if first.signatures[p] != after[p]} == {"skills/changelog-from-git"}
