@@ -58,7 +58,7 @@ def read_work_tree(top: Path | None, root: Path, found: Discovery) -> tuple[Disc
     owned, loose = _by_skill(changes, skills)
     ignored = {skill: tuple(path.rstrip("/") for code, path in own if code == "!!") for skill, own in owned.items()}
     ignored = {skill: paths for skill, paths in ignored.items() if paths}
-    trees = _trees(top)
+    trees = _trees(top, base)
     if trees is None or loose:  # no commit yet, or a change git shows above a skill folder: survey them
         return found, WorkTree(ignored)
     where = os.fspath(found.root)
@@ -116,9 +116,10 @@ def _by_skill(changes: Sequence[tuple[str, str]], skills: set[str]) -> \
     return owned, loose
 
 
-def _trees(top: Path) -> dict[str, str] | None:
-    """Every folder's tree id at HEAD, by its path from the top (the top itself as ""); None before a commit."""
-    listed = git_output(["ls-tree", "-r", "-d", "-z", "HEAD"], top)
+def _trees(top: Path, base: str) -> dict[str, str] | None:
+    """Every folder's tree id at HEAD below ``base`` (the registry's folder, "" for the top), by its path from the
+    top (the top itself as ""); None before the first commit."""
+    listed = git_output(["ls-tree", "-r", "-d", "-z", "HEAD", *(["--", base] if base else [])], top)
     if listed is None:
         return None
     head = git_output(["rev-parse", "HEAD^{tree}"], top)
