@@ -10,7 +10,7 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol, TypeVar
@@ -154,8 +154,10 @@ def refuse_linked_folders(path: Path) -> None:
                               f"are never followed: replace {shown} with the folder itself")
 
 
-def load_skill(folder: Path, config: RegistryConfig, name: str | None = None) -> LoadedSkill:
-    """The skill in ``folder``, published as ``name`` (its slug, ``core.slugs``; the folder's name by default)."""
+def load_skill(folder: Path, config: RegistryConfig, name: str | None = None, *,
+               ignored: Collection[str] = ()) -> LoadedSkill:
+    """The skill in ``folder``, published as ``name`` (its slug, ``core.slugs``; the folder's name by default).
+    ``ignored``: paths below the folder (files or whole folders) that git ignores, left out as if absent."""
     shown = display_path(folder)
     name = name or folder.name
     diagnostics: list[Diagnostic] = []
@@ -168,7 +170,7 @@ def load_skill(folder: Path, config: RegistryConfig, name: str | None = None) ->
         report("SK501", "", f"the skill folder is a symbolic link to {os.readlink(folder)!r}")
         return LoadedSkill(Skill(name, folder, SKILL_MD, None, "", 1, ()), tuple(diagnostics))
 
-    files = _read_files(folder, config, report)
+    files = _read_files(folder, config, report, ignored)
     by_path = {f.path: f for f in files}
     skill_md = SKILL_MD if SKILL_MD in by_path else SKILL_MD_FALLBACK if SKILL_MD_FALLBACK in by_path else None
     if skill_md is None:
@@ -313,13 +315,15 @@ class MemoryTree:
 class _WorkingTree:
     """A skill folder on disk as ``read_tree`` sees it: reads each file it keeps at once, bounded by the limit."""
 
-    def __init__(self, root: Path, max_file_bytes: int) -> None:
+    def __init__(self, root: Path, max_file_bytes: int, ignored: frozenset[str] = frozenset()) -> None:
         self.root = root
         self.max_file_bytes = max_file_bytes
         self.files: list[SkillFile] = []
+        self.ignored = ignored  # the paths of entries left out, as ``os.scandir`` spells them
 
     def children(self, where: str) -> list[TreeNode]:
-        return [self._node(entry) for entry in sorted(os.scandir(where), key=lambda e: e.name)]
+        return [self._node(entry) for entry in sorted(os.scandir(where), key=lambda e: e.name)
+                if not self.ignored or entry.path not in self.ignored]
 
     @staticmethod
     def _node(entry: os.DirEntry[str]) -> TreeNode:
@@ -347,10 +351,14 @@ class _WorkingTree:
         return len(data)
 
 
-def _read_files(folder: Path, config: RegistryConfig, report: _Report) -> list[SkillFile]:
-    """Every regular file below ``folder`` as bytes, sorted by path; problems are reported, not raised."""
-    tree = _WorkingTree(_resolved(config.root), config.limits.max_file_bytes)
-    read_tree(tree, str(folder), config.limits, report)
+def _read_files(folder: Path, config: RegistryConfig, report: _Report, ignored: Collection[str] = ()) -> \
+        list[SkillFile]:
+    """Every regular file below ``folder`` but those ``ignored`` as bytes, sorted by path; problems are reported,
+    not raised."""
+    top = str(folder)
+    skip = frozenset(os.path.join(top, *rel.split("/")) for rel in ignored)
+    tree = _WorkingTree(_resolved(config.root), config.limits.max_file_bytes, skip)
+    read_tree(tree, top, config.limits, report)
     return sorted_and_checked(tree.files, report)
 
 

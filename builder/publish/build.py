@@ -45,6 +45,7 @@ from .documents import INDEX_KEY, read_or_none, stage_documents
 from .folder_changes import changed_folders
 from .history import GitHistory, check_marks, read_skills_history, state_document
 from .history_start import start_history
+from .history_walk import git_top
 from .identity import Identities, assign
 from .manifest import MANIFEST_VERSION, StoredManifest, read_manifest, write_manifest
 from .outcome import PUBLISHED_KEY, SkillOutcome, previous_outcomes
@@ -68,6 +69,7 @@ from .transaction import (
     staging,
     swap_output,
 )
+from .worktree import WorkTree, read_work_tree
 
 BUNDLE_CACHE_ENV = "SKILLREG_BUNDLE_CACHE"
 
@@ -135,11 +137,12 @@ class _Build:
     settings: str
     index_before: bytes | None  # the output's index.json
     stored: StoredManifest | None  # the last build's record, when it was written for these settings
+    work: WorkTree  # what git says of the skill folders: the paths it ignores (never published), signatures
 
     def job(self, tmp: Path) -> SkillJob:
         bodies = self.place.state / BODIES_STATE if self.options.site else None
         return SkillJob(self.config, self.history, tmp, self.git, self.bundle_cache, bodies,
-                        digests=self.options.sign is not None)
+                        digests=self.options.sign is not None, work=self.work)
 
 
 Task = tuple[str, str, Path | None]  # (slug, repository path, folder) of a skill to build
@@ -242,6 +245,7 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
     out = place.base
     recover_place(place)
     empty_trash(place)
+    found, work = read_work_tree(git_top(config.root), config.root, found)
     check_output_folder(place.out, config, [s.folder for s in found.skills])
     folders = [s.folder for s in found.skills]
     root_skill = [s.path for s in found.skills] == ["."]
@@ -268,7 +272,7 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
     stored = read_manifest(place.manifest, settings, sha256_hex(index_before) if index_before is not None else None)
     paths = {str(s.folder): s.path for s in found.skills}
     return _Build(config, options, place, found, cache, tuple(folders), paths, gone, history, git, warnings, settings,
-                  index_before, stored)
+                  index_before, stored, work)
 
 
 def _settings(config: RegistryConfig, site: bool) -> str:
@@ -316,9 +320,14 @@ def _plan(b: _Build) -> _Plan:
     identities = assign(b.found.skills, guessed, b.gone, b.git, b.config)
     slugs = identities.slugs
     named = [(slugs[s.path], s.path, str(s.folder), s.folder) for s in b.found.skills]
-    candidates = [old for slug, _, path, _ in named if (old := known.get(slug)) is not None and old.folder == path]
-    moved = changed_folders([(old.folder, old.entries, old.signature) for old in candidates], b.options.jobs)
-    unchanged = {old.folder for n, old in enumerate(candidates) if n not in moved}
+    candidates = [(old, where) for slug, where, path, _ in named
+                  if (old := known.get(slug)) is not None and old.folder == path]
+    signatures = b.work.signatures
+    surveyed = [(old, where) for old, where in candidates if where not in signatures]
+    moved = changed_folders([(old.folder, old.entries, old.signature, b.work.ignored.get(where, ()))
+                             for old, where in surveyed], b.options.jobs)
+    unchanged = {old.folder for n, (old, _) in enumerate(surveyed) if n not in moved} | {
+        old.folder for old, where in candidates if signatures.get(where, "") == old.signature}
     fingerprint = _fingerprints(b.git)
     # Each skill's key depends on its own record and on the history, which the same commit gives again.
     provenance = _provenance_key(b.history)

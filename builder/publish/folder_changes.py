@@ -21,13 +21,18 @@ PARALLEL_SIGNATURES = 20_000
 SIGNATURE_CHUNK = 1_000
 
 
-def _changed_in(task: tuple[int, Sequence[tuple[str, str, str]]]) -> list[int]:
+Item = tuple[str, str, str, tuple[str, ...]]  # a folder, its entries, its signature, the paths in it git ignores
+
+
+def _changed_in(task: tuple[int, Sequence[Item]]) -> list[int]:
     start, items = task
-    return [start + n for n, (folder, entries, sig) in enumerate(items) if restat(folder, entries) != sig]
+    return [start + n for n, (folder, entries, sig, ignored) in enumerate(items)
+            if signed(restat(folder, entries), ignored) != sig]
 
 
-def changed_folders(items: Sequence[tuple[str, str, str]], jobs: int | None) -> set[int]:
-    """The positions of the (folder, entries, signature) whose folder's ``restat`` is not the signature."""
+def changed_folders(items: Sequence[Item], jobs: int | None) -> set[int]:
+    """The positions of the (folder, entries, signature, ignored) whose folder's ``restat``, ``signed`` with its
+    ignored paths, is not the signature."""
     workers = (jobs if jobs is not None else default_jobs(len(items))) if len(items) >= PARALLEL_SIGNATURES else 1
     if workers <= 1:
         return set(_changed_in((0, items)))
@@ -36,7 +41,7 @@ def changed_folders(items: Sequence[tuple[str, str, str]], jobs: int | None) -> 
     return {n for chunk in done for n in chunk}
 
 
-def _stat_line(rel: str, st: os.stat_result) -> str:
+def stat_line(rel: str, st: os.stat_result) -> str:
     # The change time too: content written back with the old size and modification time still moves it.
     return f"{rel}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_ctime_ns}"
 
@@ -56,7 +61,7 @@ def survey(folder: Path | str) -> tuple[str, str]:
     entries: list[str] = []
     exact = True
     try:
-        lines.append(_stat_line("", os.stat(root, follow_symlinks=False)))
+        lines.append(stat_line("", os.stat(root, follow_symlinks=False)))
     except OSError:
         lines.append("gone:")
         exact = False
@@ -77,7 +82,7 @@ def survey(folder: Path | str) -> tuple[str, str]:
                 lines.append(f"gone:{rel}")
                 exact = False
                 continue
-            lines.append(_stat_line(rel, st))
+            lines.append(stat_line(rel, st))
             entries.append(rel)
             if stat.S_ISDIR(st.st_mode):
                 stack.append((entry.path, f"{rel}/"))
@@ -85,6 +90,14 @@ def survey(folder: Path | str) -> tuple[str, str]:
     listed = "\n".join(entries)
     exact = exact and "\n" not in "".join(entries) and _utf8(listed)
     return _digest_lines(lines), listed if exact else "\0"
+
+
+def signed(signature: str, ignored: Sequence[str]) -> str:
+    """A folder's signature that also changes when the paths git ignores in it do (a ``.gitignore`` edited
+    outside the folder changes what it publishes without touching a file in it)."""
+    if not signature or not ignored:
+        return signature
+    return hashlib.sha1("\n".join([signature, *sorted(ignored)]).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _utf8(text: str) -> bool:
@@ -108,5 +121,5 @@ def restat(folder: str, entries: str) -> str:
             st = os.stat(f"{folder}/{rel}" if rel else folder, follow_symlinks=False)
         except (OSError, ValueError):
             return ""
-        lines.append(_stat_line(rel, st))
+        lines.append(stat_line(rel, st))
     return _digest_lines(lines)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..core.bundle import dumps, json_bundle, zip_bytes
@@ -35,7 +35,7 @@ from .api import (
     raw_copies,
 )
 from .bundlecache import BundleCache
-from .folder_changes import survey
+from .folder_changes import signed, survey
 from .git_objects import GitObjects
 from .history import (
     GitHistory,
@@ -49,6 +49,7 @@ from .history import (
 from .outcome import LEFT_OUT, SkillOutcome
 from .provenance import ProvenanceHistory
 from .transaction import forget_made_folders, make_folder, stage_file
+from .worktree import WorkTree
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class SkillJob:
     cache: Path | None  # the bundle cache folder
     bodies: Path | None = None  # where the website's rendered bodies go (``site.bodies``); None: no website
     digests: bool = False  # write each skill's digests.json from the bytes staged (a signing build)
+    work: WorkTree = field(default_factory=WorkTree)  # git's view: paths it ignores, folders' signatures
 
 
 class _Stager:
@@ -172,14 +174,16 @@ def _render_body(job: SkillJob, folder: Path, skill: Skill, raw: frozenset[str])
 def _build_one(name: str, path: str, folder: Path) -> SkillOutcome:
     job = _JOB
     assert job is not None
-    sig, entries = survey(folder)
-    skill, found = validate_folder(folder, job.config, job.config.profile, name=name, key=path)
+    ignored = job.work.ignored.get(path, ())
+    from_git = job.work.signatures.get(path)
+    sig, entries = (from_git, "") if from_git is not None else survey(folder)
+    skill, found = validate_folder(folder, job.config, job.config.profile, name=name, key=path, ignored=ignored)
     diagnostics = tuple(found)
     declared = skill.field("name")
     checked = SkillOutcome(name=skill.name, folder=str(folder), skill_md=skill.skill_md,
                        declared=declared if isinstance(declared, str) else None,
                        name_line=skill.frontmatter.line_of("name") if skill.frontmatter else 0,
-                       diagnostics=diagnostics, signature=sig, entries=entries,
+                       diagnostics=diagnostics, signature=sig if from_git else signed(sig, ignored), entries=entries,
                        history=job.git.fingerprint(path))  # without it an invalid skill is never reused
     if any(d.severity is Severity.ERROR for d in diagnostics):
         return checked

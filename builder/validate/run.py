@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
@@ -55,10 +55,11 @@ def _check_folders(folders: list[tuple[str, str]]) -> list[_Checked]:
 
 
 def validate_folder(folder: Path, config: RegistryConfig, profile: str, *, name: str | None = None,
-                    key: str | None = None) -> tuple[Skill, list[Diagnostic]]:
+                    key: str | None = None, ignored: Collection[str] = ()) -> tuple[Skill, list[Diagnostic]]:
     """Load one skill folder and check it: what loading found, then what the rules found. ``name``: the slug it
-    publishes as (the folder's name by default); ``key``: what its findings name it by (its repository path)."""
-    loaded = load_skill(folder, config, name)
+    publishes as (the folder's name by default); ``key``: what its findings name it by (its repository path);
+    ``ignored``: paths below the folder that git ignores (``load_skill``)."""
+    loaded = load_skill(folder, config, name, ignored=ignored)
     found = [*loaded.diagnostics, *check_skill(loaded.skill, config, profile)]
     if key is not None:
         found = [replace(d, skill=key) for d in found]

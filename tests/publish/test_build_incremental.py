@@ -85,9 +85,37 @@ NEW_FILE = lambda repo: (repo / "skills/secret-scanner/references/extra.md").wri
 BREAK = _edit("secret-scanner/SKILL.md", "name: secret-scanner", "name: Secret Scanner")
 MEND = _edit("secret-scanner/SKILL.md", "name: Secret Scanner", "name: secret-scanner")
 
+def _move(old: str, new: str) -> Step:
+    """Move a skill folder to another place registry.yaml names, keeping its name."""
+    def step(repo: Path) -> None:
+        (repo / new).parent.mkdir(parents=True, exist_ok=True)
+        os.rename(repo / old, repo / new)
+    return step
+
+
+def _ignore(patterns: str) -> Step:
+    """Set the repository's .gitignore (outside every skill folder) to ``patterns``."""
+    return lambda repo: (repo / ".gitignore").write_text(patterns)
+
+
+def _local_file(repo: Path) -> None:
+    """A file only this machine has: published outside git, never inside it while git ignores it."""
+    (repo / "skills/secret-scanner/notes.local").write_text("mine\n")
+    (repo / ".gitignore").write_text("*.local\n")
+
+
+def _rewrite(repo: Path) -> None:
+    """Drop the last two commits and make another in their place: a history the last build never saw."""
+    git(repo, "reset", "-q", "--hard", "HEAD~2")
+    BODY_LINE(repo)
+    git(repo, "commit", "-q", "-am", "rewritten", date="2026-03-01T10:00:00Z")
+
+
 RETITLE = _registry("title: ", "title: Renamed ")
 REBASE = _registry("base_url: https://", "base_url: http://")
-FULL = (RETITLE, REBASE)  # the settings changed: nothing can be reused
+SPLIT = lambda repo: (_registry("skills_dir: skills", "skills:\n  - skills\n  - extra")(repo),  # noqa: E731
+                      _move("skills/changelog-from-git", "extra/changelog-from-git")(repo))
+FULL = (RETITLE, REBASE, SPLIT)  # the settings changed: nothing can be reused
 SEQUENCES = {
     "edits": [BODY_LINE, DESCRIPTION, HEADING, NEW_FILE, _touch("csv-profiler/SKILL.md"), BODY_LINE],
     "adds-and-removals": [_add(MORE[0]), _remove("changelog-from-git"), _add(MORE[1]), DESCRIPTION,
@@ -95,7 +123,15 @@ SEQUENCES = {
     "renames": [_rename("csv-profiler", "csv-inspector"), BODY_LINE, _rename("csv-inspector", "csv-profiler")],
     "invalid-and-back": [BREAK, DESCRIPTION, MEND, HEADING],
     "registry-yaml": [RETITLE, BODY_LINE, REBASE, DESCRIPTION],
+    "moves-between-folders": [
+        SPLIT, _move("skills/csv-profiler", "extra/csv-profiler"), BODY_LINE,
+        _edit("../extra/csv-profiler/SKILL.md", "description: Profiles CSV", "description: Profiles odd CSV"),
+        _move("extra/csv-profiler", "skills/csv-profiler")],
+    "ignored-files": [_local_file, BODY_LINE, _ignore(""), _ignore("*.local\n")],
 }
+# Sequences that work on the repository's history themselves: built in git only.
+IN_GIT = {"rewritten-history": [BODY_LINE, DESCRIPTION, _rewrite, NEW_FILE]}
+MODES = {"git": "commit each step", "dirty": "in git, steps left uncommitted", "folder": "no repository"}
 
 
 def _scratch(config_path: Path, out: Path) -> dict[str, bytes]:
@@ -104,15 +140,16 @@ def _scratch(config_path: Path, out: Path) -> dict[str, bytes]:
     return all_files(out)
 
 
-@pytest.mark.parametrize("in_git", [True, False], ids=["git", "folder"])
-@pytest.mark.parametrize("sequence", list(SEQUENCES))
-def test_every_rebuild_equals_a_build_from_scratch(tmp_path: Path, sequence: str, in_git: bool) -> None:
-    repo = make_registry(tmp_path / "repo", SKILLS, commit=in_git)
+@pytest.mark.parametrize(("sequence", "mode"), [*((s, m) for s in SEQUENCES for m in MODES),
+                                               *((s, "git") for s in IN_GIT)])
+def test_every_rebuild_equals_a_build_from_scratch(tmp_path: Path, sequence: str, mode: str) -> None:
+    """Each step's rebuild equals a build from scratch: committed, left in a dirty work tree, or outside git."""
+    repo = make_registry(tmp_path / "repo", SKILLS, commit=mode != "folder")
     out = tmp_path / "site"
     build(load_config(repo / "registry.yaml"), out, BuildOptions(site=False, keep_going=True))
-    for number, step in enumerate(SEQUENCES[sequence]):
+    for number, step in enumerate({**SEQUENCES, **IN_GIT}[sequence]):
         step(repo)
-        if in_git:
+        if mode == "git":
             git(repo, "add", "-A")
             git(repo, "commit", "-q", "--allow-empty", "-m", f"step {number}", date=f"2026-02-{number + 1:02d}T10:00:00Z")
         result = build(load_config(repo / "registry.yaml"), out, BuildOptions(site=False, keep_going=True))
@@ -254,6 +291,23 @@ def test_outcomes_and_heads_made_without_init_equal_those_made_with_it() -> None
     assert skill == Skill("x", Path("/s/x"), "SKILL.md", fm, "", 4, ())
 
 
+def test_findings_read_back_from_the_record_equal_those_recorded() -> None:
+    """The record's findings are made without ``Diagnostic.__init__``; they equal, hash and replace as made."""
+    import dataclasses
+
+    from builder.core.diagnostics import Diagnostic, Severity
+    from builder.publish.outcome import findings_from_json, findings_json
+
+    made = (Diagnostic("SK120", Severity.WARNING, "skills/x/SKILL.md", 3, "long line", "wrap it", 2, "skills/x"),
+            Diagnostic("SK004", Severity.ERROR, "skills/x/SKILL.md", 0, "no description"))
+    back = findings_from_json(findings_json(made))
+    assert back == made and [hash(d) for d in back] == [hash(d) for d in made]
+    assert [d.severity for d in back] == [Severity.WARNING, Severity.ERROR] and not back[0].baselined
+    assert dataclasses.replace(back[0], baselined=True) == dataclasses.replace(made[0], baselined=True)
+    with pytest.raises(ValueError):
+        findings_from_json('[["SK004", "error", "f", 0]]')  # a record of another shape: the build starts afresh
+
+
 def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A large registry's rebuild compares folder signatures in workers; a small one shows the same result."""
@@ -261,7 +315,7 @@ def test_signatures_compared_in_worker_processes_equal_those_of_one_process(tmp_
 
     repo = make_registry(tmp_path / "repo", [*SKILLS, *MORE], commit=False)
     folders = sorted((repo / "skills").iterdir())
-    items = [(str(f), entries, sig) for f in folders for sig, entries in [building.survey(f)]]
+    items = [(str(f), entries, sig, ()) for f in folders for sig, entries in [building.survey(f)]]
     assert building.changed_folders(items, None) == set()
     (folders[1] / "SKILL.md").write_text("changed\n")
     (folders[-1] / "new.md").write_text("new\n")
@@ -418,3 +472,28 @@ def test_a_file_rewritten_with_its_times_kept_is_built_again(tmp_path: Path, in_
     assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
     untouched = build(config, out, BuildOptions(site=False))  # and then nothing is built again
     assert untouched.written == ()
+
+
+def test_a_rebuild_in_a_git_checkout_learns_what_changed_from_git(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """In git, a skill folder's signature is its tree at HEAD and what `git status` says of it: no folder is
+    surveyed or stated again file by file, and an uncommitted edit is still seen."""
+    import builder.publish.folder_changes as folder_changes
+    import builder.publish.skill_output as output
+
+    repo = make_registry(tmp_path / "repo", SKILLS)
+    out = tmp_path / "site"
+    config = load_config(repo / "registry.yaml")
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("a folder was surveyed in a git checkout")
+
+    monkeypatch.setattr(folder_changes, "restat", refuse)
+    monkeypatch.setattr(output, "survey", refuse)
+    build(config, out, BuildOptions(site=False, jobs=1))
+    BODY_LINE(repo)  # not committed
+    assert build(config, out, BuildOptions(site=False, jobs=1)).written == ("secret-scanner",)
+    assert build(config, out, BuildOptions(site=False, jobs=1)).written == ()
+    git(repo, "commit", "-q", "-am", "body line")  # committed: a new tree and a new version
+    assert build(config, out, BuildOptions(site=False, jobs=1)).written == ("secret-scanner",)
+    assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
