@@ -182,6 +182,9 @@ def broken_links(out: Path, site_url: str) -> list[str]:
     return broken
 
 
+BROWSER_WAIT = 15  # seconds a browser test waits for a page; generous for a loaded two-core machine
+
+
 @contextmanager
 def chromium(profile: Path, wait: float) -> Iterator[Any]:
     """Headless Chromium driven by selenium, its profile in ``profile``, a 1280x900 window; never downloads anything."""

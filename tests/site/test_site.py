@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO
-from helpers.site import broken_links, bundled_site, hostile_site, read_page
+from helpers.site import broken_links, hostile_site, read_page
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions
@@ -19,11 +19,6 @@ from builder.site.pages import write_site
 from builder.site.render import BodyRenderer, resolve_link
 
 NAV = ["../..", "../../categories/", "../../tags/", "../../search/"]
-
-
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return bundled_site(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 from helpers.site import (
+    BROWSER_WAIT as WAIT,
+)
+from helpers.site import (
     CHROMEDRIVER,
     CHROMIUM,
     QuietHandler,
-    bundled_site,
-    chromium,
     hostile_site,
     read_page,
     serve,
@@ -30,21 +31,9 @@ from builder.core.search import rank
 from builder.publish.build import BuildOptions
 
 ARTIFACTS = REPO / "test-artifacts"
-WAIT = 15  # seconds; generous for a loaded two-core machine
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()),
                                 reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")]
-
-
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    with chromium(tmp_path_factory.mktemp("chromium-profile"), WAIT) as browser:
-        yield browser
-
-
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return bundled_site(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="module")

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from helpers import write_tree
 from helpers.build import make_registry
-from helpers.site import bundled_site
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build
 from builder.site.budget import CHROME_BUDGET, SECTIONS_BUDGET, page_parts
-
-
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return bundled_site(tmp_path_factory.getbasetemp())
 
 
 def test_every_bundled_skill_page_keeps_the_budget(bundled: Path) -> None:

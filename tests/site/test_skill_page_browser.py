@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO, write_tree
-from helpers.site import CHROMEDRIVER, CHROMIUM, QuietHandler, bundled_site, chromium, serve
+from helpers.site import BROWSER_WAIT as WAIT
+from helpers.site import CHROMEDRIVER, CHROMIUM, QuietHandler, serve
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build
 from builder.site.page_templates import SKILLREG_DOCS, SKILLREG_INSTALL, SKILLREG_UV_INSTALL, exact_time, human_date
 
-WAIT = 15  # seconds; generous for a loaded two-core machine
 ARTIFACTS = REPO / "test-artifacts"
 SKILL = "csv-profiler"  # a bundled skill with a script, allowed tools, a licence, a version and an author
 HUMAN_DATE = re.compile(r"[1-9][0-9]? (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4}")
@@ -49,17 +49,6 @@ class _SubPathHandler(QuietHandler):
 
 def _under(base_path: str) -> type[_SubPathHandler]:
     return type("Under", (_SubPathHandler,), {"base_path": base_path})
-
-
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    with chromium(tmp_path_factory.mktemp("chromium-profile"), WAIT) as browser:
-        yield browser
-
-
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return bundled_site(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="module")
