@@ -209,12 +209,8 @@ def test_mcp_searches_and_installs_from_a_protected_registry(site: Path, project
             ("install_skill", {"slug": "csv-profiler"}),
         ])
         sent = set(server.state.authorizations)
-    assert not found.is_error and not installed.is_error, (found.content, installed.content)
-    assert "csv-profiler" in [s["slug"] for s in json.loads(found.content[0].text)["skills"]]
-    assert tree(project / ".claude/skills/csv-profiler") == source_files(site, "csv-profiler")
-    assert sent == {expected}
     # project.parent holds the server's stderr too
-    assert not leaked([project.parent, isolated_user_dirs], [found.content[0].text, installed.content[0].text])
+    _found_and_installed(found, installed, site, project, sent, expected, isolated_user_dirs)
 
 
 def test_a_helper_answer_the_registry_refuses_early_is_asked_for_again_once(site: Path, project: Path,
@@ -266,8 +262,15 @@ def test_mcp_over_http_searches_and_installs_from_a_protected_registry(site: Pat
         with http_server(server.url, "--allow-install", cwd=project) as url:
             found, installed = anyio.run(calls, url)
         sent = set(server.state.authorizations)
+    _found_and_installed(found, installed, site, project, sent, expected, isolated_user_dirs)
+
+
+def _found_and_installed(found: Any, installed: Any, site: Path, project: Path, sent: set[str], expected: str,
+                         user_dirs: Path) -> None:
+    """MCP's search_skills found the skill and install_skill installed it, with exactly the expected header sent
+    and no secret in any file or answer."""
     assert not found.is_error and not installed.is_error, (found.content, installed.content)
     assert "csv-profiler" in [s["slug"] for s in json.loads(found.content[0].text)["skills"]]
     assert tree(project / ".claude/skills/csv-profiler") == source_files(site, "csv-profiler")
     assert sent == {expected}
-    assert not leaked([project.parent, isolated_user_dirs], [found.content[0].text, installed.content[0].text])
+    assert not leaked([project.parent, user_dirs], [found.content[0].text, installed.content[0].text])
