@@ -142,6 +142,19 @@ def test_a_build_from_scratch_makes_the_recorded_choice_and_the_same_bytes(tmp_p
     assert all_files(cold) == all_files(out)
 
 
+@pytest.mark.slow
+def test_with_the_website_a_build_from_scratch_is_the_same_bytes_as_a_rebuild(tmp_path: Path) -> None:
+    root = registry(tmp_path / "repo")
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    options = BuildOptions(bundle_cache=cache)
+    build(load_config(root / "registry.yaml"), out, options)
+    resize(root, SLIGHTLY_SMALLER)
+    build(load_config(root / "registry.yaml"), out, options)
+    build(load_config(root / "registry.yaml"), tmp_path / "cold", options)
+    assert (out / "skills/csv-profiler/skill-md.html.gz").is_file()  # page_body: fetched, chosen
+    assert all_files(tmp_path / "cold") == all_files(out)
+
+
 def test_without_the_record_the_projection_alone_decides(tmp_path: Path) -> None:
     root = registry(tmp_path / "repo")
     out = tmp_path / "site"
