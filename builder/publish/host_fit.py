@@ -157,11 +157,14 @@ def was_lean(places: Sequence[Path]) -> bool:
 
 
 def record_choice(places: Sequence[Path], choice: PublishChoice | None) -> None:
-    """Keep the choice where the next build looks (best effort: without it the projection alone decides)."""
-    data = dumps(choice.document() if choice is not None else {"chosen": "default"})
+    """Keep a lean choice where the next build looks, or forget one (best effort: without a record the projection
+    alone decides)."""
     for folder in places:
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            write_atomic(folder / CHOICE_FILE, data)
+            if choice is None:
+                (folder / CHOICE_FILE).unlink(missing_ok=True)
+            else:
+                folder.mkdir(parents=True, exist_ok=True)
+                write_atomic(folder / CHOICE_FILE, dumps(choice.document()))
         except OSError:
             pass

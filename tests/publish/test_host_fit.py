@@ -124,6 +124,7 @@ def test_lean_is_kept_until_the_registry_shrinks_well_below_the_limit(tmp_path: 
     assert not is_lean(out)
     assert "publish" not in state(out)
     assert not [line for line in lines if "lean settings" in line]
+    assert not (cache / CHOICE_FILE).exists()  # forgotten: the projection alone decides from here
     resize(root, SLIGHTLY_SMALLER)  # between half and the whole again: the defaults stay, as nothing was lean
     build_into(root, out, cache)
     assert not is_lean(out)
