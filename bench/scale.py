@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from builder.core.config import LEAN_PUBLISH as CONFIG_LEAN_PUBLISH
+
 from .client import _git
 from .client_sparse import INSTALLED, UpdateChecks, client_env
 from .corpus import cached_corpus
@@ -165,8 +167,10 @@ def _change_one_skill(skill: Path) -> Callable[[], None]:
     return restore
 
 
-# registry.yaml's `publish:` for `--publish lean`: only the copies a known reader fetches (see the README).
-LEAN_PUBLISH = {"raw_files": "linked", "json_bundles": False, "well_known_skills": False, "page_body": "fetched"}
+# registry.yaml's `publish:` for `--publish lean`: only the copies a known reader fetches, the settings the build
+# chooses itself past the host's limit (builder.publish.host_fit). With `--publish default` the corpus's own
+# registry.yaml decides, so this checkout makes that choice past 1 GB.
+LEAN_PUBLISH = dict(CONFIG_LEAN_PUBLISH)
 
 
 def lean_config(corpus: Path, folder: Path) -> Path:

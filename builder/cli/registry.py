@@ -224,6 +224,8 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
         click.echo(line)
     for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)
+    if result.publish_choice is not None:
+        click.echo(result.publish_choice)
     if verbose:
         click.echo(f"Written: {', '.join(result.written) or '-'}")
         click.echo(f"Reused: {counted(len(result.reused), 'unchanged skill')}")

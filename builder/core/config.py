@@ -107,6 +107,32 @@ class Publish:
     well_known_skills: bool = True  # .well-known/skills/ (discovery v0.1): its index and a copy of every file
     # inline: the skill page holds its rendered SKILL.md; fetched: the page loads it from skills/<name>/skill-md.html.gz
     page_body: str = "inline"
+    # The most the host publishes, in bytes; past it the build picks LEAN_PUBLISH for the keys not written
+    # (``publish.host_fit``). 1 GB: what GitHub documents for a published Pages site.
+    host_limit: int = 1_000_000_000
+    written: tuple[str, ...] = ()  # the keys of PUBLISH_COPIES registry.yaml writes: those always win
+
+
+# The keys of ``publish:`` that choose copies, and the lean value of each: only the copies a known reader fetches.
+PUBLISH_COPIES = ("raw_files", "json_bundles", "well_known_skills", "page_body")
+LEAN_PUBLISH: dict[str, Any] = {"raw_files": "linked", "json_bundles": False, "well_known_skills": False,
+                                "page_body": "fetched"}
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]i?B|B)?\s*", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_size(value: Any) -> int | None:
+    """``1GB``, ``500 MB``, ``2GiB`` or a whole number of bytes as bytes; None when it is none of those."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value > 0 else None
+    match = _SIZE.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    size = int(float(match[1]) * _UNITS[(match[2] or "").lower()])
+    return size if size > 0 else None
 
 
 @dataclass(frozen=True)
@@ -356,24 +382,33 @@ def _load_policy(raw: Any, has_categories: bool, path: Path, text: str) -> Polic
 
 def _load_publish(raw: Any, text: str, path: Path) -> Publish:
     """``publish:``: ``raw_files: all | linked``, ``page_body: inline | fetched``, ``json_bundles`` and
-    ``well_known_skills`` true or false."""
+    ``well_known_skills`` true or false, ``host_limit`` a size."""
     if raw is None:
         return Publish()
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}:{_line_of(text, 'publish')}: `publish` must be a mapping such as "
                           f"`raw_files: linked`, got {raw!r}")
-    known = tuple(Publish.__dataclass_fields__)
+    known = (*PUBLISH_COPIES, "host_limit")
+    limit = Publish.host_limit
     for key, value in raw.items():
         line = _line_of(text, "publish", str(key))
         if key not in known:
             raise _unknown_key(path, line, "key", f"publish.{key}", known)
+        if key == "host_limit":
+            size = parse_size(value)
+            if size is None:
+                raise ConfigError(f"{path}:{line}: `publish.host_limit` must be a size such as 1GB or 500MB, "
+                                  f"got {value!r}")
+            limit = size
+            continue
         choices = {"raw_files": RAW_FILES, "page_body": PAGE_BODY}.get(key)
         if choices is not None:
             if value not in choices:
                 raise ConfigError(f"{path}:{line}: `publish.{key}` must be {' or '.join(choices)}, got {value!r}")
         elif not isinstance(value, bool):
             raise ConfigError(f"{path}:{line}: `publish.{key}` must be true or false, got {value!r}")
-    return Publish(**raw)
+    copies = {key: value for key, value in raw.items() if key in PUBLISH_COPIES}
+    return Publish(**copies, host_limit=limit, written=tuple(key for key in PUBLISH_COPIES if key in copies))
 
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

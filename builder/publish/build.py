@@ -46,6 +46,7 @@ from .folder_changes import changed_folders
 from .history import GitHistory, check_marks, read_skills_history, state_document
 from .history_start import start_history
 from .history_walk import git_top
+from .host_fit import PublishChoice, choose, record_choice, skill_sizes, was_lean
 from .identity import Identities, assign
 from .manifest import MANIFEST_VERSION, StoredManifest, read_manifest, write_manifest
 from .outcome import PUBLISHED_KEY, SkillOutcome, previous_outcomes
@@ -74,7 +75,6 @@ from .worktree import WorkTree, read_work_tree
 BUNDLE_CACHE_ENV = "SKILLREG_BUNDLE_CACHE"
 
 
-
 class BuildFailed(BuildError):
     """Validation found errors; nothing was written. Carries the findings for the CLI to show."""
 
@@ -100,7 +100,7 @@ class BuildResult:
     # retired in this run, which the signing stage signs without reading the files again.
     staged_digests: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     published_paths: tuple[str, ...] = ()  # the repository paths of ``published``, as findings name the skills
-
+    publish_choice: str | None = None  # why the build chose the lean settings itself (``host_fit``)
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,7 @@ class _Build:
     index_before: bytes | None  # the output's index.json
     stored: StoredManifest | None  # the last build's record, when it was written for these settings
     work: WorkTree  # what git says of the skill folders: the paths it ignores (never published), signatures
+    choice: PublishChoice | None = None  # the lean settings the build chose itself (``host_fit``)
 
     def job(self, tmp: Path) -> SkillJob:
         bodies = self.place.state / BODIES_STATE if self.options.site else None
@@ -198,8 +199,9 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
         try:
             with paused_collector():
                 result = _run(inputs)
+            record_choice([place.state, inputs.bundle_cache], inputs.choice)
             if options.sign is not None:
-                result = _sign(config, place, options.sign, result, inputs.index_before)
+                result = _sign(inputs.config, place, options.sign, result, inputs.index_before)
             return result
         finally:
             if inputs.stored is not None:
@@ -256,6 +258,8 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
     cache = options.bundle_cache or (Path(os.environ[BUNDLE_CACHE_ENV]) if os.environ.get(BUNDLE_CACHE_ENV)
                                      else place.state / "bundles")
     check_cache_place(cache, git.top or config.root, place.out)
+    config, choice = choose(config, lambda: skill_sizes([(s.path, s.folder) for s in found.skills], work.ignored,
+                                                        work.signatures, place.state), was_lean([place.state, cache]))
     present = {s.path for s in found.skills}
     left = set(git.gone())
     gone = tuple(path for path in git.names if path not in present and (
@@ -272,7 +276,7 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
     stored = read_manifest(place.manifest, settings, sha256_hex(index_before) if index_before is not None else None)
     paths = {str(s.folder): s.path for s in found.skills}
     return _Build(config, options, place, found, cache, tuple(folders), paths, gone, history, git, warnings, settings,
-                  index_before, stored, work)
+                  index_before, stored, work, choice)
 
 
 def _settings(config: RegistryConfig, site: bool) -> str:
@@ -500,7 +504,8 @@ def _stage_registry(b: _Build, plan: _Plan, tmp: Path, checked: _Checked) -> tup
         tmp, out, [o.name for o in checked.kept], [o.name for o in checked.built], whole=plan.previous is None,
         recorded=stored.meta.get(SKILLS_MANIFEST_KEY) if same and stored is not None else None)
     units += manifest_units
-    state = dumps(state_document(len(checked.kept), {o.name: o.latest for o in [*checked.kept, *checked.retired]}))
+    state = dumps(state_document(len(checked.kept), {o.name: o.latest for o in [*checked.kept, *checked.retired]},
+                                 b.choice.document() if b.choice is not None else None))
     if plan.previous is None or read_or_none(out / STATE_PATH) != state:
         stage_file(tmp, STATE_PATH, state)
         units.append(STATE_PATH)
@@ -588,7 +593,7 @@ def _result(b: _Build, checked: _Checked, removed: list[str]) -> BuildResult:
         removed=tuple(removed),
         commit=b.history.source.commit,
         retired=tuple(sorted(o.name for o in checked.retired)),
-        warnings=b.warnings,
+        warnings=b.warnings, publish_choice=b.choice.line() if b.choice is not None else None,
         packed=sum(o.packed for o in checked.built),
         staged_digests={o.name: o.signed for o in checked.built
                         if o.signed is not None and (o.name in fresh_kept or o.retired)},

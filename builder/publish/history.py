@@ -235,10 +235,13 @@ def head_document(name: str, head: Head | None, latest: str | None, updated: str
             "version": head.version if head else None, "latest": latest, "updated": updated}
 
 
-def state_document(count: int, latest: Mapping[str, str | None]) -> dict[str, Any]:
+def state_document(count: int, latest: Mapping[str, str | None],
+                   publish: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """api/v1/state.json: how many skills the registry publishes and a digest over every (name, latest) of the
-    skills that publish a head.json (those gone from skills/ with latest null)."""
-    return {"api_version": API_VERSION, "count": count, "digest": state_digest(latest)}
+    skills that publish a head.json (those gone from skills/ with latest null); ``publish``: the lean settings
+    the build chose itself (``host_fit``), named only then."""
+    extra = {"publish": dict(publish)} if publish is not None else {}
+    return {"api_version": API_VERSION, "count": count, "digest": state_digest(latest), **extra}
 
 
 @dataclass

@@ -121,9 +121,9 @@ def test_without_a_publish_section_every_copy_is_published() -> None:
 @pytest.mark.parametrize(("section", "message"), [
     ("publish:\n  raw_file: linked\n",
      "registry.yaml:3: unknown key `publish.raw_file`; did you mean `raw_files`? known: raw_files, json_bundles, "
-     "well_known_skills, page_body"),
+     "well_known_skills, page_body, host_limit"),
     ("publish:\n  zips: false\n", "registry.yaml:3: unknown key `publish.zips`; known: raw_files, json_bundles, "
-                                  "well_known_skills, page_body"),
+                                  "well_known_skills, page_body, host_limit"),
     ("publish:\n  raw_files: some\n", "registry.yaml:3: `publish.raw_files` must be all or linked, got 'some'"),
     ("publish:\n  raw_files: true\n", "registry.yaml:3: `publish.raw_files` must be all or linked, got True"),
     ("publish:\n  json_bundles: no thanks\n",

@@ -1,0 +1,170 @@
+"""Defaults that fit the host: the lean ``publish:`` settings, chosen by the build when the output it projects for
+the registry's settings would pass the host's limit (``publish.host_limit``, 1 GB by default, what GitHub documents
+for a published Pages site).
+
+The projection is cheap and depends only on the skills' files (never on the clock or the machine): each skill's
+file bytes, times the copies of them the settings publish, plus what every skill publishes beside them. Keys that
+registry.yaml writes always win. Once lean, a registry stays lean until its projection falls below half the limit,
+so that URLs do not appear and vanish as one skill comes and goes; the choice is kept in the output's state and in
+the bundle cache (which CI restores), so a build from a fresh checkout makes the same choice as a rebuild.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..core.bundle import dumps
+from ..core.config import LEAN_PUBLISH, PUBLISH_COPIES, Publish, RegistryConfig
+from ..core.fs import write_atomic
+
+CHOICE_FILE = "publish-choice.json"  # in the output's state folder and in the bundle cache
+SIZES_FILE = "publish-sizes.json"  # in the output's state folder: each skill's file bytes under its git signature
+# What a skill publishes besides copies of its files, with the default settings: its page (16.2 KB), listing rows,
+# detail, versions, head and discovery documents and its rows in the shared files; measured on 1,000 real-shaped
+# skills (docs/guides/building.md's table of copies, 57.5 KB a skill of which 29.8 KB are copies of its files).
+PER_SKILL = 28_000
+# The copies of a skill's file bytes each setting publishes, in those measurements: raw under files/ (8.40 KB of
+# 8.40), under .well-known/skills/, the JSON bundle (9.23: escaped or base64), the zip (3.81, always published).
+RAW_COPY, WELL_KNOWN_COPY, JSON_COPY, ZIP_COPY = 1.0, 1.0, 1.1, 0.45
+LINKED_SHARE = 0.18  # raw_files: linked publishes 1.49 KB of the 8.40
+FETCHED_PAGE_SAVES = 8_100  # page_body: fetched makes the page 8.1 KB smaller and adds a 3.0 KB gzipped body
+FETCHED_BODY = 3_000
+BACK_BELOW = 0.5  # a registry made lean goes back to the defaults only when its projection is under half the limit
+
+
+@dataclass(frozen=True)
+class PublishChoice:
+    """The build's choice of lean settings: why, and what it projected."""
+
+    lean: bool  # the lean settings were chosen for the keys registry.yaml does not write
+    projected: int  # bytes the registry's own settings would publish
+    limit: int
+    kept: bool = False  # lean because the last build was, though the projection is under the limit
+
+    def line(self) -> str:
+        """The one line the build prints."""
+        settings = ", ".join(f"{key}: {json.dumps(value)}" for key, value in LEAN_PUBLISH.items())
+        if self.kept:
+            why = (f"kept from the last build until the projection falls under {_size(self.limit * BACK_BELOW)}, "
+                   f"half the host's limit")
+        else:
+            why = f"the output would be about {_size(self.projected)}, past the host's limit"
+        return (f"Published with lean settings ({settings}): {why} of {_size(self.limit)} (publish.host_limit); "
+                f"write them under `publish:` in registry.yaml to keep them")
+
+    def document(self) -> dict[str, Any]:
+        """The ``publish`` field of api/v1/state.json."""
+        return {"chosen": "lean", "reason": "kept" if self.kept else "over_limit", "projected_bytes": self.projected,
+                "host_limit": self.limit}
+
+
+def _size(size: float) -> str:
+    return f"{size / 1e9:.2f} GB" if size >= 1e8 else f"{size / 1e6:.1f} MB" if size >= 1e5 else f"{size:,.0f} bytes"
+
+
+def project(publish: Publish, sizes: Sequence[int]) -> int:
+    """The bytes the output would hold with ``publish``: ``sizes`` is each skill's file bytes."""
+    total = sum(sizes)
+    copies = ZIP_COPY + (RAW_COPY if publish.raw_files == "all" else RAW_COPY * LINKED_SHARE)
+    copies += WELL_KNOWN_COPY if publish.well_known_skills else 0
+    copies += JSON_COPY if publish.json_bundles else 0
+    per_skill = PER_SKILL - (FETCHED_PAGE_SAVES - FETCHED_BODY if publish.page_body == "fetched" else 0)
+    return int(len(sizes) * per_skill + total * copies)
+
+
+def folder_bytes(folder: Path, ignored: Sequence[str] = ()) -> int:
+    """The bytes of the files in a skill folder, leaving out what git ignores (no part of the commit)."""
+    skip = {os.path.join(folder, rel) for rel in ignored}
+    total = 0
+    stack = [os.fspath(folder)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    if entry.path in skip:
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False):
+                        total += entry.stat(follow_symlinks=False).st_size
+        except OSError:
+            continue
+    return total
+
+
+def skill_sizes(folders: Sequence[tuple[str, Path]], ignored: Mapping[str, Sequence[str]],
+                signatures: Mapping[str, str], state: Path) -> list[int]:
+    """Each skill's file bytes: read again only for a folder whose git signature (``worktree``) is not the one
+    recorded with its size in ``state``, so that a rebuild in a git checkout reads only the folders that changed."""
+    try:
+        known = json.loads((state / SIZES_FILE).read_bytes())
+    except (OSError, ValueError):
+        known = {}
+    known = known if isinstance(known, dict) else {}
+    recorded: dict[str, list[Any]] = {}
+    sizes: list[int] = []
+    for path, folder in folders:
+        signature = signatures.get(path)
+        old = known.get(path)
+        if signature is not None and isinstance(old, list) and len(old) == 2 and old[0] == signature \
+                and isinstance(old[1], int):
+            size = old[1]
+        else:
+            size = folder_bytes(folder, ignored.get(path, ()))
+        if signature is not None:
+            recorded[path] = [signature, size]
+        sizes.append(size)
+    if recorded != known:
+        try:
+            state.mkdir(parents=True, exist_ok=True)
+            write_atomic(state / SIZES_FILE, dumps(recorded), durable=False)
+        except OSError:
+            pass  # only saves work
+    return sizes
+
+
+def choose(config: RegistryConfig, sizes: Callable[[], Sequence[int]],
+           was_lean: bool) -> tuple[RegistryConfig, PublishChoice | None]:
+    """``config`` with the lean settings for the keys registry.yaml does not write when the projection from each
+    skill's file bytes (``sizes``, read only when needed) passes the limit (or stays above half of it after a lean
+    build), and the choice; None when the defaults stay."""
+    publish = config.publish
+    if all(key in publish.written for key in PUBLISH_COPIES):
+        return config, None
+    projected = project(publish, sizes())
+    limit = publish.host_limit
+    if projected <= limit and not (was_lean and projected >= limit * BACK_BELOW):
+        return config, None
+    lean = {key: value for key, value in LEAN_PUBLISH.items() if key not in publish.written}
+    chosen = PublishChoice(True, projected, limit, kept=projected <= limit)
+    return replace(config, publish=replace(publish, **lean)), chosen
+
+
+def was_lean(places: Sequence[Path]) -> bool:
+    """Whether the last build recorded a lean choice, read from the first of ``places`` that holds a record."""
+    for folder in places:
+        try:
+            data = json.loads((folder / CHOICE_FILE).read_bytes())
+        except (OSError, ValueError):
+            continue
+        return isinstance(data, dict) and data.get("chosen") == "lean"
+    return False
+
+
+def record_choice(places: Sequence[Path], choice: PublishChoice | None) -> None:
+    """Keep a lean choice where the next build looks, or forget one (best effort: without a record the projection
+    alone decides)."""
+    for folder in places:
+        try:
+            if choice is None:
+                (folder / CHOICE_FILE).unlink(missing_ok=True)
+            else:
+                folder.mkdir(parents=True, exist_ok=True)
+                write_atomic(folder / CHOICE_FILE, dumps(choice.document()))
+        except OSError:
+            pass
