@@ -1,9 +1,10 @@
 """Collections on the website: a page per plugin or category folder listing exactly its skills, the collections
-on each skill page's panel."""
+on each skill page's panel, and the search page's collection filter (in headless Chromium)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,11 +12,12 @@ from helpers import write_tree
 from helpers.build import make_registry
 from helpers.history import commit
 from helpers.plugins import plugin_repository
-from helpers.site import broken_links, read_page
+from helpers.site import CHROMEDRIVER, CHROMIUM, broken_links, chromium, read_page, serve
 
 from builder.core.config import load_config
 from builder.publish.build import build
 
+WAIT = 15  # seconds; generous for a loaded two-core machine
 # The ops plugin, as the maintainer's marketplace file has it, also lists the docs plugin's pdf.
 MARKETPLACE = json.dumps({"name": "acme", "owner": {"name": "Acme"}, "plugins": [
     {"name": "ops", "source": "./plugins/ops", "description": "Operations.",
@@ -93,3 +95,42 @@ def test_collection_pages_rebuild_byte_identically_and_follow_a_changed_marketpl
     fresh = tmp_path / "fresh"
     build(config, fresh)
     assert _files(first) == _files(fresh)
+
+
+@pytest.fixture
+def driver(tmp_path: Path) -> Iterator[object]:
+    with chromium(tmp_path / "chromium-profile", WAIT) as browser:
+        yield browser
+
+
+def _result_names(driver) -> list[str]:  # type: ignore[no-untyped-def]
+    return driver.execute_script(  # type: ignore[no-any-return]
+        "return Array.prototype.map.call(document.querySelectorAll('.sr-search__results .sr-result__name'),"
+        " function (e) { return e.innerText; });")
+
+
+def _wait(driver, condition, message: str):  # type: ignore[no-untyped-def]
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT).until(condition, message)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()),
+                    reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")
+def test_the_collection_filter_narrows_search_results(driver, plugins: Path) -> None:  # type: ignore[no-untyped-def]
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    with serve(plugins) as site:
+        driver.get(f"{site}search/")
+        _wait(driver, lambda d: sorted(_result_names(d)) == ["docx", "notes", "ops-pdf", "pdf"], "not every skill")
+        Select(driver.find_element(By.CSS_SELECTOR, ".sr-search__collection")).select_by_value("docs")
+        _wait(driver, lambda d: sorted(_result_names(d)) == ["docx", "pdf"], "the docs filter did not narrow")
+        assert "collection=docs" in driver.current_url  # the filter stays in the address, so it can be shared
+        driver.find_element(By.CSS_SELECTOR, ".sr-search__input").send_keys("pdf")
+        _wait(driver, lambda d: _result_names(d) == ["pdf"], "query and collection together")
+        driver.get(f"{site}search/?collection=ops&q=pdf")
+        _wait(driver, lambda d: _result_names(d) == ["ops-pdf"], "a shared address did not filter by ops")
+        errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        assert errors == []
