@@ -4,7 +4,6 @@ on each skill page's panel, and the search page's collection filter (in headless
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,12 +11,11 @@ from helpers import write_tree
 from helpers.build import make_registry
 from helpers.history import commit
 from helpers.plugins import plugin_repository
-from helpers.site import CHROMEDRIVER, CHROMIUM, broken_links, chromium, read_page, serve
+from helpers.site import BROWSER_WAIT, CHROMEDRIVER, CHROMIUM, broken_links, read_page, serve
 
 from builder.core.config import load_config
 from builder.publish.build import build
 
-WAIT = 15  # seconds; generous for a loaded two-core machine
 # The ops plugin, as the maintainer's marketplace file has it, also lists the docs plugin's pdf.
 MARKETPLACE = json.dumps({"name": "acme", "owner": {"name": "Acme"}, "plugins": [
     {"name": "ops", "source": "./plugins/ops", "description": "Operations.",
@@ -97,12 +95,6 @@ def test_collection_pages_rebuild_byte_identically_and_follow_a_changed_marketpl
     assert _files(first) == _files(fresh)
 
 
-@pytest.fixture
-def driver(tmp_path: Path) -> Iterator[object]:
-    with chromium(tmp_path / "chromium-profile", WAIT) as browser:
-        yield browser
-
-
 def _result_names(driver) -> list[str]:  # type: ignore[no-untyped-def]
     return driver.execute_script(  # type: ignore[no-any-return]
         "return Array.prototype.map.call(document.querySelectorAll('.sr-search__results .sr-result__name'),"
@@ -112,7 +104,7 @@ def _result_names(driver) -> list[str]:  # type: ignore[no-untyped-def]
 def _wait(driver, condition, message: str):  # type: ignore[no-untyped-def]
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT).until(condition, message)
+    return WebDriverWait(driver, BROWSER_WAIT).until(condition, message)
 
 
 @pytest.mark.slow
