@@ -4,14 +4,14 @@ skills, cut into pages of ``PAGE_SIZE``."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
 
 from ..core.model import SLUG
 from .page_templates import http_url, tag_slug
-from .plan import Page, Plan
+from .plan import Page, Plan, page_collections
 
 RECENT = 10
 PAGE_SIZE = 100  # skills listed on one category or tag page; longer listings go on to page/2/, page/3/, ...
@@ -24,6 +24,8 @@ class Groups:
     categories: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]  # slug -> (category, members)
     tags: dict[str, tuple[str, list[dict[str, Any]]]]  # slug -> (tag as first written, members)
     skills: list[dict[str, Any]]
+    # name -> (collection, members): the collections with a page of their own (see ``page_collections``)
+    collections: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=dict)
 
     def of(self, row: dict[str, Any]) -> set[tuple[str, str]]:
         """The (section, slug) of every group page that lists ``row``."""
@@ -40,6 +42,9 @@ class Groups:
 
 def groups_of(index: dict[str, Any], categories: dict[str, dict[str, Any]]) -> Groups:
     skills = [s for s in index["skills"] if SLUG.match(s["name"])]
+    by_name = {s["name"]: s for s in skills}
+    collections = {c["name"]: (c, [by_name[n] for n in sorted(c["skills"]) if n in by_name])
+                   for c in page_collections(index)}
     by_category: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
         slug: (c, []) for slug, c in categories.items()}
     by_tag: dict[str, tuple[str, list[dict[str, Any]]]] = {}
@@ -48,7 +53,7 @@ def groups_of(index: dict[str, Any], categories: dict[str, dict[str, Any]]) -> G
             by_category[s["category"]][1].append(s)
         for tag in s["tags"]:
             by_tag.setdefault(tag_slug(tag), (tag, []))[1].append(s)
-    return Groups(by_category, dict(sorted(by_tag.items())), skills)
+    return Groups(by_category, dict(sorted(by_tag.items())), skills, collections)
 
 
 def listing_url(section: str, slug: str, number: int) -> str:
@@ -89,15 +94,29 @@ def group_pages(env: jinja2.Environment, groups: Groups, section: str, slug: str
     return pages
 
 
+def collection_pages(env: jinja2.Environment, groups: Groups) -> list[Page]:
+    """One page per collection, listing every skill in it (a plugin lists tens, not the thousands a category or
+    tag may gather, so the page is not cut into several)."""
+    pages = []
+    for name, (collection, members) in groups.collections.items():
+        article = env.get_template("collection.html").render(
+            root="../../", collection=collection, skills=members, homepage=http_url(collection["homepage"]))
+        pages.append(Page(f"collections/{name}/index.html", f"collections/{name}", "collection",
+                          collection["title"], collection["description"] or f"Skills in the {collection['title']} "
+                          "collection", article, heading=collection["title"], slug=name))
+    return pages
+
+
 def nav_pages(plan: Plan, env: jinja2.Environment, groups: Groups) -> list[Page]:
     """Home, the categories and tags indexes, and search."""
     cats = [dict(c, count=len(members)) for c, members in groups.categories.values()]
+    collections = [dict(c, count=len(members)) for c, members in groups.collections.values()]
     tags = [{"slug": slug, "name": name, "count": len(members)} for slug, (name, members) in groups.tags.items()]
     skills = groups.skills
     recent = sorted(skills, key=lambda s: (s["updated"] or "", s["name"]), reverse=True)[:RECENT]
     registry = plan.index["registry"]
     home = env.get_template("home.html").render(
-        root="", registry=registry, categories=cats, recent=recent,
+        root="", registry=registry, categories=cats, recent=recent, collections=collections,
         source_url=http_url(plan.index["source"].get("repository")),
         counts={"skills": len(skills), "categories": sum(1 for c in cats if c["count"]),
                 "tags": len(tags), "files": sum(s["files"] for s in skills)})
@@ -108,5 +127,6 @@ def nav_pages(plan: Plan, env: jinja2.Environment, groups: Groups) -> list[Page]
         Page("tags/index.html", "tags/index.html", "tags", "Tags", "",
              env.get_template("tags.html").render(tags=tags, root="../")),
         Page("search/index.html", "search/index.html", "search", "Search", "",
-             env.get_template("search.html").render(root="../", categories=cats)),
+             env.get_template("search.html").render(root="../", categories=cats,
+                                                                 collections=collections)),
     ]

@@ -36,7 +36,7 @@ from ..core.model import SLUG
 from ..core.search import SHARDS_INDEX_PATH
 from ..core.urls import INDEX_PATH, detail_path, optional_site_file
 from . import bodies, listings, sitemaps
-from .listings import Groups, group_pages, groups_of, listing_url, nav_pages
+from .listings import Groups, collection_pages, group_pages, groups_of, listing_url, nav_pages
 from .page_templates import TEMPLATES, page_environment
 from .plan import Plan
 from .shells import Shell, mkdocs_config, page_bytes, render_shells, shell_sources, write_page
@@ -46,8 +46,8 @@ from .skill_pages import write_skills
 TEMPLATES_CACHE = "site-templates"  # in the state folder: the page templates compiled
 SHELLS_STATE = "site-shells.json"  # in the output's state folder: the shells and the hash of what made them
 # Top-level entries the website writes; a full rebuild replaces each (sitemap parts: core.urls.optional_site_file).
-SITE_ENTRIES = ("404.html", "assets", "categories", "index.html", "robots.txt", "search", "sitemap.xml", "skills",
-                "tags")
+SITE_ENTRIES = ("404.html", "assets", "categories", "collections", "index.html", "robots.txt", "search",
+                "sitemap.xml", "skills", "tags")
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,7 @@ def _site_urls(groups: Groups, names: Sequence[str]) -> list[str]:
     for section, table in (("categories", groups.categories), ("tags", groups.tags)):
         for slug in sorted(table):
             urls += [listing_url(section, slug, n) for n in range(1, groups.pages(section, slug) + 1)]
+    urls += [f"collections/{name}/" for name in sorted(groups.collections)]
     return urls + [f"skills/{name}/" for name in names]
 
 
@@ -151,7 +152,7 @@ def write_site(config: RegistryConfig, root: Path, report: Any = None, *,
     cache = state / TEMPLATES_CACHE if state is not None else None
     write_skills(plan, plan.names, jobs, cache)
     env = page_environment(cache)
-    pages = nav_pages(plan, env, groups)
+    pages = nav_pages(plan, env, groups) + collection_pages(env, groups)
     for section, table in (("categories", groups.categories), ("tags", groups.tags)):
         for slug in table:
             pages += group_pages(env, groups, section, slug)
@@ -208,7 +209,9 @@ def _write_changed(plan: Plan, groups: Groups, previous: Path, changed: Collecti
     changed = set(changed)
     named = set(plan.names)
     units: set[str] = {f"skills/{name}" for name in changed if SLUG.match(name)}
-    write_skills(plan, sorted(n for n in changed if n in named), jobs, templates_cache, changed)
+    moved, gone = _collection_changes(plan, groups, previous)
+    units |= {f"skills/{name}" for name in moved} | {f"collections/{name}" for name in gone}
+    write_skills(plan, sorted(n for n in changed | moved if n in named), jobs, templates_cache, changed)
     before_rows = _previous_rows(previous, changed)
     after_rows = {s["name"]: s for s in groups.skills if s["name"] in changed}
     touched: set[tuple[str, str]] = set()
@@ -219,9 +222,10 @@ def _write_changed(plan: Plan, groups: Groups, previous: Path, changed: Collecti
         for row in (old, new):
             if row is not None:
                 touched |= groups.of(row)
-    same_urls = before_rows.keys() == after_rows.keys()  # no page added or removed, so far
+    same_urls = before_rows.keys() == after_rows.keys() and not gone  # no page added or removed, so far
+    same_urls = same_urls and all((previous / "collections" / name).is_dir() for name in groups.collections)
     env = page_environment(templates_cache)
-    pages = nav_pages(plan, env, groups)
+    pages = nav_pages(plan, env, groups) + collection_pages(env, groups)
     for section, slug in sorted(touched):
         pages += group_pages(env, groups, section, slug)
         before, after = _published_pages(previous, section, slug), groups.pages(section, slug)
@@ -232,7 +236,7 @@ def _write_changed(plan: Plan, groups: Groups, previous: Path, changed: Collecti
             units.add(f"{section}/{slug}/page")
         else:
             units |= {f"{section}/{slug}/page/{n}" for n in range(after + 1, before + 1)}
-    written = len([n for n in changed if n in named])
+    written = len([n for n in changed | moved if n in named])
     for page in pages:
         data = page_bytes(plan, page)
         if _differs(previous / page.path, data):
@@ -253,6 +257,20 @@ def _write_changed(plan: Plan, groups: Groups, previous: Path, changed: Collecti
             units.add(name)
     return SiteResult(pages=len(_site_urls(groups, plan.names)), skills=len(plan.names), warnings=(),
                       units=tuple(sorted(units)), written=written)
+
+
+def _collection_changes(plan: Plan, groups: Groups, previous: Path) -> tuple[set[str], set[str]]:
+    """The skills whose collections (as their pages show them) differ from ``previous``'s, and the collection
+    pages ``previous`` has that this build has not: a plugin's list can change while its skills stay the same."""
+    try:
+        before = replace(plan, index=json.loads((previous / INDEX_PATH).read_bytes())).collections_of
+    except (OSError, ValueError):
+        before = {}
+    after = plan.collections_of
+    moved = {name for name in set(before) | set(after) if before.get(name) != after.get(name)}
+    folder = previous / "collections"
+    had = {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
+    return {name for name in moved if name in set(plan.names)}, had - set(groups.collections)
 
 
 def _differs(path: Path, data: bytes) -> bool:

@@ -3,6 +3,7 @@ generated page is before it goes into its shell, and the published API the pages
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,10 +45,27 @@ class Plan:
     fetched_body: bool = False  # publish.page_body: fetched (the page loads its body from BODY_FILE)
     bodies: Path | None = None  # the state's folder of rendered bodies (``bodies``), when there is a state folder
 
+    @functools.cached_property
+    def collections_of(self) -> dict[str, list[dict[str, str]]]:
+        """Skill name -> the collections with a page that list it (name and title), in the index's order."""
+        found: dict[str, list[dict[str, str]]] = {}
+        for collection in page_collections(self.index):
+            for name in collection["skills"]:
+                found.setdefault(name, []).append({"name": collection["name"], "title": collection["title"]})
+        return found
+
     @property
     def categories(self) -> dict[str, dict[str, Any]]:
         """Categories whose slug can name a folder (registry.yaml does not check the form of a slug)."""
         return {c["slug"]: c for c in self.index["categories"] if SLUG.match(c["slug"])}
+
+
+def page_collections(index: dict[str, Any]) -> list[dict[str, Any]]:
+    """The index's collections that get a page under ``collections/``: plugins and category folders. A category of
+    registry.yaml is a collection too, but it keeps its category page (one page per group of skills, at the
+    address it always had), so it gets none here."""
+    return [c for c in index.get("collections", ())
+            if SLUG.match(c["name"]) and not (c["kind"] == "category" and c["folder"] is None)]
 
 
 def read_api(plan: Plan, rel: str) -> bytes:

@@ -28,7 +28,7 @@ NAV_SHELLS = {"home": ("index.md", "index.html"), "categories": ("categories/ind
               "tags": ("tags/index.md", "tags/index.html"), "search": ("search.md", "search/index.html")}
 KIND_SHELLS = {"skill": "skills/SR0SLUG0", "category": "categories/SR0SLUG0",
                "category-page": "categories/SR0SLUG0/page/SR0PAGE0", "tag": "tags/SR0SLUG0",
-               "tag-page": "tags/SR0SLUG0/page/SR0PAGE0"}
+               "tag-page": "tags/SR0SLUG0/page/SR0PAGE0", "collection": "collections/SR0SLUG0"}
 _NAV_HIDE = {"home": ["navigation", "toc"], "search": ["toc"]}
 _NAV_TITLES = {"categories": "Categories", "tags": "Tags", "search": "Search"}
 _ARTICLE_MARK = "<!--SR0ARTICLE0-->"
@@ -144,7 +144,7 @@ def render_shells(plan: Plan, work: Path) -> tuple[dict[str, Shell], tuple[str, 
         (site_dir / built).unlink()
     for kind, rel in KIND_SHELLS.items():
         shells[kind] = _split_shell((site_dir / rel / "index.html").read_text(encoding="utf-8"))
-    for rel in ("skills/SR0SLUG0", "categories/SR0SLUG0", "tags/SR0SLUG0"):
+    for rel in ("skills/SR0SLUG0", "categories/SR0SLUG0", "tags/SR0SLUG0", "collections/SR0SLUG0"):
         shutil.rmtree(site_dir / rel)
     for path in sorted(site_dir.rglob("*"), reverse=True):  # folders the shells leave empty
         if path.is_dir() and not any(path.iterdir()):

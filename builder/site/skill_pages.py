@@ -71,7 +71,7 @@ def _skill_page(plan: Plan, env: jinja2.Environment, renderer: BodyRenderer, nam
     fetched = plan.fetched_body
     article = env.get_template("skill.html").render(
         s=detail, root=root, body=Markup(body), body_src=BODY_FILE if fetched else None,
-        category=plan.categories.get(detail["category"] or ""),
+        category=plan.categories.get(detail["category"] or ""), collections=plan.collections_of.get(name, ()),
         tags=[{"name": t, "slug": tag_slug(t)} for t in detail["tags"]],
         perms=detail["permissions"], bundles=detail["bundles"], prov=prov,
         site_url=site_url, zip_url=site_url + quote(detail["bundles"]["zip"]["path"]),

@@ -8,6 +8,8 @@
  * (prefix/, tokens of one or two characters) or the postings of the tokens sharing its first three characters
  * (terms/), then the rows of the hits shown (rows/) and, with a filter, the rows of that category or tag
  * (facets/). Every file but the manifest is named by its content's digest, so the browser may keep it forever.
+ * A collection filter reads the collection's own document (api/v1/collections/<name>.json) and the rows files
+ * holding its skills, which a collection of a few skills keeps to a few files.
  * Works as a browser script (window.SkillSearch) and under node (module.exports) for the shared test vectors
  * in tests/search_vectors.json.
  */
@@ -155,6 +157,16 @@
     });
   };
 
+  /* The rows of the skills the collection ``name`` lists (its API document names them by slug). */
+  Index.prototype.collectionSet = function (name) {
+    var self = this;
+    return remembered(self.facetRows, "collection\u0000" + name, function () {
+      return self.file("api/v1/collections/" + encodeURIComponent(name) + ".json").then(function (doc) {
+        return Promise.all(doc.skills.map(function (skill) { return self.rowNamed(skill); }));
+      }).then(function (rows) { return new Set(rows.filter(function (row) { return row !== null; })); });
+    });
+  };
+
   Index.prototype.chunk = function (number) {
     return this.file(ROOT + "rows/" + this.manifest.rows[number][1] + ".json").then(function (doc) { return doc.rows; });
   };
@@ -182,7 +194,7 @@
   /* Every matching [points, row], in no order. */
   Index.prototype.matches = function (query, options) {
     var self = this, queryTokens = tokens(query);
-    var category = options.category || "", tag = options.tag || "";
+    var category = options.category || "", tag = options.tag || "", collection = options.collection || "";
     var found;
     if (queryTokens.length) {
       found = Promise.all(queryTokens.map(function (q) { return self.tokenScores(q); })).then(function (maps) {
@@ -206,10 +218,13 @@
       found = Promise.resolve(all);
     }
     return Promise.all([found, category ? self.facetSet("category", category) : null,
-                        tag ? self.facetSet("tag", tag) : null]).then(function (parts) {
+                        tag ? self.facetSet("tag", tag) : null,
+                        collection ? self.collectionSet(collection) : null]).then(function (parts) {
       var out = [];
       parts[0].forEach(function (points, row) {
-        if ((!parts[1] || parts[1].has(row)) && (!parts[2] || parts[2].has(row))) out.push([points, row]);
+        if ((!parts[1] || parts[1].has(row)) && (!parts[2] || parts[2].has(row)) && (!parts[3] || parts[3].has(row))) {
+          out.push([points, row]);
+        }
       });
       return out;
     });
@@ -280,6 +295,7 @@
     var input = box.querySelector(".sr-search__input");
     var categorySelect = box.querySelector(".sr-search__category");
     var tagSelect = box.querySelector(".sr-search__tag");
+    var collectionSelect = box.querySelector(".sr-search__collection");
     var status = box.querySelector(".sr-search__status");
     var list = box.querySelector(".sr-search__results");
     var index = null;
@@ -303,7 +319,7 @@
 
     var asked = 0;  // the newest query: an answer to an older one arriving late is dropped
 
-    function show(result, query, category, tag) {
+    function show(result, query, category, tag, collection) {
       list.textContent = "";
       active = -1;
       result.hits.forEach(function (hit) {
@@ -329,6 +345,7 @@
         if (query) next.set("q", query);
         if (category) next.set("category", category);
         if (tag) next.set("tag", tag);
+        if (collection) next.set("collection", collection);
         var search = next.toString();
         window.history.replaceState(null, "", window.location.pathname + (search ? "?" + search : ""));
       }
@@ -339,6 +356,7 @@
       var query = input.value;
       var category = categorySelect ? categorySelect.value : "";
       var tag = tagSelect ? tagSelect.value : "";
+      var collection = collectionSelect ? collectionSelect.value : "";
       var mine = ++asked;
       if (!withFilters && !tokens(query).length) {
         list.textContent = "";
@@ -347,8 +365,8 @@
         input.setAttribute("aria-expanded", "false");
         return;
       }
-      index.rank(query, { category: category, tag: tag, limit: limit }).then(function (result) {
-        if (mine === asked) show(result, query, category, tag);
+      index.rank(query, { category: category, tag: tag, collection: collection, limit: limit }).then(function (result) {
+        if (mine === asked) show(result, query, category, tag, collection);
       }, function (error) {
         if (mine === asked) status.textContent = "The search index could not be read (" + error.message + ").";
       });
@@ -365,11 +383,13 @@
     });
     if (categorySelect) categorySelect.addEventListener("change", update);
     if (tagSelect) tagSelect.addEventListener("change", update);
+    if (collectionSelect) collectionSelect.addEventListener("change", update);
 
     status.textContent = "Loading the index…";
     loadIndex(root).then(function (data) {
       index = data;
       if (categorySelect) categorySelect.value = params.get("category") || "";
+      if (collectionSelect) collectionSelect.value = params.get("collection") || "";
       status.textContent = "";
       if (!tagSelect) return update();
       return data.facets().then(function (facets) {
