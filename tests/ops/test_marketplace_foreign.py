@@ -1,7 +1,8 @@
 """The real agents read the marketplaces ``skillreg marketplace`` writes or keeps: Claude Code (pinned in
 tests/foreign) validates each file, adds it and installs every plugin of it, whose inventory lists exactly the
-skills the file gives it; Codex CLI adds the Codex marketplace from the registry's folder and installs from it.
-Both run with a home folder in tmp_path, logged out, with nothing reached beyond 127.0.0.1."""
+skills the file gives it; Codex CLI adds the Codex marketplace from the registry's folder, installs a plugin and
+shows its skills in the prompt it would send. Both run with a home folder in tmp_path, logged out, with nothing
+reached beyond 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -171,3 +172,7 @@ def test_codex_adds_the_codex_marketplace_from_the_folder_and_installs_a_plugin(
     assert added.returncode == 0, added.stdout + added.stderr
     [root] = re.findall(r"Installed plugin root: (\S+)", added.stdout)
     assert sorted(p.name for p in (Path(root) / "skills").iterdir()) == ["docx", "pdf"]
+    # What the model would be shown: the plugin's skills, each once, by Codex's own offline rendering.
+    prompt = agent_run(codex_cli, home, tmp_path, "debug", "prompt-input", "hello")
+    assert prompt.returncode == 0, prompt.stdout + prompt.stderr
+    assert sorted(re.findall(r"- docs:([a-z0-9-]+): ", prompt.stdout)) == ["docx", "pdf"]
