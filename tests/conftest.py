@@ -69,3 +69,19 @@ def skills_cli() -> list[str]:
     from helpers.foreign import SKILLS_CLI, foreign_command
 
     return foreign_command(SKILLS_CLI)
+
+
+@pytest.fixture(scope="module")
+def claude_cli() -> list[str]:
+    """Claude Code of tests/foreign; skips (fails under CI) when that is not installed."""
+    from helpers.foreign import claude_command
+
+    return claude_command()
+
+
+@pytest.fixture(scope="module")
+def codex_cli() -> list[str]:
+    """Codex CLI of tests/foreign; skips (fails under CI) when that is not installed."""
+    from helpers.foreign import CODEX_CLI, foreign_command
+
+    return foreign_command(CODEX_CLI)

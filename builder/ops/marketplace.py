@@ -139,11 +139,15 @@ def generated_plugins(config: RegistryConfig, published: Published, skills: Sequ
 def generated_document(config: RegistryConfig, published: Published) -> dict[str, Any]:
     parts = _repository_parts(config)
     owner = parts[0] if len(parts) >= 2 else config.title
-    document: dict[str, Any] = {"name": marketplace_name(config), "owner": {"name": owner},
-                                "plugins": generated_plugins(config, published)}
-    if config.description:
-        document["metadata"] = {"description": " ".join(config.description.split())}
-    return document
+    return {"name": marketplace_name(config), "owner": {"name": owner},
+            "metadata": {"description": marketplace_description(config)},
+            "plugins": generated_plugins(config, published)}
+
+
+def marketplace_description(config: RegistryConfig) -> str:
+    """registry.yaml's ``description`` on one line, else one made from the title: Claude Code's validator warns
+    on a marketplace without one, and a generated file passes it with no warning."""
+    return " ".join(config.description.split()) or f"Agent Skills of {config.title}."
 
 
 def marketplace_document(config: RegistryConfig) -> dict[str, Any]:

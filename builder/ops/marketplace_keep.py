@@ -17,12 +17,20 @@ import json
 import os
 import re
 from typing import Any
+from urllib.parse import urlparse
 
 from ..core.collections import entry_draft, entry_folder, repository_path
 from ..core.config import RegistryConfig
 from ..core.errors import ConfigError
 from ..core.plugin_root import check_plugin_root, component_paths
-from .marketplace import MARKETPLACE_PATH, MarketplacePlan, Published, generated_plugins, marketplace_path
+from .marketplace import (
+    MARKETPLACE_PATH,
+    RESERVED_NAMES,
+    MarketplacePlan,
+    Published,
+    generated_plugins,
+    marketplace_path,
+)
 
 
 def _style(text: str) -> dict[str, Any]:
@@ -91,9 +99,22 @@ def complete(config: RegistryConfig, published: Published, current: bytes) -> Ma
                          f"{shown}skills/" for path in sorted(draft.skills - published.paths)]
     if components:
         warnings.insert(0, _components_line(components))
+    if (reserved := _reserved_name(config, document.get("name"))) is not None:
+        warnings.insert(0, reserved)
     _add_missing(config, published, document, covered, changes, warnings)
     data = current if not changes else _dumps(document, _style(text))
     return MarketplacePlan(marketplace_path(config), data, current, tuple(changes), tuple(warnings), kept=True)
+
+
+def _reserved_name(config: RegistryConfig, name: object) -> str | None:
+    """A kept name Claude Code reserves is the maintainer's, but Claude Code adds such a marketplace only from a
+    GitHub repository of Anthropic's organization (``plugin marketplace add`` refuses it from anywhere else)."""
+    url = urlparse(config.repository)
+    parts = [p for p in url.path.split("/") if p]
+    if name not in RESERVED_NAMES or (url.netloc == "github.com" and parts[:1] == ["anthropics"]):
+        return None
+    return (f"the marketplace name {name!r} is reserved: Claude Code adds this file only from a GitHub repository "
+            "of the anthropics organization, so users of this one cannot add it; rename it")
 
 
 def _components_line(components: list[tuple[str, str, str]]) -> str:

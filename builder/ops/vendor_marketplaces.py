@@ -24,7 +24,7 @@ from typing import Any
 
 from ..core.collections import PLUGIN, PLUGIN_MANIFESTS, Collection, read_collections
 from ..core.config import RegistryConfig
-from .marketplace import MarketplacePlan, Published, _repository_parts, marketplace_name
+from .marketplace import MarketplacePlan, Published, _repository_parts, marketplace_description, marketplace_name
 
 COPILOT_PATH = ".github/plugin/marketplace.json"
 CODEX_PATH = ".agents/plugins/marketplace.json"
@@ -83,6 +83,7 @@ def _plan(config: RegistryConfig, rel: str, data: bytes, ours: set[str], warning
 def copilot_document(config: RegistryConfig, plugins: Sequence[Collection]) -> dict[str, Any]:
     parts = _repository_parts(config)
     return {"name": marketplace_name(config), "owner": {"name": parts[0] if len(parts) >= 2 else config.title},
+            "metadata": {"description": marketplace_description(config)},
             "plugins": [{"name": c.name, "source": f"./{c.folder}", "description": c.description or c.title,
                          **({"version": c.version} if c.version else {})} for c in plugins]}
 

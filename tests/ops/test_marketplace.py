@@ -261,6 +261,9 @@ def test_each_vendor_gets_its_file_for_the_plugin_folders(tmp_path: Path) -> Non
     copilot = json.loads((repo / ".github/plugin/marketplace.json").read_text())
     jsonschema.validate(copilot, SCHEMA)  # Claude Code's format
     assert [p["source"] for p in copilot["plugins"]] == ["./plugins/docs", "./plugins/ops", "./writing"]
+    # No `description` in registry.yaml: both files say one all the same, which Claude Code's validator asks for.
+    claude = json.loads((repo / MARKETPLACE_PATH).read_text())
+    assert claude["metadata"] == copilot["metadata"] == {"description": "Agent Skills of Plugins."}
     assert json.loads((repo / "writing/plugin.json").read_text()) == {
         "name": "writing", "version": "0.1.0", "description": "Skills of writing/."}
     assert json.loads((repo / "plugins/docs/.codex-plugin/plugin.json").read_text())["skills"] == "./skills/"

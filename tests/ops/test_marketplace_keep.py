@@ -31,10 +31,11 @@ def skill(name: str, description: str | None = None) -> str:
     return f"---\nname: {name}\ndescription: {description or f'Does {name} when asked.'}\n---\nSteps.\n"
 
 
-def repository(tmp_path: Path, document: dict = HAND_MADE, indent: int = 4) -> Path:
+def repository(tmp_path: Path, document: dict = HAND_MADE, indent: int = 4,
+               repository_url: str = "https://github.com/anthropics/skills") -> Path:
     text = json.dumps(document, indent=indent) + "\n"
     return write_tree(tmp_path / "repo", {
-        "registry.yaml": "title: Hand made\n", ".claude-plugin/marketplace.json": text,
+        "registry.yaml": f"title: Hand made\nrepository: {repository_url}\n", ".claude-plugin/marketplace.json": text,
         "skills/art/SKILL.md": skill("art"), "skills/pdf/SKILL.md": skill("pdf"), "skills/xlsx/SKILL.md": skill("xlsx"),
     })
 
@@ -47,6 +48,18 @@ def marketplace(repo: Path, *args: str) -> tuple[int, str]:
 def run(repo: Path, *args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, ["--config", str(repo / "registry.yaml"), "marketplace", *args])
     return result.exit_code, result.stdout, result.stderr
+
+
+def test_a_kept_name_claude_code_reserves_warns_outside_anthropics_github(tmp_path: Path) -> None:
+    """Claude Code's `plugin marketplace add` refuses a reserved name from any other source: the file is kept, and
+    the maintainer told."""
+    repo = repository(tmp_path, repository_url="https://github.com/someone/skills-fork")
+    before = (repo / ".claude-plugin/marketplace.json").read_bytes()
+    code, _, err = run(repo, "--check")
+    assert code == 0 and err.splitlines()[0] == (
+        "warning: the marketplace name 'anthropic-agent-skills' is reserved: Claude Code adds this file only from a "
+        "GitHub repository of the anthropics organization, so users of this one cannot add it; rename it")
+    assert (repo / ".claude-plugin/marketplace.json").read_bytes() == before
 
 
 def test_a_hand_made_file_listing_every_published_skill_is_kept_byte_for_byte(tmp_path: Path) -> None:
