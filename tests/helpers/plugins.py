@@ -23,3 +23,19 @@ def plugin_repository(root: Path, registry: str = "title: Plugins\n") -> Path:
     git(root, "init", "-q", "-b", "main")
     commit(root, "first", "2026-01-01T00:00:00Z")
     return root
+
+
+def hand_made_marketplace(name: str) -> dict[str, object]:
+    """A maintainer's own marketplace file: an owner, metadata, two plugins of their grouping (one skill in both),
+    rooted at the repository's top with `strict: false`, and a key of their own (`x-curated-by`)."""
+    return {
+        "name": name,
+        "owner": {"name": "Keith", "email": "keith@example.com"},
+        "metadata": {"description": "Example skills", "version": "1.0.0"},
+        "plugins": [
+            {"name": "example-skills", "description": "Examples.", "source": "./", "strict": False,
+             "skills": ["./skills/art", "./skills/pdf"]},
+            {"name": "document-skills", "description": "Documents.", "source": "./", "strict": False,
+             "skills": ["./skills/xlsx", "./skills/pdf"], "x-curated-by": "keith"},
+        ],
+    }

@@ -212,6 +212,28 @@ class QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+class PagesHandler(QuietHandler):
+    """A static host as GitHub Pages is one for a project site: the folder under ``base_path``, and a missing page
+    answered with the folder's 404.html and status 404. With ``only_under``, every address outside ``base_path``
+    is missing too (a mirror or a preview at a path of its own)."""
+
+    base_path = "/"
+    only_under = False
+
+    def translate_path(self, path: str) -> str:
+        if path.startswith(self.base_path):
+            return super().translate_path("/" + path[len(self.base_path):])
+        return super().translate_path("/no-such-file/" if self.only_under else path)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        page = Path(self.directory, "404.html").read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+
 @contextmanager
 def serve(folder: Path, handler: type[QuietHandler] | None = None) -> Iterator[str]:
     """Serve ``folder`` on 127.0.0.1 (a free port) from a thread, with ``handler`` (a QuietHandler) if given;

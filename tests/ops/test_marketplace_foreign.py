@@ -18,7 +18,7 @@ from helpers import write_tree
 from helpers.client import RegistryServer
 from helpers.foreign import agent_run
 from helpers.history import commit
-from helpers.plugins import plugin_repository
+from helpers.plugins import hand_made_marketplace, plugin_repository
 
 from builder.cli.app import cli
 from builder.core.config import load_config
@@ -34,17 +34,7 @@ categories:
   - {slug: git, title: Git, description: Working with history.}
   - {slug: data, title: Data, description: Inspecting data files.}
 """
-HAND_MADE = {
-    "name": "keith-skills",
-    "owner": {"name": "Keith", "email": "keith@example.com"},
-    "metadata": {"description": "Example skills", "version": "1.0.0"},
-    "plugins": [
-        {"name": "example-skills", "description": "Examples.", "source": "./", "strict": False,
-         "skills": ["./skills/art", "./skills/pdf"]},
-        {"name": "document-skills", "description": "Documents.", "source": "./", "strict": False,
-         "skills": ["./skills/xlsx", "./skills/pdf"], "x-curated-by": "keith"},
-    ],
-}
+HAND_MADE = hand_made_marketplace("keith-skills")
 
 
 def skill(name: str, category: str | None = None) -> str:

@@ -10,21 +10,12 @@ from pathlib import Path
 import jsonschema
 from click.testing import CliRunner
 from helpers import write_tree
+from helpers.plugins import hand_made_marketplace
 
 from builder.cli.app import cli
 
 SCHEMA = json.loads((Path(__file__).parent / "schemas/claude-plugin-marketplace.schema.json").read_text())
-HAND_MADE = {
-    "name": "anthropic-agent-skills",  # reserved for a generated file; the maintainer's own stays
-    "owner": {"name": "Keith", "email": "keith@example.com"},
-    "metadata": {"description": "Example skills", "version": "1.0.0"},
-    "plugins": [
-        {"name": "example-skills", "description": "Examples.", "source": "./", "strict": False,
-         "skills": ["./skills/art", "./skills/pdf"]},
-        {"name": "document-skills", "description": "Documents.", "source": "./", "strict": False,
-         "skills": ["./skills/xlsx", "./skills/pdf"], "x-curated-by": "keith"},
-    ],
-}
+HAND_MADE = hand_made_marketplace("anthropic-agent-skills")  # reserved for a generated file; the maintainer's own stays
 
 
 def skill(name: str, description: str | None = None) -> str:

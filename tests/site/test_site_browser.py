@@ -18,6 +18,7 @@ from helpers.site import (
 from helpers.site import (
     CHROMEDRIVER,
     CHROMIUM,
+    PagesHandler,
     QuietHandler,
     hostile_site,
     read_page,
@@ -653,21 +654,10 @@ NAVIGATION = ["Home", "Categories", "Tags", "Search"]
 MISSING = "skills/no-such-skill/deeper/page.html"  # a missing address a few folders down
 
 
-class _PagesHandler(QuietHandler):
-    """As GitHub Pages serves a project site: under its base path, and a missing page gets 404.html (status 404)."""
+class _PagesHandler(PagesHandler):
+    """As GitHub Pages serves this project's site: under its base path."""
 
     base_path = "/skill-registry/"
-
-    def translate_path(self, path: str) -> str:
-        return super().translate_path("/" + path[len(self.base_path):] if path.startswith(self.base_path) else path)
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        page = Path(self.directory, "404.html").read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(page)))
-        self.end_headers()
-        self.wfile.write(page)
 
 
 @pytest.fixture(scope="module")

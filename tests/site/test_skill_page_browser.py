@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO, write_tree
 from helpers.site import BROWSER_WAIT as WAIT
-from helpers.site import CHROMEDRIVER, CHROMIUM, QuietHandler, serve
+from helpers.site import CHROMEDRIVER, CHROMIUM, PagesHandler, serve
 
 from builder.core.config import load_config
 from builder.publish.build import BuildOptions, build
@@ -28,23 +28,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(not (CHROMIUM.is_file() and C
                                 reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")]
 
 
-class _SubPathHandler(QuietHandler):
+class _SubPathHandler(PagesHandler):
     """A static host that serves the folder only under ``base_path`` (a project site, a mirror, a preview at a path
     of its own) and answers every other address, inside or out, with the folder's 404.html and status 404."""
 
-    base_path = "/"
-
-    def translate_path(self, path: str) -> str:
-        inside = path.startswith(self.base_path)
-        return super().translate_path("/" + path[len(self.base_path):] if inside else "/no-such-file/")
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        page = Path(self.directory, "404.html").read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(page)))
-        self.end_headers()
-        self.wfile.write(page)
+    only_under = True
 
 
 def _under(base_path: str) -> type[_SubPathHandler]:
