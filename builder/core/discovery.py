@@ -148,17 +148,27 @@ class _Walk:
                 break
         self.found.setdefault(folder, folder)
 
+    def inside(self, real: str) -> bool:
+        """Whether the real path ``real`` is the repository or inside it."""
+        return real == self.root or real.startswith(self.root + os.sep)
+
+    def refuse_link(self, link: str, shown: str, why: str) -> None:
+        """Refuse the link ``link`` (reported as ``shown``, the folder left out) with one line: ``why`` follows
+        what the link leads to, as written in it."""
+        try:
+            target = os.readlink(link)
+        except OSError:
+            target = os.path.realpath(link)
+        rel = self.rel(shown)
+        lead = f"its {os.path.basename(link)} is a" if shown != link else "a"
+        self.refused.setdefault(rel, Refusal(rel, f"{lead} symbolic link to {target!r}, {why}", Path(link)))
+
     def linked_skill(self, skill_md: str) -> str | None:
         """The real folder of the SKILL.md the link ``skill_md`` leads to; None (refused) when it leads nowhere
         or to another kind of file. A link out of the repository keeps its own folder, where the loader refuses
         it as the safety error it is (SK501)."""
         real = os.path.realpath(skill_md)
-        rel = self.rel(os.path.dirname(skill_md))
-        try:
-            target = os.readlink(skill_md)
-        except OSError:
-            target = real
-        if not real.startswith(self.root + os.sep):
+        if not self.inside(real):
             return os.path.dirname(skill_md)
         if not os.path.exists(real):
             why = "which leads nowhere"
@@ -166,23 +176,15 @@ class _Walk:
             why = "which is not a skill's SKILL.md"
         else:
             return os.path.dirname(real)
-        name = os.path.basename(skill_md)
-        self.refused.setdefault(rel, Refusal(rel, f"its {name} is a symbolic link to {target!r}, {why}",
-                                             Path(skill_md)))
+        self.refuse_link(skill_md, os.path.dirname(skill_md), why)
         return None
 
     def follow(self, link: str) -> str | None:
         """The real path of a linked folder inside the repository; None when it leads nowhere, or out of the
         repository (then refused, with the line that says so)."""
         real = os.path.realpath(link)
-        if not (real == self.root or real.startswith(self.root + os.sep)):
-            try:
-                target = os.readlink(link)
-            except OSError:
-                target = real
-            rel = self.rel(link)
-            self.refused.setdefault(rel, Refusal(rel, f"a symbolic link to {target!r}, outside the repository; "
-                                                      "links are never followed out of it", Path(link)))
+        if not self.inside(real):
+            self.refuse_link(link, link, "outside the repository; links are never followed out of it")
             return None
         return real if os.path.isdir(real) else None
 
