@@ -7,6 +7,8 @@ archives) and of registries that turn v0.1 off. Switching the setting moves the 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -15,6 +17,7 @@ import jsonschema
 from helpers import write_tree
 from helpers.active import KEPT, NAME, RAW, active_registry
 from helpers.build import all_files, git, make_registry
+from helpers.client import old_builder
 from helpers.site import broken_links, read_page
 
 from builder.core.config import load_config
@@ -44,6 +47,10 @@ Read [the guide](references/guide.md), run [it](scripts/run.sh).
 }
 LINKED = {"references/guide.md", "scripts/run.sh", "assets/diagram.png"}
 OFF = "publish:\n  well_known_skills: false\n"
+TWO_COPIES_COMMIT = "eae1f75"  # main while a default build still wrote files/ beside .well-known/skills/
+LAUNCHER = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import builder; "
+            "assert builder.__file__.startswith(sys.path[0]), builder.__file__; "
+            "from builder.cli.app import main; main()")
 
 
 def registry(root: Path) -> Path:
@@ -168,3 +175,19 @@ def test_a_skill_discovery_v01_leaves_out_keeps_its_raw_copies_under_files(tmp_p
     assert not (out / "api/v1/skills/plain/files").exists()
     for path in KEPT:
         assert "raw" not in rows[path] and not (out / raw_path(NAME, path)).exists(), path
+
+
+def test_an_output_built_with_two_copies_is_rebuilt_with_one(tmp_path: Path) -> None:
+    """The first build after the upgrade reuses no skill of an output that still has files/ beside .well-known."""
+    root = registry(tmp_path / "registry")
+    out = tmp_path / "out"
+    old = old_builder(tmp_path, TWO_COPIES_COMMIT)
+    done = subprocess.run([sys.executable, "-c", LAUNCHER, str(old), "build", "--no-site", "--out", str(out)],
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (out / raw_path("linker", "SKILL.md")).is_file() and (out / WELL_KNOWN_V1 / "linker/SKILL.md").is_file()
+    result = build(load_config(root / "registry.yaml"), out, BuildOptions(site=False))
+    assert (sorted(result.written), result.reused) == (["csv-profiler", "linker"], ())
+    for name in ("csv-profiler", "linker"):
+        assert_raw_copies_in(out, root, name, well_known=True)
+    assert all_files(out) == all_files(build_of(root, tmp_path / "fresh", site=False))
