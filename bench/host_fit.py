@@ -53,6 +53,8 @@ def built_sizes(folders: list[Path], work: Path) -> dict[str, float]:
         published = json.loads((out / "api/v1/index.json").read_bytes())["count"]
         figures[f"built {label} bytes"] = sum(sizes.values())
         figures[f"published skills ({label})"] = published
+        figures.update({f"built {label}, {part}, bytes a published skill": size / max(published, 1)
+                        for part, size in sizes.items() if size})
     return figures
 
 

@@ -72,7 +72,20 @@ def version_bundle_path(name: str, digest: str) -> str:
 
 
 def raw_path(name: str, path: str) -> str:
+    """The API's own place for a skill's raw file, used where discovery v0.1 does not publish the skill's files."""
     return f"{API_ROOT}/skills/{name}/files/{path}"
+
+
+def discovery_file_path(name: str, path: str) -> str:
+    """Where discovery v0.1 publishes a skill's file (its clients fetch every file listed in its index)."""
+    return f"{WELL_KNOWN_V1}/{name}/{path}"
+
+
+def raw_copy_path(name: str, path: str, *, in_discovery: bool) -> str:
+    """Where the one raw copy of a skill's file lives: its discovery v0.1 copy when that index publishes the skill's
+    files, else under the API's ``files/``. Each raw byte is published once; readers follow the detail document's
+    ``raw`` field, never this rule."""
+    return discovery_file_path(name, path) if in_discovery else raw_path(name, path)
 
 
 _SKILL_FILE = re.compile(rf"{re.escape(API_ROOT)}/skills/[^/]+/files/.+|{re.escape(WELL_KNOWN_V1)}/[^/]+/.+")

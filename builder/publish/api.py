@@ -26,7 +26,7 @@ from ..core.urls import (
     WELL_KNOWN_V2,
     detail_path,
     page_path,
-    raw_path,
+    raw_copy_path,
     versions_path,
 )
 from ..site.render import resolve_link
@@ -60,11 +60,17 @@ def archive_only(skill: Skill) -> frozenset[str]:
     return frozenset(f.path for f in skill.files if kept_to_archives(f.path, f.data) is not None)
 
 
-def raw_copies(skill: Skill, publish: Publish) -> frozenset[str]:
-    """The paths of ``skill`` that get a raw copy under api/v1/skills/<name>/files/ (``publish.raw_files``), never
-    one kept to archives."""
-    chosen = frozenset(f.path for f in skill.files) if publish.raw_files == "all" else linked_files(skill)
-    return chosen - archive_only(skill)
+def raw_copies(skill: Skill, publish: Publish) -> dict[str, str]:
+    """Each path of ``skill`` that gets a raw copy, and where that one copy is published: under
+    .well-known/skills/<name>/ when discovery v0.1 publishes the skill's files (then every file, which that index
+    needs), else under api/v1/skills/<name>/files/ (``publish.raw_files``); never a file kept to archives."""
+    kept = archive_only(skill)
+    in_discovery = publish.well_known_skills and not kept  # as discovery_v1_entry decides
+    if in_discovery or publish.raw_files == "all":
+        chosen = [f.path for f in skill.files if f.path not in kept]
+    else:
+        chosen = sorted(linked_files(skill) - kept)
+    return {path: raw_copy_path(skill.name, path, in_discovery=in_discovery) for path in chosen}
 
 
 def url_of(config: RegistryConfig | str, path: str) -> str:
@@ -193,29 +199,28 @@ def _source_links(config: RegistryConfig, prov: Provenance, source_path: str) ->
     }
 
 
-def _file_entry(config: RegistryConfig, name: str, f: SkillFile, raw: frozenset[str],
-                kept: frozenset[str]) -> dict[str, Any]:
-    """One ``files[]`` row; ``raw`` and ``url`` only for a file published raw, so nothing points at a missing copy;
-    ``archive_only`` for one kept to the archives."""
+def _file_entry(config: RegistryConfig, f: SkillFile, raw: Mapping[str, str], kept: frozenset[str]) -> dict[str, Any]:
+    """One ``files[]`` row; ``raw`` (where its one raw copy is) and ``url`` only for a file published raw, so nothing
+    points at a missing copy; ``archive_only`` for one kept to the archives."""
     entry: dict[str, Any] = {"path": f.path, "size": f.size, "sha256": f.sha256, "executable": f.executable,
                              "type": "text" if f.is_text else "binary"}
     if f.path in kept:
         entry["archive_only"] = True
     elif f.path in raw:
-        entry["raw"] = raw_path(name, f.path)
+        entry["raw"] = raw[f.path]
         entry["url"] = url_of(config, entry["raw"])
     return entry
 
 
 def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: Provenance,
                     zip_artifact: Artifact, json_artifact: Artifact | None,
-                    raw: frozenset[str] | None = None, conformance: Conformance = Conformance()) -> dict[str, Any]:
-    """``raw``: the paths published raw (every file not kept to archives when None); ``json_artifact`` None: no
-    JSON bundle."""
+                    raw: Mapping[str, str] | None = None, conformance: Conformance = Conformance()) -> dict[str, Any]:
+    """``raw``: each path published raw and where (``raw_copies`` of the registry's settings when None);
+    ``json_artifact`` None: no JSON bundle."""
     frontmatter = json_safe(dict(skill.frontmatter.data)) if skill.frontmatter else {}
     kept = archive_only(skill)
     if raw is None:
-        raw = frozenset(f.path for f in skill.files) - kept
+        raw = raw_copies(skill, config.publish)
     body = skill.body
     source_path = f"{config.skills_dir}/{skill.name}"
     for top in (source.top, config.root.resolve()):
@@ -236,7 +241,7 @@ def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: 
         "body": {"line": skill.body_line, "length": len(body), "lines": body.count("\n") + (not body.endswith("\n")),
                  "words": len(body.split())},
         "skill_md": skill.skill_md,
-        "files": [_file_entry(config, skill.name, f, raw, kept) for f in skill.files],
+        "files": [_file_entry(config, f, raw, kept) for f in skill.files],
         "size": skill.size,
         "digest": skill.digest,
         "bundles": {"zip": zip_artifact.to_dict(config),

@@ -26,12 +26,15 @@ CHOICE_FILE = "publish-choice.json"  # in the output's state folder and in the b
 SIZES_FILE = "publish-sizes.json"  # in the output's state folder: each skill's file bytes under its git signature
 # What a skill publishes besides copies of its files, with the default settings: its page (16.2 KB), listing rows,
 # detail, versions, head and discovery documents and its rows in the shared files; measured on 1,000 real-shaped
-# skills (docs/guides/building.md's table of copies, 57.5 KB a skill of which 29.8 KB are copies of its files).
+# skills (docs/guides/building.md's table of copies, then 57.5 KB a skill of which 29.8 KB were copies of its
+# files, 8.40 KB of them a second raw copy no build writes now).
 PER_SKILL = 28_000
-# The copies of a skill's file bytes each setting publishes, in those measurements: raw under files/ (8.40 KB of
-# 8.40), under .well-known/skills/, the JSON bundle (9.23: escaped or base64), the zip (3.81, always published).
-RAW_COPY, WELL_KNOWN_COPY, JSON_COPY, ZIP_COPY = 1.0, 1.0, 1.1, 0.45
-LINKED_SHARE = 0.18  # raw_files: linked publishes 1.49 KB of the 8.40
+# The copies of a skill's file bytes each setting publishes, in those measurements: the one raw copy (8.40 KB of
+# 8.40), the JSON bundle (9.23: escaped or base64), the zip (3.81, always published). With well_known_skills the raw
+# copy of every file lives under .well-known/skills/ and serves our readers too (none under files/); without it,
+# raw_files chooses what files/ holds.
+RAW_COPY, JSON_COPY, ZIP_COPY = 1.0, 1.1, 0.45
+LINKED_SHARE = 0.18  # raw_files: linked (without well_known_skills) publishes 1.49 KB of the 8.40
 FETCHED_PAGE_SAVES = 8_100  # page_body: fetched makes the page 8.1 KB smaller and adds a 3.0 KB gzipped body
 FETCHED_BODY = 3_000
 BACK_BELOW = 0.5  # a registry made lean goes back to the defaults only when its projection is under half the limit
@@ -70,8 +73,8 @@ def _size(size: float) -> str:
 def project(publish: Publish, sizes: Sequence[int]) -> int:
     """The bytes the output would hold with ``publish``: ``sizes`` is each skill's file bytes."""
     total = sum(sizes)
-    copies = ZIP_COPY + (RAW_COPY if publish.raw_files == "all" else RAW_COPY * LINKED_SHARE)
-    copies += WELL_KNOWN_COPY if publish.well_known_skills else 0
+    every_file = publish.well_known_skills or publish.raw_files == "all"
+    copies = ZIP_COPY + (RAW_COPY if every_file else RAW_COPY * LINKED_SHARE)
     copies += JSON_COPY if publish.json_bundles else 0
     per_skill = PER_SKILL - (FETCHED_PAGE_SAVES - FETCHED_BODY if publish.page_body == "fetched" else 0)
     return int(len(sizes) * per_skill + total * copies)

@@ -20,8 +20,9 @@ from typing import Any
 
 from ..core.fs import sync_path
 
-MANIFEST_VERSION = 9  # 9: files a browser runs are kept to archives (a v0.1 row may be empty); rows say whether the
-# skill meets the open standard; skills keyed by their repository path (findings, history, provenance)
+MANIFEST_VERSION = 10  # 10: a skill v0.1 lists has its one raw copy there, none under files/ (an output built
+# before is rebuilt, not reused); 9: files a browser runs are kept to archives (a v0.1 row may be empty); rows say
+# whether the skill meets the open standard; skills keyed by their repository path (findings, history, provenance)
 # The global documents a skill contributes a row to, in the order of the ``*_row`` columns.
 ROW_KINDS = ("index", "v1", "v2", "search")
 # Per skill: what decides its reuse, what the registry-wide rules and state.json need, its findings as JSON.

@@ -8,7 +8,7 @@ state (``site.bodies``), where the page workers read it; the parent never holds 
 from __future__ import annotations
 
 import hashlib
-import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from ..core.config import RegistryConfig
 from ..core.diagnostics import Diagnostic, Severity
 from ..core.model import Skill, sha256_hex
 from ..core.search import search_entry
-from ..core.urls import WELL_KNOWN_V1, detail_path, head_path, raw_path, scoped_discovery_path, versions_path
+from ..core.urls import detail_path, head_path, scoped_discovery_path, versions_path
 from ..core.workers import collect_as_usual
 from ..signing.digests import DigestRecorder
 from ..site.bodies import body_key, render_once
@@ -48,7 +48,7 @@ from .history import (
 )
 from .outcome import LEFT_OUT, SkillOutcome
 from .provenance import ProvenanceHistory
-from .transaction import forget_made_folders, make_folder, stage_file
+from .transaction import forget_made_folders, stage_file
 from .worktree import WorkTree
 
 
@@ -79,13 +79,6 @@ class _Stager:
         if self.recorder is not None:
             self.recorder.add(rel, data)
         return path
-
-    def link(self, written: Path, rel: str, data: bytes) -> None:
-        """``rel`` as a hard link to the file staged at ``written``, which holds ``data``."""
-        make_folder((self.tmp / rel).parent)
-        os.link(written, self.tmp / rel)
-        if self.recorder is not None:
-            self.recorder.add(rel, data)
 
     def finish(self) -> tuple[int, str] | None:
         """Stage digests.json (a signing build); returns its length and sha256, which the signing stage signs
@@ -164,7 +157,7 @@ def skill_key(config: RegistryConfig, history: ProvenanceHistory, path: str, dig
 
 
 
-def _render_body(job: SkillJob, folder: Path, skill: Skill, raw: frozenset[str]) -> None:
+def _render_body(job: SkillJob, folder: Path, skill: Skill, raw: Mapping[str, str]) -> None:
     """The body as the skill's page shows it, rendered here once (the page workers read it back)."""
     skill_md = next(f for f in skill.files if f.path == skill.skill_md)
     key = body_key(skill.name, skill_md.sha256, raw, job.config.limits.max_frontmatter_bytes)
@@ -207,14 +200,9 @@ def _build_one(name: str, path: str, folder: Path) -> SkillOutcome:
     stage(detail_path(skill.name), dumps(detail_document(job.config, job.history.source, skill, prov, zip_art,
                                                          json_art, raw, conformance)))
     v1 = discovery_v1_entry(skill)  # None: left out of discovery v0.1, which would fetch its files raw
-    for f in skill.files:
-        written = stage(raw_path(skill.name, f.path), f.data) if f.path in raw else None
-        if publish.well_known_skills and v1 is not None:
-            copy = f"{WELL_KNOWN_V1}/{skill.name}/{f.path}"
-            if written is None:
-                stage(copy, f.data)
-            else:
-                stage.link(written, copy, f.data)  # the same bytes under the discovery path, written once
+    for f in skill.files:  # one copy each: under .well-known/skills/ when discovery v0.1 lists the skill
+        if f.path in raw:
+            stage(raw[f.path], f.data)
     scoped = scoped_discovery_path(skill.name)
     stage(scoped, dumps(discovery_v2_document([discovery_v2_entry(skill, zip_art, scoped)])))
     key = skill_key(job.config, job.history, path, skill.digest, str(folder), skill.skill_md)

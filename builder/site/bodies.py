@@ -5,9 +5,9 @@ The shape: one file per rendering in the output's state folder (``bodies/``), na
 The key is a SHA-256 over everything the rendering depends on and nothing else: the renderer (this package's
 version, the source of the renderer and its shaping, the versions of cmark-gfm, nh3 and Markdown's slugify), the
 SHA-256 of SKILL.md's bytes and the frontmatter size limit it is read under (together they fix the body), the
-skill's name and the paths published raw (together they fix where its links point). A page worker computes the
-same key from the skill's detail document alone, so nothing passes through the parent: 60,000 renderings never sit
-in one process's memory, each is written by one worker and read by one page worker.
+skill's name and each path published raw with where its copy lives (together they fix where its links point). A
+page worker computes the same key from the skill's detail document alone, so nothing passes through the parent:
+60,000 renderings never sit in one process's memory, each is written by one worker and read by one page worker.
 
 A file holds the sanitised HTML gzip-compressed at level 9 with no time or name in its header, exactly the bytes
 ``publish.page_body: fetched`` publishes beside a page; it is written atomically and checked when read (gzip's
@@ -28,7 +28,7 @@ import io
 import json
 import zipfile
 import zlib
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -37,7 +37,6 @@ from .. import __version__
 from ..core.frontmatter import parse_skill_md
 from ..core.fs import write_atomic
 from ..core.model import SLUG
-from ..core.urls import raw_path
 from .render import BodyRenderer
 
 BODIES_STATE = "bodies"  # in the output's state folder
@@ -61,15 +60,22 @@ def renderer_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def body_key(name: str, skill_md_sha256: str, raw: Iterable[str], max_frontmatter_bytes: int) -> str:
+def body_key(name: str, skill_md_sha256: str, raw: Mapping[str, str], max_frontmatter_bytes: int) -> str:
     """The key of a skill's rendering: equal keys, identical renderings."""
-    material = [renderer_fingerprint(), name, skill_md_sha256, max_frontmatter_bytes, sorted(raw)]
+    material = [renderer_fingerprint(), name, skill_md_sha256, max_frontmatter_bytes, sorted(raw.items())]
     return hashlib.sha256(json.dumps(material, ensure_ascii=False).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def raw_urls(name: str, raw: Iterable[str]) -> dict[str, str]:
-    """Each path published raw and its URL from the skill's page: what the body's links may point at."""
-    return {path: PAGE_ROOT + quote(raw_path(name, path), safe="/") for path in raw}
+def raw_copies_of(detail: Mapping[str, Any]) -> dict[str, str]:
+    """Each path of a skill published raw and where its one raw copy lives (the ``raw`` field of the detail
+    document's ``files``): under .well-known/skills/<name>/ or api/v1/skills/<name>/files/, as the build chose."""
+    return {f["path"]: f["raw"] for f in detail["files"] if f.get("raw")}
+
+
+def raw_urls(raw: Mapping[str, str]) -> dict[str, str]:
+    """Each path published raw and its URL from the skill's page: what the body's links may point at. ``raw``:
+    each path and where its raw copy lives (``raw_copies_of``, or the build's ``raw_copies``)."""
+    return {path: PAGE_ROOT + quote(place, safe="/") for path, place in raw.items()}
 
 
 def pack(html: str) -> bytes:
@@ -87,12 +93,12 @@ def renderer() -> BodyRenderer:
     return BodyRenderer()
 
 
-def render_once(folder: Path, name: str, key: str, body: str, raw: Collection[str]) -> None:
+def render_once(folder: Path, name: str, key: str, body: str, raw: Mapping[str, str]) -> None:
     """Render ``body`` into ``folder`` under ``key`` unless a rendering of that key is already there. Only skills
     whose name can be a page's folder get a page, so only they are rendered."""
     if not SLUG.match(name) or load(folder, name, key) is not None:
         return
-    html = renderer().render(body, raw_urls(name, raw), "")
+    html = renderer().render(body, raw_urls(raw), "")
     with contextlib.suppress(OSError):  # a state folder that takes no file: the page worker renders the body
         write_atomic(_file(folder, name, key), pack(html), durable=False)  # checked when read
 
@@ -125,7 +131,7 @@ def file_name(name: str, key: str) -> str:
     return _file(Path(), name, key).name
 
 
-def page_body(folder: Path | None, renderer: BodyRenderer, detail: dict[str, Any], raw: list[str],
+def page_body(folder: Path | None, renderer: BodyRenderer, detail: dict[str, Any], raw: Mapping[str, str],
               read: Callable[[str], bytes], max_frontmatter_bytes: int, fetched: bool) -> tuple[str, bytes | None, str]:
     """(HTML, its gzip when the page fetches its body, the file of ``folder`` it was read from) of a skill's body:
     the rendering its build worker stored, or, where there is none (no state folder, a rendering lost), SKILL.md
@@ -139,7 +145,7 @@ def page_body(folder: Path | None, renderer: BodyRenderer, detail: dict[str, Any
             return stored[0], stored[1], file_name(name, key)
     parsed = parse_skill_md(_skill_md(detail, entry, read), detail["skill_md"],
                             max_frontmatter_bytes=max_frontmatter_bytes, skill=name)
-    html = renderer.render(parsed.body, raw_urls(name, raw), "")
+    html = renderer.render(parsed.body, raw_urls(raw), "")
     return html, pack(html) if fetched else None, ""
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -25,9 +25,9 @@ from .shells import write_page
 PAGE_VERSIONS = 5  # the newest versions listed on a skill page; versions.json has them all
 
 
-def _file_tree(files: Sequence[dict[str, Any]], root: str) -> list[dict[str, Any]]:
-    """Nested folders and files, in the API's file order; a file links to its raw copy when one is published (never
-    to one kept to archives, which has none)."""
+def _file_tree(files: Sequence[dict[str, Any]], raw_urls: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Nested folders and files, in the API's file order; a file links to its raw copy when one is published
+    (``raw_urls``: never one kept to archives, which has none)."""
     top: list[dict[str, Any]] = []
     folders: dict[str, list[dict[str, Any]]] = {"": top}
     for f in files:
@@ -39,7 +39,7 @@ def _file_tree(files: Sequence[dict[str, Any]], root: str) -> list[dict[str, Any
                 folders[path] = []
                 folders[parent].append({"name": part, "children": folders[path]})
             parent = path
-        href = root + quote(f["raw"], safe="/") if f.get("raw") else None
+        href = raw_urls.get(f["path"])
         folders[parent].append({"name": parts[-1], "children": None, "href": href, "size": f["size"],
                                 "executable": f["executable"], "archive_only": f.get("archive_only", False)})
     return top
@@ -62,8 +62,8 @@ def _scalar(value: Any) -> str:
 def _skill_page(plan: Plan, env: jinja2.Environment, renderer: BodyRenderer, name: str) -> Page:
     detail = json.loads(read_api(plan, detail_path(name)))
     root = bodies.PAGE_ROOT
-    raw = [f["path"] for f in detail["files"] if f.get("raw")]
-    raw_urls = bodies.raw_urls(name, raw)
+    raw = bodies.raw_copies_of(detail)
+    raw_urls = bodies.raw_urls(raw)
     prov = detail["provenance"]
     site_url = plan.site_url or "<registry-url>/"
     body, packed, rendering = bodies.page_body(plan.bodies, renderer, detail, raw, functools.partial(read_api, plan),
@@ -75,7 +75,7 @@ def _skill_page(plan: Plan, env: jinja2.Environment, renderer: BodyRenderer, nam
         tags=[{"name": t, "slug": tag_slug(t)} for t in detail["tags"]],
         perms=detail["permissions"], bundles=detail["bundles"], prov=prov,
         site_url=site_url, zip_url=site_url + quote(detail["bundles"]["zip"]["path"]),
-        files=_file_tree(detail["files"], root), file_count=len(detail["files"]), raw_urls=raw_urls,
+        files=_file_tree(detail["files"], raw_urls), file_count=len(detail["files"]), raw_urls=raw_urls,
         frontmatter=_frontmatter_rows(detail["frontmatter"]),
         source_url=http_url(prov.get("source_url")), history_url=http_url(prov.get("history_url")),
         detail_path=detail_path(name), author=declared_author(detail["frontmatter"]),

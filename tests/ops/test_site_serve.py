@@ -305,11 +305,13 @@ def test_serve_types_files_by_the_registrys_table_and_never_sends_a_skills_page_
     raw = f"api/v1/skills/{NAME}/files/"
     with serving(root) as (host, port):
         base = f"http://{host}:{port}/"
-        (root / "site/api/v1/skills/plain/files/stale.html").write_text("<script>window.__pwned = true</script>")
+        for stale in ("api/v1/skills/plain/files/stale.html", ".well-known/skills/plain/stale.html"):
+            (root / "site" / stale).parent.mkdir(parents=True, exist_ok=True)  # plain's raw copies: .well-known
+            (root / "site" / stale).write_text("<script>window.__pwned = true</script>")
+            assert head_of(base + stale) == (200, "text/plain; charset=utf-8", "nosniff")
         assert head_of(base + raw + "src/main.rs") == (200, "text/plain; charset=utf-8", "nosniff")
         assert head_of(base + raw + "references/template.html.txt") == (200, "text/plain; charset=utf-8", "nosniff")
         assert head_of(base + raw + "assets/evil.html")[::2] == (404, "nosniff")  # kept to archives
-        assert head_of(base + "api/v1/skills/plain/files/stale.html") == (200, "text/plain; charset=utf-8", "nosniff")
         assert head_of(base + f"skills/{NAME}/") == (200, "text/html; charset=utf-8", "nosniff")
         assert head_of(base + "api/v1/index.json") == (200, "application/json; charset=utf-8", "nosniff")
         assert head_of(base + "sitemap.xml") == (200, "application/xml; charset=utf-8", "nosniff")

@@ -337,7 +337,7 @@ def test_upload_then_only_changes_then_install_from_the_bucket(builds: tuple[Pat
             assert response.headers["Content-Type"] == content_type(path, data), path
             assert response.headers["Cache-Control"] == (LONG if cache_class(path) == IMMUTABLE else SHORT), path
     for path, kind in [("api/v1/index.json", "application/json; charset=utf-8"), ("index.html", "text/html; charset=utf-8"),
-                       ("api/v1/skills/csv-profiler/files/SKILL.md", "text/markdown; charset=utf-8")]:
+                       (".well-known/skills/csv-profiler/SKILL.md", "text/markdown; charset=utf-8")]:
         head = s3.head_object(Bucket=bucket, Key=f"reg/{path}")
         assert (head["ContentType"], head["CacheControl"]) == (kind, SHORT)
     zips = [p for p in files if p.endswith(".zip")]

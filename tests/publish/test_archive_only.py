@@ -115,6 +115,7 @@ def test_adding_a_page_takes_a_skill_out_of_discovery_v01_and_removing_it_brings
     run_build(root, out)
     assert [s["name"] for s in read_json(out / ".well-known/skills/index.json")["skills"]] == ["plain"]
     assert (out / ".well-known/skills/plain/notes.md").is_file()
+    assert not (out / "api/v1/skills/plain/files").exists()  # its one raw copy moved back to discovery v0.1's
 
 
 def test_a_rebuild_that_reuses_the_skill_keeps_it_out_of_discovery_v01(tmp_path: Path) -> None:

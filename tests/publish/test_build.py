@@ -48,9 +48,10 @@ def test_layout_and_every_document_matches_its_schema(registry: Path) -> None:
         assert detail["provenance"]["created"] == "2026-01-02T03:04:05Z"
         assert detail["provenance"]["authors"] == ["Ada Lovelace"]
         assert detail["provenance"]["source_path"] == f"skills/{name}"
-        for f in detail["files"]:
+        for f in detail["files"]:  # one raw copy of each file, discovery v0.1's, which the detail points at
+            assert f["raw"] == f".well-known/skills/{name}/{f['path']}"
             assert hashlib.sha256((out / f["raw"]).read_bytes()).hexdigest() == f["sha256"]
-            assert (out / ".well-known/skills" / name / f["path"]).read_bytes() == (out / f["raw"]).read_bytes()
+        assert not (out / f"api/v1/skills/{name}/files").exists()
     jsonschema.validate(json.loads((out / ".well-known/skills/index.json").read_text()), load_schema("discovery-v1"))
     v2 = json.loads((out / ".well-known/agent-skills/index.json").read_text())
     jsonschema.validate(v2, load_schema("discovery-v2"))
@@ -152,7 +153,7 @@ def test_rebuild_after_one_change_rewrites_that_skill_only_and_drops_removed_one
     config = load_config(registry / "registry.yaml")
     out = registry / "site"
     build(config, out, BuildOptions(site=False))
-    untouched = out / "api/v1/skills/csv-profiler/files/SKILL.md"
+    untouched = out / ".well-known/skills/csv-profiler/SKILL.md"
     inode = untouched.stat().st_ino
     old_detail = json.loads((out / "api/v1/skills/secret-scanner.json").read_text())
     md = registry / "skills/secret-scanner/SKILL.md"

@@ -243,10 +243,16 @@ def test_each_publish_setting_drops_only_its_own_copy(tmp_path: Path, publish: s
         jsonschema.validate(detail, load_schema("detail"))
         sources = source_tree(root, name)
         skill, _ = validate_folder(root / "skills" / name, load_config(root / "registry.yaml"), "spec")
-        raw = set(sources) if raw_all else linked_files(skill)
-        assert {f["path"] for f in detail["files"] if "raw" in f} == raw
-        assert all((out / raw_path(name, p)).read_bytes() == sources[p] for p in raw)
-        assert not any((out / raw_path(name, p)).exists() for p in set(sources) - raw)
+        # With discovery v0.1 the one raw copy of every file is its copy there; files/ holds only what v0.1 lacks.
+        raw = set(sources) if raw_all or well_known else linked_files(skill)
+        rows = {f["path"]: f for f in detail["files"]}
+        assert {p for p, f in rows.items() if "raw" in f} == raw
+        for p in raw:
+            assert rows[p]["raw"] == (f"{WELL_KNOWN_V1}/{name}/{p}" if well_known else raw_path(name, p))
+            assert (out / rows[p]["raw"]).read_bytes() == sources[p]
+        files_dir = out / "api/v1/skills" / name / "files"
+        assert {p.relative_to(files_dir).as_posix() for p in files_dir.rglob("*") if p.is_file()} == \
+            (set() if well_known else raw)
         assert ("json" in detail["bundles"]) == json
         assert (out / detail["bundles"]["zip"]["path"]).is_file()
         if json:

@@ -52,8 +52,8 @@ def test_every_skill_has_a_page_with_install_commands_files_and_provenance(bundl
         page = read_page(page_file)
         zip_path = detail["bundles"]["zip"]["path"]
         assert f"../../{zip_path}" in page.links_to("../../api/v1/bundles/")
-        raw = set(page.links_to(f"../../api/v1/skills/{name}/files/"))
-        assert {f"../../{f['raw']}" for f in detail["files"]} <= raw
+        raw = {f"../../{f['raw']}" for f in detail["files"] if "raw" in f}  # wherever the build put the copy
+        assert raw and raw <= set(page.links_to("../../"))
         for heading in ("Install", "SKILL.md", "Files", "Frontmatter", "Provenance", "Permissions"):
             assert f">{heading}</h2>" in text
         assert f"<code>{detail['provenance']['source_path']}</code>" in text
@@ -144,7 +144,8 @@ def test_hostile_markdown_and_metadata_reach_no_page_as_markup(hostile: Path) ->
 
 def test_skill_relative_links_point_at_raw_files(hostile: Path) -> None:
     page = read_page(hostile / "skills/evil-skill/index.html")
-    raw = "../../api/v1/skills/evil-skill/files/"
+    raw = "../../.well-known/skills/evil-skill/"  # the one raw copy: discovery v0.1's, which the detail names
+    assert not page.links_to("../../api/v1/skills/evil-skill/files/")
     assert {raw + "scripts/run.sh", raw + "references/guide.md"} <= set(page.links_to(raw))
     assert ("img", {"src": raw + "assets/logo.png", "alt": "logo"}) in page.tags
     assert "#skill-usage" in page.links_to("#")
@@ -316,7 +317,7 @@ def test_only_files_published_raw_are_linked_and_the_json_bundle_only_when_publi
     write_site(load_config(hostile.parent / "registry.yaml"), root)
     page = read_page(root / "skills/evil-skill/index.html")
     text = (root / "skills/evil-skill/index.html").read_text(encoding="utf-8")
-    raw = "../../api/v1/skills/evil-skill/files/"
+    raw = "../../.well-known/skills/evil-skill/"
     links = set(page.links_to(raw))
     assert raw + "scripts/run.sh" in links  # still published raw: linked from the body and the file tree
     assert not {raw + "references/guide.md", raw + "SKILL.md"} & links
