@@ -380,9 +380,15 @@ _STRICT_REFUSES = {yaml.FlowSequenceStartToken: "a flow-style list `[...]`",
                    yaml.AnchorToken: "an anchor `&`", yaml.AliasToken: "an alias `*`", yaml.TagToken: "a tag `!`"}
 
 
+# Where one of the tokens ``_STRICT_REFUSES`` names can start: its character first in a line or after an indicator
+# (`-`, `:`, `?`, `,`, `[`, `{`), blanks between. Every such token of a document is found so, or follows one that
+# is (an anchor's tag), and a text without a match (most descriptions, whatever `!` or `[` they hold) is not scanned.
+_STRICT_MARKER = re.compile(r"(?:^|[-:?,\[{])[ \t]*[\[{&*!]", re.MULTILINE)
+
+
 def _non_strict_features(text: str) -> tuple[tuple[str, int, int], ...]:
-    """Uses of YAML features that strict YAML readers refuse; scanned only when a marker character appears."""
-    if not any(c in text for c in "[{&*!"):
+    """Uses of YAML features that strict YAML readers refuse; scanned only where such a token can start."""
+    if _STRICT_MARKER.search(text) is None:
         return ()
     found = []
     loader = _Loader(text)
@@ -488,10 +494,12 @@ def _duplicate_keys(node: yaml.Node, file: str, skill: str, offset: int,
                         skill=skill)
                 else:
                     first[key.value] = line
-            yield from _duplicate_keys(value, file, skill, offset, seen_nodes)
+            if not isinstance(value, yaml.ScalarNode):  # a scalar holds no key
+                yield from _duplicate_keys(value, file, skill, offset, seen_nodes)
     elif isinstance(node, yaml.SequenceNode):
         for child in node.value:
-            yield from _duplicate_keys(child, file, skill, offset, seen_nodes)
+            if not isinstance(child, yaml.ScalarNode):
+                yield from _duplicate_keys(child, file, skill, offset, seen_nodes)
 
 
 _NAME_LINE = re.compile(r"^name:[ \t]+(?P<value>'[^'\n]*'|\"[^\"\\\n]*\"|[^\s'\"#|>&*!%@`{\[][^\n#]*?)"
