@@ -380,15 +380,15 @@ _STRICT_REFUSES = {yaml.FlowSequenceStartToken: "a flow-style list `[...]`",
                    yaml.AnchorToken: "an anchor `&`", yaml.AliasToken: "an alias `*`", yaml.TagToken: "a tag `!`"}
 
 
-# Where one of the tokens ``_STRICT_REFUSES`` names can start: its character first in a line or after an indicator
-# (`-`, `:`, `?`, `,`, `[`, `{`), blanks between. Every such token of a document is found so, or follows one that
-# is (an anchor's tag), and a text without a match (most descriptions, whatever `!` or `[` they hold) is not scanned.
-_STRICT_MARKER = re.compile(r"(?:^|[-:?,\[{])[ \t]*[\[{&*!]", re.MULTILINE)
+# A token ``_STRICT_REFUSES`` names starts with one of these, first in its line or after an indicator (`-`, `:`,
+# `?`, `,`, `[`, `{`), blanks between; every such token of a document is one, or follows one that is (an anchor's
+# tag). A text without one (most descriptions, whatever `!` or `[` they hold) is not scanned.
+_STRICT_MARKERS = re.compile(r"[\[{&*!]")
 
 
 def _non_strict_features(text: str) -> tuple[tuple[str, int, int], ...]:
     """Uses of YAML features that strict YAML readers refuse; scanned only where such a token can start."""
-    if _STRICT_MARKER.search(text) is None:
+    if not any(_may_start_token(text, marker.start()) for marker in _STRICT_MARKERS.finditer(text)):
         return ()
     found = []
     loader = _Loader(text)
@@ -407,6 +407,15 @@ def _non_strict_features(text: str) -> tuple[tuple[str, int, int], ...]:
     return tuple(found)
 
 
+def _may_start_token(text: str, at: int) -> bool:
+    """Whether a token can start at ``at``: only blanks between it and the line's start or an indicator. Linear
+    over all markers: each looks back over the blanks right before it only."""
+    before = at - 1
+    while before >= 0 and text[before] in " \t":
+        before -= 1
+    return before < 0 or text[before] in "\n-:?,[{"
+
+
 def _kind(node: yaml.Node) -> str:
     return {yaml.ScalarNode: "scalar", yaml.SequenceNode: "list"}.get(type(node), "value")
 
@@ -416,6 +425,10 @@ def _measure_tree(root: yaml.MappingNode) -> tuple[int, list[int]]:
     has one parent: one pass, level by level, without recursion."""
     nodes, depths = 1, []
     for pair in root.value:
+        if type(pair[0]) is yaml.ScalarNode and type(pair[1]) is yaml.ScalarNode:  # most fields: no walk
+            nodes += 2
+            depths.append(0)
+            continue
         depth, level = 0, list(pair)
         while level:
             nodes += len(level)
