@@ -88,7 +88,7 @@ def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diag
         if kept is not None:
             out.append(RULES["SK517"].at(f"{shown}/{f.path}", 0, archive_only_message(f.path, kept),
                                          skill=skill.name))
-        if not f.is_text and not f.path.startswith("assets/") and f.path != skill.skill_md:  # SK003 covers it
+        if f.path != skill.skill_md and not f.path.startswith("assets/") and not f.is_text:  # SK003 covers it
             out.append(RULES["SK509"].at(f"{shown}/{f.path}", 0, f"`{f.path}` is binary but not under assets/",
                                          skill=skill.name))
         if (f.path == skill.skill_md or f.path.startswith("scripts/")) and may_hide(f.data) and f.is_text:
