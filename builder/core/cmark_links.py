@@ -9,6 +9,7 @@ cmark's byte columns turned into characters. What this returns is what ``markdow
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from html import unescape
@@ -60,14 +61,13 @@ class _Source:
     def text(self, line: int, column: int, end_line: int, end_column: int) -> str:
         """The source from (line, byte column) to (end line, end byte column), both included."""
         if self._starts is None:
-            self._bytes = self._body.encode("utf-8", "replace")
-            self._starts = [0]
-            for text in self.lines:
-                self._starts.append(self._starts[-1] + len(text.encode("utf-8", "replace")) + 1)
+            self._bytes = self._body.encode("utf-8", "replace")  # a line break is never part of a replaced character
+            # the bytes before each line but its line breaks, summed without a Python step per line
+            self._starts = list(itertools.accumulate(map(len, self._bytes.split(b"\n")), initial=0))
         if not (0 < line <= len(self.lines) and 0 < end_line <= len(self.lines)):
             return ""
-        start = self._starts[line - 1] + column - 1
-        end = self._starts[end_line - 1] + end_column
+        start = self._starts[line - 1] + line - 1 + column - 1
+        end = self._starts[end_line - 1] + end_line - 1 + end_column
         return self._bytes[start:end].decode("utf-8", "replace")
 
 

@@ -380,9 +380,15 @@ _STRICT_REFUSES = {yaml.FlowSequenceStartToken: "a flow-style list `[...]`",
                    yaml.AnchorToken: "an anchor `&`", yaml.AliasToken: "an alias `*`", yaml.TagToken: "a tag `!`"}
 
 
+# A token ``_STRICT_REFUSES`` names starts with one of these, first in its line or after an indicator (`-`, `:`,
+# `?`, `,`, `[`, `{`), blanks between; every such token of a document is one, or follows one that is (an anchor's
+# tag). A text without one (most descriptions, whatever `!` or `[` they hold) is not scanned.
+_STRICT_MARKERS = re.compile(r"[\[{&*!]")
+
+
 def _non_strict_features(text: str) -> tuple[tuple[str, int, int], ...]:
-    """Uses of YAML features that strict YAML readers refuse; scanned only when a marker character appears."""
-    if not any(c in text for c in "[{&*!"):
+    """Uses of YAML features that strict YAML readers refuse; scanned only where such a token can start."""
+    if not any(_may_start_token(text, marker.start()) for marker in _STRICT_MARKERS.finditer(text)):
         return ()
     found = []
     loader = _Loader(text)
@@ -401,6 +407,15 @@ def _non_strict_features(text: str) -> tuple[tuple[str, int, int], ...]:
     return tuple(found)
 
 
+def _may_start_token(text: str, at: int) -> bool:
+    """Whether a token can start at ``at``: only blanks between it and the line's start or an indicator. Linear
+    over all markers: each looks back over the blanks right before it only."""
+    before = at - 1
+    while before >= 0 and text[before] in " \t":
+        before -= 1
+    return before < 0 or text[before] in "\n-:?,[{"
+
+
 def _kind(node: yaml.Node) -> str:
     return {yaml.ScalarNode: "scalar", yaml.SequenceNode: "list"}.get(type(node), "value")
 
@@ -410,6 +425,10 @@ def _measure_tree(root: yaml.MappingNode) -> tuple[int, list[int]]:
     has one parent: one pass, level by level, without recursion."""
     nodes, depths = 1, []
     for pair in root.value:
+        if type(pair[0]) is yaml.ScalarNode and type(pair[1]) is yaml.ScalarNode:  # most fields: no walk
+            nodes += 2
+            depths.append(0)
+            continue
         depth, level = 0, list(pair)
         while level:
             nodes += len(level)
@@ -488,10 +507,12 @@ def _duplicate_keys(node: yaml.Node, file: str, skill: str, offset: int,
                         skill=skill)
                 else:
                     first[key.value] = line
-            yield from _duplicate_keys(value, file, skill, offset, seen_nodes)
+            if not isinstance(value, yaml.ScalarNode):  # a scalar holds no key
+                yield from _duplicate_keys(value, file, skill, offset, seen_nodes)
     elif isinstance(node, yaml.SequenceNode):
         for child in node.value:
-            yield from _duplicate_keys(child, file, skill, offset, seen_nodes)
+            if not isinstance(child, yaml.ScalarNode):
+                yield from _duplicate_keys(child, file, skill, offset, seen_nodes)
 
 
 _NAME_LINE = re.compile(r"^name:[ \t]+(?P<value>'[^'\n]*'|\"[^\"\\\n]*\"|[^\s'\"#|>&*!%@`{\[][^\n#]*?)"

@@ -333,7 +333,9 @@ def _cmark_links(body: str) -> list[Link] | None:
 
 def _normalise(body: str) -> str:
     """What markdown-it's first step does to the text (line endings; NUL), done first so lines count alike."""
-    return _NEWLINES.sub("\n", body).replace("\0", "\ufffd")
+    if "\r" in body:
+        body = _NEWLINES.sub("\n", body)
+    return body.replace("\0", "\ufffd") if "\0" in body else body
 
 
 

@@ -39,6 +39,8 @@ class SkillFile:
         """UTF-8 without NUL bytes; everything else is published base64-encoded."""
         if b"\0" in self.data[:_BINARY_SNIFF]:
             return False
+        if self.data.isascii():  # valid UTF-8 as it is: no need to decode it to know
+            return True
         try:
             self.data.decode("utf-8")
         except UnicodeDecodeError:

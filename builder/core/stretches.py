@@ -4,6 +4,7 @@ the link finder runs the block parser only over them."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -151,6 +152,12 @@ def _is_fenced_code(body: str, begin: int) -> bool:
     return fence is not None and not (fence.group(2)[0] == "`" and "`" in fence.group(3))
 
 
+@functools.lru_cache(maxsize=64)
+def _closing_fence(char: str, width: int) -> re.Pattern[str]:
+    """The line that closes fenced code opened by ``width`` of ``char``: made once, not looked up at each fence."""
+    return re.compile(rf"\n {{0,3}}{re.escape(char)}{{{width},}}[ \t]*$", re.MULTILINE)
+
+
 def _skip_block(body: str, begin: int, in_container: bool) -> int | None:
     """Where the fenced code or HTML block whose first line starts at ``begin`` ends (or the line after it when
     the line opens nothing that outlives a blank line); None when the scan cannot tell. ``in_container``: a list
@@ -165,8 +172,7 @@ def _skip_block(body: str, begin: int, in_container: bool) -> int | None:
         marker, info = fence.group(2), fence.group(3)
         if marker[0] == "`" and "`" in info:
             return line_end  # not a fence: an inline code span
-        close = re.compile(rf"\n {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$", re.MULTILINE)
-        found = close.search(body, line_end)
+        found = _closing_fence(marker[0], len(marker)).search(body, line_end)
         return len(body) if found is None else found.end()
     text = line.lstrip(" ")
     for opens, closes in _HTML_END:

@@ -146,6 +146,14 @@ def frozen_without_init(cls: type[T], **values: Any) -> T:
     return made
 
 
+def frozen_with(value: T, **changes: Any) -> T:
+    """``dataclasses.replace(value, **changes)`` for a frozen dataclass without ``__post_init__``, made without its
+    ``__init__``: a validation run renames the skill of each of its findings, some four per skill."""
+    made = object.__new__(type(value))
+    made.__dict__.update(value.__dict__, **changes)
+    return made
+
+
 class PausedCollector:
     """Python's cyclic collector, paused while a process makes and reads many small objects none of which is in
     a cycle (a build's per-skill records): its full collections would walk the whole heap again and again.

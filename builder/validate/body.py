@@ -68,10 +68,15 @@ def check_body(skill: Skill, file: str, profile: str = "spec") -> Iterable[Diagn
                                 f"lists and block quotes nest {depth} levels deep here; "
                                 f"the limit is {MAX_MARKDOWN_NESTING}", skill=skill.name)
     if any(marker in body for marker in USER_PATH_MARKERS):
-        for offset, line in enumerate(body.split("\n")):
-            for match in USER_PATH.finditer(line):
-                yield RULES["SK403"].at(file, skill.body_line + offset, f"absolute user path `{match.group(0)}`",
-                                        column=match.start() + 1, skill=skill.name)
+        # One search of the whole body: no match runs over a line break, and a line's start reads as one.
+        offset = line_start = counted = 0
+        for match in USER_PATH.finditer(body):
+            at = match.start()
+            offset += body.count("\n", counted, at)
+            line_start = max(line_start, body.rfind("\n", counted, at) + 1)
+            counted = at
+            yield RULES["SK403"].at(file, skill.body_line + offset, f"absolute user path `{match.group(0)}`",
+                                    column=at - line_start + 1, skill=skill.name)
     found, hidden = links_and_hidden(body) if brackets <= MAX_BODY_BRACKETS else ([], [])
     if brackets <= MAX_BODY_BRACKETS:
         _keep_links(body, found)

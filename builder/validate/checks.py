@@ -21,7 +21,7 @@ from ..core.loader import display_path
 from ..core.model import MAX_NAME, SLUG, Frontmatter, Skill
 from ..core.suggest import close_match
 from .body import check_body
-from .invisible import invisible_chars
+from .invisible import invisible_chars, may_hide
 from .names import NAME_CHARS, name_findings
 
 MAX_DESCRIPTION = 1024
@@ -88,10 +88,10 @@ def check_skill(skill: Skill, config: RegistryConfig, profile: str) -> list[Diag
         if kept is not None:
             out.append(RULES["SK517"].at(f"{shown}/{f.path}", 0, archive_only_message(f.path, kept),
                                          skill=skill.name))
-        if not f.is_text and not f.path.startswith("assets/") and f.path != skill.skill_md:  # SK003 covers it
+        if f.path != skill.skill_md and not f.path.startswith("assets/") and not f.is_text:  # SK003 covers it
             out.append(RULES["SK509"].at(f"{shown}/{f.path}", 0, f"`{f.path}` is binary but not under assets/",
                                          skill=skill.name))
-        if (f.path == skill.skill_md or f.path.startswith("scripts/")) and not f.data.isascii() and f.is_text:
+        if (f.path == skill.skill_md or f.path.startswith("scripts/")) and may_hide(f.data) and f.is_text:
             out.extend(invisible_chars(f.data.decode("utf-8"), f"{shown}/{f.path}", skill.name))
     return with_policy(at_profile(out, profile), config)
 

@@ -16,7 +16,7 @@ from ..core.discovery import Discovery, FoundSkill, Refusal, discover_paths, ref
 from ..core.errors import UsageError
 from ..core.loader import display_path, load_skill
 from ..core.model import Skill
-from ..core.workers import default_jobs, iter_parallel
+from ..core.workers import default_jobs, frozen_with, iter_parallel
 from .checks import check_skill
 from .names import NameKey, RegistryNames
 from .report import Tally, ValidationReport
@@ -62,7 +62,7 @@ def validate_folder(folder: Path, config: RegistryConfig, profile: str, *, name:
     loaded = load_skill(folder, config, name, ignored=ignored)
     found = [*loaded.diagnostics, *check_skill(loaded.skill, config, profile)]
     if key is not None:
-        found = [replace(d, skill=key) for d in found]
+        found = [frozen_with(d, skill=key) for d in found]
     return loaded.skill, found
 
 

@@ -356,3 +356,25 @@ def test_escapes_and_other_characters_are_not_ambiguous_line_breaks(yaml_text: s
     parsed = parse(f"---\r\n{yaml_text}\r\n---\r\n")
     assert parsed.diagnostics == ()
     assert parsed.frontmatter is not None
+
+
+# Each reported where the token starts; text that only holds the characters (a `!` or `[` inside a value) is not
+# a use. The expectations are what a scan of every token finds.
+@pytest.mark.parametrize(("yaml_text", "expected"), [
+    ("a: [x, y]\n", [("a flow-style list `[...]`", 2, 4)]),
+    ("a:\n  - {k: v}\n", [("a flow-style mapping `{...}`", 3, 5)]),
+    ("a:\n- [b]\n", [("a flow-style list `[...]`", 3, 3)]),
+    ("a: &x v\nb: *x\n", [("an anchor `&`", 2, 4), ("an alias `*`", 3, 4)]),
+    ("a: !!str 1\n", [("a tag `!`", 2, 4)]),
+    ("a: [x, *y]\n", [("a flow-style list `[...]`", 2, 4), ("an alias `*`", 2, 8)]),
+    ("a: {b: &c d}\n", [("a flow-style mapping `{...}`", 2, 4), ("an anchor `&`", 2, 8)]),
+    ("--- !t\na: b\n", [("a tag `!`", 2, 5)]),
+    ("? [k]\n: v\n", [("a flow-style list `[...]`", 2, 3)]),
+    ("a:\n\t[x]\n", []),
+    ("a: b\nc: x\n  [y]\n", []),
+    ("description: Fills forms! Use [it] & *that* {now}, or !this\n", []),
+    ("description: >\n  text\n  more [x] and !y\n", []),
+])
+def test_features_strict_readers_refuse_are_found_wherever_they_start(yaml_text: str,
+                                                                      expected: list[tuple[str, int, int]]) -> None:
+    assert list(frontmatter._non_strict_features(yaml_text)) == expected

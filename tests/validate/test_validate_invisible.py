@@ -102,3 +102,13 @@ def test_the_quick_invisible_test_agrees_with_the_rule_pattern(text: str) -> Non
     from builder.validate.invisible import INVISIBLE, _has_invisible
 
     assert _has_invisible(text) is (INVISIBLE.search(text) is not None)
+
+
+def test_the_search_of_a_files_bytes_finds_every_character_the_text_search_can_report() -> None:
+    # A file whose bytes hold none is never decoded for SK511: the two searches must agree on every character.
+    from builder.validate.invisible import _INVISIBLE_CANDIDATE, may_hide
+
+    disagree = [hex(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000
+                and may_hide(f"a{chr(code)}b".encode()) != (_INVISIBLE_CANDIDATE.search(chr(code)) is not None)]
+    assert disagree == []
+    assert not may_hide(b"plain ASCII") and not may_hide("café — “quoted” …".encode())

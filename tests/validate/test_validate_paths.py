@@ -203,3 +203,14 @@ def test_a_skills_dir_that_stays_inside_the_repository_is_accepted(tmp_path: Pat
     config = load_config(repo / "registry.yaml")
     assert config.skills_path.resolve() == (repo / "skills").resolve()
     assert validate_paths([config.skills_path], config).diagnostics == ()
+
+
+def test_user_paths_are_placed_by_line_and_character_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    body = "/home/ann first\nsee /Users/bo and /home/cy\n\nnaïve → C:\\Users\\dee\\x\n/home/eve"
+    write_tree(tmp_path, {"demo/SKILL.md": f"---\nname: demo\ndescription: Reads files. Use when asked.\n---\n{body}\n"})
+    found = [(d.line, d.column, d.message) for d in validate_paths([Path("demo")], load_config(None)).diagnostics
+             if d.code == "SK403"]
+    assert found == [(5, 1, "absolute user path `/home/ann`"), (6, 5, "absolute user path `/Users/bo`"),
+                     (6, 19, "absolute user path `/home/cy`"), (8, 9, "absolute user path `C:\\Users\\dee\\x`"),
+                     (9, 1, "absolute user path `/home/eve`")]
