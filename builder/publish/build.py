@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
@@ -41,6 +40,7 @@ from ..validate.baseline import BaselineCheck, judge_registry, read_baseline
 from ..validate.report import ValidationReport
 from .bundlecache import check_cache_place
 from .collections import COLLECTIONS_DIR, stage_collections
+from .current import BuildKey, Current, forget_current, record_current, shown
 from .documents import INDEX_KEY, read_or_none, stage_documents
 from .folder_changes import changed_folders
 from .history import GitHistory, check_marks, read_skills_history, state_document
@@ -62,7 +62,7 @@ from .transaction import (
     check_output_folder,
     commit_units,
     empty_trash,
-    make_folder,
+    link_unchanged_documents,
     output_errors,
     output_lock,
     recover_place,
@@ -117,6 +117,7 @@ class BuildOptions:
     on_progress: Callable[[int, int], None] | None = None
     on_wait: Callable[[int | None], None] | None = None  # told once another build has held the output a moment
     sign: Path | None = None  # a folder of keys (``skillreg trust init``): sign the output with TUF metadata
+    key: BuildKey | None = None  # what the build reads, taken before it starts: recorded if it succeeds (``current``)
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,7 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
     """
     found = _discover(config, options.paths)
     with output_lock(out, wait=options.wait, on_wait=options.on_wait) as place:
+        forget_current(place)
         inputs = _prepare(config, options, place, found)
         try:
             with paused_collector():
@@ -202,6 +204,10 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
             record_choice([place.state, inputs.bundle_cache], inputs.choice)
             if options.sign is not None:
                 result = _sign(inputs.config, place, options.sign, result, inputs.index_before)
+            elif options.key is not None and not options.paths:
+                record_current(place, options.key, Current(
+                    len(result.published), result.commit, shown(result.report, result.published_paths, result.skipped),
+                    result.warnings, result.publish_choice))
             return result
         finally:
             if inputs.stored is not None:
@@ -302,7 +308,7 @@ def _run(b: _Build) -> BuildResult:
         units, staged = _stage_registry(b, plan, tmp, checked)
         if b.options.site and plan.previous is not None:
             unchanged = [rel for rel in (INDEX_PATH, SHARDS_INDEX_PATH) if rel not in units]
-            _link_unchanged_documents(b.place.base, tmp, unchanged)
+            link_unchanged_documents(b.place.base, tmp, unchanged)
         removed, changed = _changes(b, plan, checked)
         if b.options.site:
             units += _stage_site(b, plan, tmp, checked.report, changed)
@@ -540,17 +546,6 @@ def _stage_site(b: _Build, plan: _Plan, tmp: Path, report: ValidationReport, cha
         return list(write_site(b.config, tmp, report, api_roots=(tmp, out) if rebuild else (tmp,),
                                previous=out if rebuild else None, changed=changed if rebuild else None,
                                state=b.place.state).units)
-
-
-def _link_unchanged_documents(out: Path, tmp: Path, paths: Sequence[str]) -> None:
-    """Link unchanged published documents the website reads into the staging folder; they are no units, so
-    they go with it."""
-    for rel in paths:
-        make_folder((tmp / rel).parent)
-        try:
-            os.link(out / rel, tmp / rel)
-        except OSError:
-            shutil.copyfile(out / rel, tmp / rel)
 
 
 def _published(out: Path, name: str, old: SkillOutcome) -> bool:
