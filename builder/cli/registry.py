@@ -206,7 +206,7 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
 
     Any validation error stops the build before anything is written (exit 1).
     """
-    from ..publish.current import build_key, read_current
+    from ..publish.current import build_key, read_current, shown
 
     config = merge_flags(obj.registry("build"), profile=profile, base_url=base_url)
     key = build_key(config, out, site=site, keep_going=keep_going)
@@ -216,7 +216,7 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
         return
     from ..publish.build import BuildFailed, BuildOptions
     from ..publish.build import build as run_build
-    from ..validate.report import ErrorsOnly, format_text, outcome_lines
+    from ..validate.report import format_text, outcome_lines
 
     try:
         with _progress("Building") as progress:
@@ -226,12 +226,15 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     except BuildFailed as failed:
         click.echo(format_text(failed.report, verbose=verbose), nl=False)
         raise
-    if verbose and result.report.diagnostics:
-        click.echo(format_text(result.report, verbose=True), nl=False)
-    elif result.skipped:  # the warnings are counted in the closing line and in the summary below
-        click.echo(format_text(ErrorsOnly(result.report)), nl=False)
-    for line in outcome_lines(result.report, result.published_paths, result.skipped, verbose):
-        click.echo(line)
+    if verbose:
+        if result.report.diagnostics:
+            click.echo(format_text(result.report, verbose=True), nl=False)
+        for line in outcome_lines(result.report, result.published_paths, result.skipped, verbose=True):
+            click.echo(line)
+    else:  # the errors of the skills left out; the warnings are counted in the closing line and the outcome lines
+        for text in result.shown if result.shown is not None else shown(result.report, result.published_paths,
+                                                                             result.skipped):
+            click.echo(text, nl=False)
     for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)
     if result.publish_choice is not None:

@@ -101,6 +101,7 @@ class BuildResult:
     staged_digests: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     published_paths: tuple[str, ...] = ()  # the repository paths of ``published``, as findings name the skills
     publish_choice: str | None = None  # why the build chose the lean settings itself (``host_fit``)
+    shown: tuple[str, ...] | None = None  # what the command shows of the findings without --verbose (``current``)
 
 
 @dataclass(frozen=True)
@@ -205,9 +206,9 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
             if options.sign is not None:
                 result = _sign(inputs.config, place, options.sign, result, inputs.index_before)
             elif options.key is not None and not options.paths:
-                record_current(place, options.key, Current(
-                    len(result.published), result.commit, shown(result.report, result.published_paths, result.skipped),
-                    result.warnings, result.publish_choice))
+                result = replace(result, shown=shown(result.report, result.published_paths, result.skipped))
+                record_current(place, options.key, Current(len(result.published), result.commit, result.shown or (),
+                                                           result.warnings, result.publish_choice))
             return result
         finally:
             if inputs.stored is not None:
