@@ -141,6 +141,7 @@ class _Build:
     stored: StoredManifest | None  # the last build's record, when it was written for these settings
     work: WorkTree  # what git says of the skill folders: the paths it ignores (never published), signatures
     choice: PublishChoice | None = None  # the lean settings the build chose itself (``host_fit``)
+    restated: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # (entries, signature) by ``skill_sizes``
 
     def job(self, tmp: Path) -> SkillJob:
         bodies = self.place.state / BODIES_STATE if self.options.site else None
@@ -265,8 +266,10 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
     cache = options.bundle_cache or (Path(os.environ[BUNDLE_CACHE_ENV]) if os.environ.get(BUNDLE_CACHE_ENV)
                                      else place.state / "bundles")
     check_cache_place(cache, git.top or config.root, place.out)
+    restated: dict[str, tuple[str, str]] = {}  # what reading the sizes stated of each folder git does not sign
     config, choice = choose(config, lambda: skill_sizes([(s.path, s.folder) for s in found.skills], work.ignored,
-                                                        work.signatures, place.state), was_lean([place.state, cache]))
+                                                        work.signatures, place.state, restated),
+                            was_lean([place.state, cache]))
     present = {s.path for s in found.skills}
     left = set(git.gone())
     gone = tuple(path for path in git.names if path not in present and (
@@ -283,7 +286,7 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
     stored = read_manifest(place.manifest, settings, sha256_hex(index_before) if index_before is not None else None)
     paths = {str(s.folder): s.path for s in found.skills}
     return _Build(config, options, place, found, cache, tuple(folders), paths, gone, history, git, warnings, settings,
-                  index_before, stored, work, choice)
+                  index_before, stored, work, choice, restated)
 
 
 def _settings(config: RegistryConfig, site: bool) -> str:
@@ -333,11 +336,12 @@ def _plan(b: _Build) -> _Plan:
     named = [(slugs[s.path], s.path, str(s.folder), s.folder) for s in b.found.skills]
     candidates = [(old, where) for slug, where, path, _ in named
                   if (old := known.get(slug)) is not None and old.folder == path]
-    signatures = b.work.signatures
-    surveyed = [(old, where) for old, where in candidates if where not in signatures]
+    signatures, restated = b.work.signatures, b.restated
+    stated = {old.folder for old, where in candidates if restated.get(where) == (old.entries, old.signature)}
+    surveyed = [(old, where) for old, where in candidates if where not in signatures and old.folder not in stated]
     moved = changed_folders([(old.folder, old.entries, old.signature, b.work.ignored.get(where, ()))
                              for old, where in surveyed], b.options.jobs)
-    unchanged = {old.folder for n, (old, _) in enumerate(surveyed) if n not in moved} | {
+    unchanged = {old.folder for n, (old, _) in enumerate(surveyed) if n not in moved} | stated | {
         old.folder for old, where in candidates if signatures.get(where, "") == old.signature}
     fingerprint = _fingerprints(b.git)
     # Each skill's key depends on its own record and on the history, which the same commit gives again.
