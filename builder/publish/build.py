@@ -206,7 +206,7 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
             record_choice([place.state, inputs.bundle_cache], inputs.choice)
             if options.sign is not None:
                 result = _sign(inputs.config, place, options.sign, result, inputs.index_before)
-            elif options.key is not None and not options.paths:
+            elif options.key and not options.paths and len(inputs.work.signatures) == len(inputs.found.skills):
                 result = replace(result, shown=shown(result.report, result.published_paths, result.skipped))
                 record_current(place, options.key, Current(len(result.published), result.commit, result.shown or (),
                                                            result.warnings, result.publish_choice))

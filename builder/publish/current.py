@@ -8,7 +8,9 @@ registry's settings and the builder's version. Files git ignores are never publi
 without listing them: what it prints is the whole difference between the commit and what a build publishes.
 
 Each build forgets the record (``current.json`` in the output's state) before it changes anything, and writes it
-again, with the key read before it started, only when it succeeds: an interrupted or failed build leaves none.
+again, with the key read before it started, only when it succeeds and git signed every skill folder it read
+(``worktree``; a folder git cannot vouch for is surveyed file by file on every build): an interrupted or failed
+build leaves none.
 The record also keeps the output's own ``stat`` (its index.json and the build record), so an output changed by
 hand is built again.
 
@@ -72,14 +74,14 @@ def build_key(config: RegistryConfig, out: Path, *, site: bool, keep_going: bool
     lines = where.decode("utf-8", "surrogateescape").split("\n")
     if len(lines) < 4:
         return None
-    top, prefix, shallow, head = Path(lines[0]), lines[1], lines[2], lines[3]
+    top, prefix, shallow, head = Path(lines[0]), lines[1], root / lines[2], lines[3]
     status = git_output([*STATUS_CONFIG, "status", "--porcelain=v2", "-z", "--untracked-files=all",
                          "--no-renames"], top)
     if status is None:
         return None
     leave_out = _below(out.resolve(), top)
     parts = [__version__, json.dumps({"config": asdict(config), "site": site, "keep_going": keep_going},
-                                     sort_keys=True, default=str), head, _stat(top / shallow)]
+                                     sort_keys=True, default=str), head, _stat(shallow)]
     differs = False
     for path, line in _changes(status):
         if not path.startswith(prefix) or (leave_out is not None and (path + "/").startswith(leave_out + "/")):

@@ -95,3 +95,23 @@ def test_the_settings_of_a_build_are_part_of_its_key(tmp_path: Path) -> None:
 def test_outside_git_there_is_no_key(tmp_path: Path) -> None:
     repo = make_registry(tmp_path / "repo", commit=False)
     assert build_key(load_config(repo / "registry.yaml"), tmp_path / "site", site=False, keep_going=True) is None
+
+
+def test_a_registry_below_the_top_of_its_repository_reads_only_its_own_folder(tmp_path: Path) -> None:
+    """Lines of git status outside the registry's folder change nothing it reads; a line inside it does."""
+    top = tmp_path / "repo"
+    repo = make_registry(top / "registry", commit=False)
+    (top / "README.md").write_text("# Notes\n")
+    git(top, "init", "-q", "-b", "main")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "base")
+    out = tmp_path / "site"
+    _build(repo, out)
+    (top / "README.md").write_text("# Notes, edited\n")
+    (top / "draft.md").write_text("untracked\n")
+    assert read_current(out, _key(repo, out)) is not None
+    assert not _key(repo, out).differs
+    (repo / "skills/csv-profiler/notes.md").write_text("new\n")
+    assert read_current(out, _key(repo, out)) is None
+    _build(repo, out)
+    assert read_current(out, _key(repo, out)) is not None
