@@ -10,9 +10,8 @@ without listing them: what it prints is the whole difference between the commit 
 Each build forgets the record (``current.json`` in the output's state) before it changes anything, and writes it
 again, with the key read before it started, only when it succeeds and git signed every skill folder it read
 (``worktree``; a folder git cannot vouch for is surveyed file by file on every build): an interrupted or failed
-build leaves none.
-The record also keeps the output's own ``stat`` (its index.json and the build record), so an output changed by
-hand is built again.
+build leaves none. The record also keeps the output's own ``stat`` (its index.json and the build record), so an
+output changed by hand is built again.
 
 ``git status`` runs with git's untracked cache (``core.untrackedCache``, for this command only): it lets git skip
 listing folders whose modification time has not moved. Like a plain ``git status``, it refreshes the index file
