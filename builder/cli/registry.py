@@ -16,7 +16,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,6 +26,9 @@ from ..core.git import work_tree_differs
 from ..core.model import Skill
 from ..core.words import counted
 from .context import Context, pass_context
+
+if TYPE_CHECKING:
+    from ..publish.current import Current
 
 PROFILE_CHOICES = (*PROFILES, *PROFILE_ALIASES)
 
@@ -203,25 +206,35 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
 
     Any validation error stops the build before anything is written (exit 1).
     """
-    from ..publish.build import BuildFailed, BuildOptions
-    from ..publish.build import build as run_build
-    from ..validate.report import ErrorsOnly, format_text, outcome_lines
+    from ..publish.current import build_key, read_current, shown
 
     config = merge_flags(obj.registry("build"), profile=profile, base_url=base_url)
+    key = build_key(config, out, site=site, keep_going=keep_going)
+    current = read_current(out, key) if key is not None and sign is None and not verbose else None
+    if current is not None:
+        _say_current(out, current, key is not None and key.differs)
+        return
+    from ..publish.build import BuildFailed, BuildOptions
+    from ..publish.build import build as run_build
+    from ..validate.report import format_text, outcome_lines
+
     try:
         with _progress("Building") as progress:
             result = run_build(config, out, BuildOptions(
                 jobs=jobs, keep_going=keep_going, site=site, on_progress=progress, wait=not no_wait,
-                on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache, sign=sign))
+                on_wait=functools.partial(_say_waiting, out), bundle_cache=bundle_cache, sign=sign, key=key))
     except BuildFailed as failed:
         click.echo(format_text(failed.report, verbose=verbose), nl=False)
         raise
-    if verbose and result.report.diagnostics:
-        click.echo(format_text(result.report, verbose=True), nl=False)
-    elif result.skipped:  # the warnings are counted in the closing line and in the summary below
-        click.echo(format_text(ErrorsOnly(result.report)), nl=False)
-    for line in outcome_lines(result.report, result.published_paths, result.skipped, verbose):
-        click.echo(line)
+    if verbose:
+        if result.report.diagnostics:
+            click.echo(format_text(result.report, verbose=True), nl=False)
+        for line in outcome_lines(result.report, result.published_paths, result.skipped, verbose=True):
+            click.echo(line)
+    else:  # the errors of the skills left out; the warnings are counted in the closing line and the outcome lines
+        for text in result.shown if result.shown is not None else shown(result.report, result.published_paths,
+                                                                             result.skipped):
+            click.echo(text, nl=False)
     for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)
     if result.publish_choice is not None:
@@ -232,12 +245,31 @@ def build(obj: Context, out: Path, base_url: str | None, jobs: int | None, keep_
     commit = f" at commit {result.commit[:12]}" if result.commit else " (not a git repository: no provenance)"
     click.echo(f"Built {counted(len(result.published), 'skill')} into {out}/{commit} "
                f"({len(result.written)} written, {len(result.reused)} unchanged)")
-    if result.commit and work_tree_differs(config.root, out):
-        click.echo(f"Note: the work tree differs from commit {result.commit[:12]}: the build is of the files as they "
-                   "are, uncommitted changes included (`git status` lists them)")
+    if result.commit and (key.differs if key is not None else work_tree_differs(config.root, out)):
+        _say_differs(result.commit)
     if result.packed:
         click.echo(f"Packed {counted(result.packed, 'old version')} from git history; the others came from the "
                    "bundle cache")
+
+
+def _say_current(out: Path, current: Current, differs: bool) -> None:
+    """What ``build`` shows when nothing it reads changed since the last build: what that build showed."""
+    for text in current.said:
+        click.echo(text, nl=False)
+    for warning in current.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    if current.publish_choice is not None:
+        click.echo(current.publish_choice)
+    commit = f" at commit {current.commit[:12]}" if current.commit else ""
+    click.echo(f"Built {counted(current.published, 'skill')} into {out}/{commit} (0 written, "
+               f"{current.published} unchanged: nothing changed since the last build)")
+    if current.commit and differs:
+        _say_differs(current.commit)
+
+
+def _say_differs(commit: str) -> None:
+    click.echo(f"Note: the work tree differs from commit {commit[:12]}: the build is of the files as they are, "
+               "uncommitted changes included (`git status` lists them)")
 
 
 @click.command(short_help="Build, serve on 127.0.0.1, rebuild on change.")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
@@ -41,6 +40,7 @@ from ..validate.baseline import BaselineCheck, judge_registry, read_baseline
 from ..validate.report import ValidationReport
 from .bundlecache import check_cache_place
 from .collections import COLLECTIONS_DIR, stage_collections
+from .current import BuildKey, Current, forget_current, record_current, shown
 from .documents import INDEX_KEY, read_or_none, stage_documents
 from .folder_changes import changed_folders
 from .history import GitHistory, check_marks, read_skills_history, state_document
@@ -62,7 +62,7 @@ from .transaction import (
     check_output_folder,
     commit_units,
     empty_trash,
-    make_folder,
+    link_unchanged_documents,
     output_errors,
     output_lock,
     recover_place,
@@ -101,6 +101,7 @@ class BuildResult:
     staged_digests: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     published_paths: tuple[str, ...] = ()  # the repository paths of ``published``, as findings name the skills
     publish_choice: str | None = None  # why the build chose the lean settings itself (``host_fit``)
+    shown: tuple[str, ...] | None = None  # what the command shows of the findings without --verbose (``current``)
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ class BuildOptions:
     on_progress: Callable[[int, int], None] | None = None
     on_wait: Callable[[int | None], None] | None = None  # told once another build has held the output a moment
     sign: Path | None = None  # a folder of keys (``skillreg trust init``): sign the output with TUF metadata
+    key: BuildKey | None = None  # what the build reads, taken before it starts: recorded if it succeeds (``current``)
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,7 @@ class _Build:
     stored: StoredManifest | None  # the last build's record, when it was written for these settings
     work: WorkTree  # what git says of the skill folders: the paths it ignores (never published), signatures
     choice: PublishChoice | None = None  # the lean settings the build chose itself (``host_fit``)
+    restated: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # (entries, signature) by ``skill_sizes``
 
     def job(self, tmp: Path) -> SkillJob:
         bodies = self.place.state / BODIES_STATE if self.options.site else None
@@ -195,6 +198,7 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
     """
     found = _discover(config, options.paths)
     with output_lock(out, wait=options.wait, on_wait=options.on_wait) as place:
+        forget_current(place)
         inputs = _prepare(config, options, place, found)
         try:
             with paused_collector():
@@ -202,6 +206,10 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
             record_choice([place.state, inputs.bundle_cache], inputs.choice)
             if options.sign is not None:
                 result = _sign(inputs.config, place, options.sign, result, inputs.index_before)
+            elif options.key and not options.paths and len(inputs.work.signatures) == len(inputs.found.skills):
+                result = replace(result, shown=shown(result.report, result.published_paths, result.skipped))
+                record_current(place, options.key, Current(len(result.published), result.commit, result.shown or (),
+                                                           result.warnings, result.publish_choice))
             return result
         finally:
             if inputs.stored is not None:
@@ -258,8 +266,10 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
     cache = options.bundle_cache or (Path(os.environ[BUNDLE_CACHE_ENV]) if os.environ.get(BUNDLE_CACHE_ENV)
                                      else place.state / "bundles")
     check_cache_place(cache, git.top or config.root, place.out)
+    restated: dict[str, tuple[str, str]] = {}  # what reading the sizes stated of each folder git does not sign
     config, choice = choose(config, lambda: skill_sizes([(s.path, s.folder) for s in found.skills], work.ignored,
-                                                        work.signatures, place.state), was_lean([place.state, cache]))
+                                                        work.signatures, place.state, restated),
+                            was_lean([place.state, cache]))
     present = {s.path for s in found.skills}
     left = set(git.gone())
     gone = tuple(path for path in git.names if path not in present and (
@@ -276,7 +286,7 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
     stored = read_manifest(place.manifest, settings, sha256_hex(index_before) if index_before is not None else None)
     paths = {str(s.folder): s.path for s in found.skills}
     return _Build(config, options, place, found, cache, tuple(folders), paths, gone, history, git, warnings, settings,
-                  index_before, stored, work, choice)
+                  index_before, stored, work, choice, restated)
 
 
 def _settings(config: RegistryConfig, site: bool) -> str:
@@ -302,7 +312,7 @@ def _run(b: _Build) -> BuildResult:
         units, staged = _stage_registry(b, plan, tmp, checked)
         if b.options.site and plan.previous is not None:
             unchanged = [rel for rel in (INDEX_PATH, SHARDS_INDEX_PATH) if rel not in units]
-            _link_unchanged_documents(b.place.base, tmp, unchanged)
+            link_unchanged_documents(b.place.base, tmp, unchanged)
         removed, changed = _changes(b, plan, checked)
         if b.options.site:
             units += _stage_site(b, plan, tmp, checked.report, changed)
@@ -326,11 +336,12 @@ def _plan(b: _Build) -> _Plan:
     named = [(slugs[s.path], s.path, str(s.folder), s.folder) for s in b.found.skills]
     candidates = [(old, where) for slug, where, path, _ in named
                   if (old := known.get(slug)) is not None and old.folder == path]
-    signatures = b.work.signatures
-    surveyed = [(old, where) for old, where in candidates if where not in signatures]
+    signatures, restated = b.work.signatures, b.restated
+    stated = {old.folder for old, where in candidates if restated.get(where) == (old.entries, old.signature)}
+    surveyed = [(old, where) for old, where in candidates if where not in signatures and old.folder not in stated]
     moved = changed_folders([(old.folder, old.entries, old.signature, b.work.ignored.get(where, ()))
                              for old, where in surveyed], b.options.jobs)
-    unchanged = {old.folder for n, (old, _) in enumerate(surveyed) if n not in moved} | {
+    unchanged = {old.folder for n, (old, _) in enumerate(surveyed) if n not in moved} | stated | {
         old.folder for old, where in candidates if signatures.get(where, "") == old.signature}
     fingerprint = _fingerprints(b.git)
     # Each skill's key depends on its own record and on the history, which the same commit gives again.
@@ -540,17 +551,6 @@ def _stage_site(b: _Build, plan: _Plan, tmp: Path, report: ValidationReport, cha
         return list(write_site(b.config, tmp, report, api_roots=(tmp, out) if rebuild else (tmp,),
                                previous=out if rebuild else None, changed=changed if rebuild else None,
                                state=b.place.state).units)
-
-
-def _link_unchanged_documents(out: Path, tmp: Path, paths: Sequence[str]) -> None:
-    """Link unchanged published documents the website reads into the staging folder; they are no units, so
-    they go with it."""
-    for rel in paths:
-        make_folder((tmp / rel).parent)
-        try:
-            os.link(out / rel, tmp / rel)
-        except OSError:
-            shutil.copyfile(out / rel, tmp / rel)
 
 
 def _published(out: Path, name: str, old: SkillOutcome) -> bool:

@@ -56,9 +56,16 @@ def survey(folder: Path | str) -> tuple[str, str]:
     modification and change time, inode of the folder and of every entry below it), and the entries it
     covers, one relative path a line ("\0" when they cannot be stated again by ``restat``: an unreadable or
     vanishing entry, a name with a newline or not in UTF-8)."""
+    signature, entries, _ = survey_sized(folder)
+    return signature, entries
+
+
+def survey_sized(folder: Path | str) -> tuple[str, str, int]:
+    """``survey`` and the bytes of the files it listed, which the host-size projection reads (``host_fit``)."""
     root = os.fspath(folder)
     lines: list[str] = []
     entries: list[str] = []
+    total = 0
     exact = True
     try:
         lines.append(stat_line("", os.stat(root, follow_symlinks=False)))
@@ -86,10 +93,12 @@ def survey(folder: Path | str) -> tuple[str, str]:
             entries.append(rel)
             if stat.S_ISDIR(st.st_mode):
                 stack.append((entry.path, f"{rel}/"))
+            elif stat.S_ISREG(st.st_mode):
+                total += st.st_size
     entries.sort()
     listed = "\n".join(entries)
     exact = exact and "\n" not in "".join(entries) and _utf8(listed)
-    return _digest_lines(lines), listed if exact else "\0"
+    return _digest_lines(lines), listed if exact else "\0", total
 
 
 def signed(signature: str, ignored: Sequence[str]) -> str:
@@ -113,13 +122,21 @@ def restat(folder: str, entries: str) -> str:
     """``survey(folder)``'s signature while no folder in it has gained, lost or renamed an entry since ``survey`` listed
     ``entries``, else a different value: such a change moves the times of the folder holding the entry, whose
     own line is part of the signature. One stat per path, no listing of folders; "" when a path is gone."""
+    return restat_sized(folder, entries)[0]
+
+
+def restat_sized(folder: str, entries: str) -> tuple[str, int]:
+    """``restat`` and the bytes of the files among ``entries`` (exact while the signature is ``survey``'s)."""
     if "\0" in entries:
-        return ""
+        return "", 0
     lines = []
+    total = 0
     for rel in ("", *entries.split("\n")) if entries else ("",):
         try:
             st = os.stat(f"{folder}/{rel}" if rel else folder, follow_symlinks=False)
         except (OSError, ValueError):
-            return ""
+            return "", 0
         lines.append(stat_line(rel, st))
-    return _digest_lines(lines)
+        if stat.S_ISREG(st.st_mode):
+            total += st.st_size
+    return _digest_lines(lines), total

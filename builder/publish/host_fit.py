@@ -21,6 +21,7 @@ from typing import Any
 from ..core.bundle import dumps
 from ..core.config import LEAN_PUBLISH, PUBLISH_COPIES, Publish, RegistryConfig
 from ..core.fs import write_atomic
+from .folder_changes import restat_sized, survey_sized
 
 CHOICE_FILE = "publish-choice.json"  # in the output's state folder and in the bundle cache
 SIZES_FILE = "publish-sizes.json"  # in the output's state folder: each skill's file bytes under its git signature
@@ -101,9 +102,13 @@ def folder_bytes(folder: Path, ignored: Sequence[str] = ()) -> int:
 
 
 def skill_sizes(folders: Sequence[tuple[str, Path]], ignored: Mapping[str, Sequence[str]],
-                signatures: Mapping[str, str], state: Path) -> list[int]:
+                signatures: Mapping[str, str], state: Path,
+                restated: dict[str, tuple[str, str]] | None = None) -> list[int]:
     """Each skill's file bytes: read again only for a folder whose git signature (``worktree``) is not the one
-    recorded with its size in ``state``, so that a rebuild in a git checkout reads only the folders that changed."""
+    recorded with its size in ``state``, so that a rebuild in a git checkout reads only the folders that changed.
+    A folder without one (outside git) is stated once, path by path as its record lists them (``restat_sized``):
+    ``restated`` gains its entries and their signature, which the build's change survey then reads instead of
+    stating them again."""
     try:
         known = json.loads((state / SIZES_FILE).read_bytes())
     except (OSError, ValueError):
@@ -114,13 +119,20 @@ def skill_sizes(folders: Sequence[tuple[str, Path]], ignored: Mapping[str, Seque
     for path, folder in folders:
         signature = signatures.get(path)
         old = known.get(path)
-        if signature is not None and isinstance(old, list) and len(old) == 2 and old[0] == signature \
+        if signature is None and not ignored.get(path):
+            signature, entries, size = _surveyed(folder, old)
+            if entries != "\0":
+                recorded[path] = [signature, size, entries]
+                if restated is not None:
+                    restated[path] = (entries, signature)
+        elif signature is not None and isinstance(old, list) and len(old) == 2 and old[0] == signature \
                 and isinstance(old[1], int):
             size = old[1]
+            recorded[path] = [signature, size]
         else:
             size = folder_bytes(folder, ignored.get(path, ()))
-        if signature is not None:
-            recorded[path] = [signature, size]
+            if signature is not None:
+                recorded[path] = [signature, size]
         sizes.append(size)
     if recorded != known:
         try:
@@ -129,6 +141,16 @@ def skill_sizes(folders: Sequence[tuple[str, Path]], ignored: Mapping[str, Seque
         except OSError:
             pass  # only saves work
     return sizes
+
+
+def _surveyed(folder: Path, old: Any) -> tuple[str, str, int]:
+    """The signature, entries and file bytes of a folder git does not sign: stated again path by path while it
+    still lists what its record says, else surveyed."""
+    if isinstance(old, list) and len(old) == 3 and isinstance(old[2], str):
+        signature, size = restat_sized(os.fspath(folder), old[2])
+        if signature and signature == old[0]:
+            return signature, old[2], size
+    return survey_sized(folder)
 
 
 def choose(config: RegistryConfig, sizes: Callable[[], Sequence[int]],

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import stat
 import subprocess
 import sys
@@ -394,6 +395,17 @@ def make_folder(folder: Path) -> None:
     if folder not in _MADE:
         folder.mkdir(parents=True, exist_ok=True)
         _MADE.add(folder)
+
+
+def link_unchanged_documents(out: Path, tmp: Path, paths: Sequence[str]) -> None:
+    """Link unchanged published documents the website reads into the staging folder; they are no units, so
+    they go with it."""
+    for rel in paths:
+        make_folder((tmp / rel).parent)
+        try:
+            os.link(out / rel, tmp / rel)
+        except OSError:
+            shutil.copyfile(out / rel, tmp / rel)
 
 
 def stage_file(root: Path, rel: str, data: bytes) -> Path:

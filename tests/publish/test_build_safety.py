@@ -228,9 +228,9 @@ def test_records_live_in_the_state_folder_and_nothing_is_left_beside_the_output(
     state = Path(os.environ["SKILLREG_STATE_DIR"])
     place = output_place(repo / "site")
     assert place.state.is_relative_to(state)
-    assert sorted(p.name for p in place.state.iterdir()) == ["bundles", "history.json", "lock", "manifest.sqlite",
-                                                             "provenance.json", "publish-sizes.json",
-                                                             "trash"]  # ours
+    assert sorted(p.name for p in place.state.iterdir()) == ["bundles", "current.json", "history.json", "lock",
+                                                             "manifest.sqlite", "provenance.json",
+                                                             "publish-sizes.json", "trash"]  # ours
     deadline = time.monotonic() + 20  # replaced trees are deleted by a detached process
     while (leftovers(repo, "site") or any(place.trash_records.iterdir())) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -18,7 +18,8 @@ from builder.core.config import load_config, parse_size
 from builder.core.errors import ConfigError
 from builder.core.urls import STATE_PATH, WELL_KNOWN_V1
 from builder.publish.build import BuildOptions, build
-from builder.publish.host_fit import CHOICE_FILE
+from builder.publish.folder_changes import survey
+from builder.publish.host_fit import CHOICE_FILE, folder_bytes, skill_sizes
 from builder.publish.schemas import load_schema
 
 PAYLOAD = "skills/csv-profiler/references/payload.md"
@@ -185,3 +186,22 @@ def test_a_host_limit_that_is_no_size_names_its_line(tmp_path: Path) -> None:
 def test_the_default_limit_is_what_pages_publishes(tmp_path: Path) -> None:
     (tmp_path / "registry.yaml").write_text("title: x\n", encoding="utf-8")
     assert load_config(tmp_path / "registry.yaml").publish.host_limit == 10**9
+
+
+def test_outside_git_the_sizes_are_stated_once_and_handed_to_the_change_survey(tmp_path: Path) -> None:
+    """A folder git does not sign is stated path by path as the sizes record lists it: its size is the files' bytes
+    as they are now, and its entries and signature are the change survey's, so the build does not state it again."""
+    repo = make_registry(tmp_path / "repo", commit=False)
+    folders = [(f"skills/{p.name}", p) for p in sorted((repo / "skills").iterdir())]
+    state = tmp_path / "state"
+    first = skill_sizes(folders, {}, {}, state)
+    assert first == [folder_bytes(folder) for _, folder in folders]
+    restated: dict[str, tuple[str, str]] = {}
+    assert skill_sizes(folders, {}, {}, state, restated) == first
+    assert restated == {path: survey(folder)[::-1] for path, folder in folders}
+    skill_md = folders[0][1] / "SKILL.md"
+    skill_md.write_bytes(skill_md.read_bytes() + b"\nmore\n")
+    (folders[1][1] / "new.md").write_bytes(b"new\n")
+    again: dict[str, tuple[str, str]] = {}
+    assert skill_sizes(folders, {}, {}, state, again) == [first[0] + 6, first[1] + 4, *first[2:]]
+    assert again == {path: survey(folder)[::-1] for path, folder in folders}
