@@ -4,8 +4,9 @@ output is current and ``skillreg build`` says so without importing the pipeline 
 What a build reads is named by its key (``BuildKey``): the commit at HEAD (every committed byte, and the source
 commit the output records), each line ``git status`` prints below the registry's folder (the output's own folder
 apart) with the changed path's ``stat`` (a file edited twice keeps its status line), the shallow boundary, the
-registry's settings and the builder's version. Files git ignores are never published, so ``git status`` is run
-without listing them: what it prints is the whole difference between the commit and what a build publishes.
+registry's settings and the program that builds (the builder's version and files, the installed
+distributions). Files git ignores are never published, so ``git status`` is run without listing them: what it
+prints is the whole difference between the commit and what a build publishes.
 
 Each build forgets the record (``current.json`` in the output's state) before it changes anything, and writes it
 again, with the key read before it started, only when it succeeds and git signed every skill folder it read
@@ -23,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -79,8 +81,9 @@ def build_key(config: RegistryConfig, out: Path, *, site: bool, keep_going: bool
     if status is None:
         return None
     leave_out = _below(out.resolve(), top)
-    parts = [__version__, json.dumps({"config": asdict(config), "site": site, "keep_going": keep_going},
-                                     sort_keys=True, default=str), head, _stat(shallow)]
+    settings = json.dumps({"config": asdict(config), "site": site, "keep_going": keep_going}, sort_keys=True,
+                          default=str)
+    parts = [__version__, _program_stamp(), settings, head, _stat(shallow)]
     differs = False
     for path, line in _changes(status):
         if not path.startswith(prefix) or (leave_out is not None and (path + "/").startswith(leave_out + "/")):
@@ -90,6 +93,22 @@ def build_key(config: RegistryConfig, out: Path, *, site: bool, keep_going: bool
         parts.append(survey(top / path)[0] if path.endswith("/") else _stat(top / path))
     digest = hashlib.sha256("\0\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     return BuildKey(digest, differs)
+
+
+def _program_stamp() -> str:
+    """The program that builds, beyond its version number: the size and time of each of the builder's own files
+    (an edited or reinstalled builder) and the installed distributions on ``sys.path`` (the names of their
+    ``.dist-info`` folders hold their versions: a new theme or renderer renders pages anew). About 2 ms."""
+    parts: list[str] = []
+    for folder, subfolders, files in os.walk(Path(__file__).resolve().parent.parent):
+        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+        parts += (_stat(Path(folder, name)) + " " + name for name in sorted(files))
+    for entry in sys.path:
+        try:
+            parts += sorted(name for name in os.listdir(entry or ".") if name.endswith(".dist-info"))
+        except OSError:
+            continue
+    return "\n".join(parts)
 
 
 def _below(path: Path, top: Path) -> str | None:

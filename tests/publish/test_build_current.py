@@ -115,3 +115,17 @@ def test_a_registry_below_the_top_of_its_repository_reads_only_its_own_folder(tm
     assert read_current(out, _key(repo, out)) is None
     _build(repo, out)
     assert read_current(out, _key(repo, out)) is not None
+
+
+def test_another_installed_program_builds_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key names the installed distributions too: a new theme or renderer with the same builder version
+    renders pages anew, so the output is no longer current."""
+    repo = make_registry(tmp_path / "repo")
+    out = tmp_path / "site"
+    installed = tmp_path / "site-packages"
+    (installed / "mkdocs_material-9.8.2.dist-info").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(installed))
+    _build(repo, out)
+    assert read_current(out, _key(repo, out)) is not None
+    (installed / "mkdocs_material-9.8.2.dist-info").rename(installed / "mkdocs_material-9.9.0.dist-info")
+    assert read_current(out, _key(repo, out)) is None
