@@ -30,6 +30,7 @@ from ..core.diagnostics import RULES, Diagnostic
 from ..core.discovery import Discovery, discover_paths, refusal_finding, registry_skills
 from ..core.errors import BuildError, UsageError
 from ..core.fs import remove_path
+from ..core.git_ignored import git_top
 from ..core.loader import display_path
 from ..core.model import sha256_hex
 from ..core.search import SHARDS_INDEX_PATH
@@ -45,7 +46,6 @@ from .documents import INDEX_KEY, read_or_none, stage_documents
 from .folder_changes import changed_folders
 from .history import GitHistory, check_marks, read_skills_history, state_document
 from .history_start import start_history
-from .history_walk import git_top
 from .host_fit import PublishChoice, choose, record_choice, skill_sizes, was_lean
 from .identity import Identities, assign
 from .manifest import MANIFEST_VERSION, StoredManifest, read_manifest, write_manifest

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from ..core.discovery import SKILL_FILES, is_skill_folder, pathspecs
 from ..core.errors import BuildError
 from ..core.fs import write_atomic
 from ..core.git import git_output, log_format, read_log
+from ..core.git_ignored import git_top
 from .git_objects import Entry
 from .provenance import iso_time
 
@@ -424,13 +424,6 @@ def read_git_history(top: Path | None, pathspecs: Sequence[str], state: Path | N
     keyed = {("." if path == "" else path): line for path, line in lines.items()}
     return GitHistory("shallow" if shallow else "complete", top, head, keyed,
                       {new: old for new, old in walk.moved.items() if new in lines})
-
-
-def git_top(folder: Path) -> Path | None:
-    """The top folder of the git repository holding ``folder``; None outside one."""
-    folder = folder.resolve()
-    top_text = git_output(["rev-parse", "--show-toplevel"], folder if folder.is_dir() else folder.parent)
-    return Path(os.fsdecode(top_text.strip())).resolve() if top_text else None
 
 
 def read_skills_history(root: Path, scope: Sequence[str] = (), state: Path | None = None, *,

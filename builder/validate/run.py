@@ -14,6 +14,7 @@ from ..core.config import PROFILES, RegistryConfig, merge_flags
 from ..core.diagnostics import RULES, Diagnostic
 from ..core.discovery import Discovery, FoundSkill, Refusal, discover_paths, refusal_finding, registry_skills
 from ..core.errors import UsageError
+from ..core.git_ignored import without_ignored
 from ..core.loader import display_path, load_skill
 from ..core.model import Skill
 from ..core.workers import default_jobs, frozen_with, iter_parallel
@@ -40,16 +41,17 @@ def _init_worker(config: RegistryConfig, profile: str, keep_skills: bool = False
 
 
 _Checked = tuple[Skill | None, list[Diagnostic], NameKey, str]
+_Folder = tuple[str, str, tuple[str, ...]]  # a skill folder, its repository path, the paths in it git ignores
 
 
-def _check_folders(folders: list[tuple[str, str]]) -> list[_Checked]:
+def _check_folders(folders: list[_Folder]) -> list[_Checked]:
     """Load and check a few skills (folder, repository path): their findings and name keys, and (when asked) each
     skill without its file bytes (they stay in the worker)."""
     assert _SETTINGS is not None
     config, profile, keep_skills = _SETTINGS
     out: list[_Checked] = []
-    for folder, key in folders:
-        skill, found = validate_folder(Path(folder), config, profile, key=key)
+    for folder, key, ignored in folders:
+        skill, found = validate_folder(Path(folder), config, profile, key=key, ignored=ignored)
         out.append((replace(skill, files=()) if keep_skills else None, found, NameKey.of(skill, key), folder))
     return out
 
@@ -73,8 +75,8 @@ _CHUNK = 32
 _LAST_CHUNK = 4
 
 
-def _chunks(folders: list[tuple[str, str]], jobs: int) -> list[list[tuple[str, str]]]:
-    chunks: list[list[tuple[str, str]]] = []
+def _chunks(folders: list[_Folder], jobs: int) -> list[list[_Folder]]:
+    chunks: list[list[_Folder]] = []
     start, count = 0, len(folders)
     while start < count:
         size = _CHUNK if jobs <= 1 else max(_LAST_CHUNK, min(_CHUNK, (count - start) // (jobs * 4)))
@@ -101,8 +103,9 @@ class ValidationRun:
         self._early: list[Diagnostic] = []
         found = _named_skills(paths, config, self._early) if paths else registry_skills(config).require()
         self._early.extend(refusal_finding(r) for r in found.refused)
-        # (folder, repository path) as strings, not Paths: a tenth of the memory for a large registry
-        self.folders = [(os.fspath(s.folder), s.path) for s in found.skills]
+        found, ignored = without_ignored(config.root, found)  # what git ignores is checked no more than published
+        # (folder, repository path, ignored paths) as strings, not Paths: a tenth of the memory for a large registry
+        self.folders = [(os.fspath(s.folder), s.path, ignored.get(s.path, ())) for s in found.skills]
 
     def __iter__(self) -> Iterator[Diagnostic]:
         jobs = self.jobs if self.jobs is not None else default_jobs(len(self.folders))
@@ -172,7 +175,7 @@ def _named_skills(paths: Sequence[Path], config: RegistryConfig, early: list[Dia
     return Discovery(config.root, tuple(skills.values()), (), tuple(refused), True)  # in the order named
 
 
-def _bounds(chunks: list[list[tuple[str, str]]]) -> list[str | None]:
+def _bounds(chunks: list[list[_Folder]]) -> list[str | None]:
     """When each chunk's findings may be written: ``bounds[k]`` is the least folder path of the chunks after
     chunk ``k`` (None after the last).
 
@@ -182,7 +185,7 @@ def _bounds(chunks: list[list[tuple[str, str]]]) -> list[str | None]:
     """
     bounds: list[str | None] = [None] * len(chunks)
     for k in range(len(chunks) - 1, 0, -1):
-        least = min(display_path(Path(folder)) for folder, _ in chunks[k])
+        least = min(display_path(Path(folder)) for folder, _, _ in chunks[k])
         later = bounds[k]
         bounds[k - 1] = least if later is None or least < later else later
     return bounds

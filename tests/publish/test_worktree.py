@@ -9,7 +9,7 @@ from helpers.build import SKILLS, git, make_registry
 
 from builder.core.config import load_config
 from builder.core.discovery import registry_skills
-from builder.publish.history_walk import git_top
+from builder.core.git_ignored import git_top
 from builder.publish.worktree import GIT_SIGNATURE, WorkTree, read_work_tree
 
 
