@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import os
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -60,11 +61,13 @@ def archive_only(skill: Skill) -> frozenset[str]:
     return frozenset(f.path for f in skill.files if kept_to_archives(f.path, f.data) is not None)
 
 
-def raw_copies(skill: Skill, publish: Publish) -> dict[str, str]:
+def raw_copies(skill: Skill, publish: Publish, kept: frozenset[str] | None = None) -> dict[str, str]:
     """Each path of ``skill`` that gets a raw copy, and where that one copy is published: under
     .well-known/skills/<name>/ when discovery v0.1 publishes the skill's files (then every file, which that index
-    needs), else under api/v1/skills/<name>/files/ (``publish.raw_files``); never a file kept to archives."""
-    kept = archive_only(skill)
+    needs), else under api/v1/skills/<name>/files/ (``publish.raw_files``); never a file kept to archives
+    (``kept``: the skill's ``archive_only`` paths, when the caller has them)."""
+    if kept is None:
+        kept = archive_only(skill)
     in_discovery = publish.well_known_skills and not kept  # as discovery_v1_entry decides
     if in_discovery or publish.raw_files == "all":
         chosen = [f.path for f in skill.files if f.path not in kept]
@@ -214,20 +217,17 @@ def _file_entry(config: RegistryConfig, f: SkillFile, raw: Mapping[str, str], ke
 
 def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: Provenance,
                     zip_artifact: Artifact, json_artifact: Artifact | None,
-                    raw: Mapping[str, str] | None = None, conformance: Conformance = Conformance()) -> dict[str, Any]:
+                    raw: Mapping[str, str] | None = None, conformance: Conformance = Conformance(),
+                    kept: frozenset[str] | None = None) -> dict[str, Any]:
     """``raw``: each path published raw and where (``raw_copies`` of the registry's settings when None);
-    ``json_artifact`` None: no JSON bundle."""
+    ``json_artifact`` None: no JSON bundle; ``kept``: the skill's ``archive_only`` paths, when the caller has them."""
     frontmatter = json_safe(dict(skill.frontmatter.data)) if skill.frontmatter else {}
-    kept = archive_only(skill)
+    if kept is None:
+        kept = archive_only(skill)
     if raw is None:
-        raw = raw_copies(skill, config.publish)
+        raw = raw_copies(skill, config.publish, kept)
     body = skill.body
-    source_path = f"{config.skills_dir}/{skill.name}"
-    for top in (source.top, config.root.resolve()):
-        if top is not None:
-            with suppress(ValueError):
-                source_path = skill.folder.resolve().relative_to(top).as_posix()
-                break
+    source_path = _source_path(config, source, skill)
     return {
         "api_version": API_VERSION,
         **declared_name(skill),
@@ -267,10 +267,23 @@ def detail_document(config: RegistryConfig, source: Source, skill: Skill, prov: 
     }
 
 
-def discovery_v1_entry(skill: Skill) -> dict[str, Any] | None:
+def _source_path(config: RegistryConfig, source: Source, skill: Skill) -> str:
+    """The skill's folder in the repository: its real path below the git top, else below the registry's real root
+    (one ``realpath`` of the folder, and of the root only outside git), else where skills_dir puts it."""
+    folder = os.path.realpath(skill.folder)
+    for top in (source.top, config.root):
+        if top is not None:
+            real = str(top) if top is source.top else os.path.realpath(top)
+            if folder == real or folder.startswith(real.rstrip("/") + "/"):
+                return Path(folder).relative_to(real).as_posix()
+    return f"{config.skills_dir}/{skill.name}"
+
+
+def discovery_v1_entry(skill: Skill, kept: frozenset[str] | None = None) -> dict[str, Any] | None:
     """The skill's entry of the discovery v0.1 index, or None when it holds a file kept to archives: that index's
-    clients fetch every listed file raw, so such a skill is offered in v0.2 (an archive) only."""
-    if archive_only(skill):
+    clients fetch every listed file raw, so such a skill is offered in v0.2 (an archive) only (``kept``: its
+    ``archive_only`` paths, when the caller has them)."""
+    if archive_only(skill) if kept is None else kept:
         return None
     return {"name": skill.name, "description": skill.description, "files": [f.path for f in skill.files]}
 

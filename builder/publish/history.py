@@ -272,7 +272,11 @@ def skill_versions(name: str, where: str, snapshots: Sequence[Snapshot], head: H
     for snap in snapshots:
         record = records.get(snap.key)
         files: tuple[SkillFile, ...] = ()
-        if record is None:
+        if record is None and head is not None and snap is snapshots[-1] and same_files(snap.entries, head.files):
+            # The head, checked already; its version is published with the head's own zip, so no cached zip or
+            # blob of this state is read.
+            record = records[snap.key] = StateRecord(head.digest, head.version)
+        elif record is None:
             blobs = CheckedBlobs(objects, where)
             checked = _cached_zip(snap, cache, blobs, config.limits)
             if checked is not None:
@@ -282,10 +286,7 @@ def skill_versions(name: str, where: str, snapshots: Sequence[Snapshot], head: H
                 for path, _, oid in snap.entries:
                     if path in by_path:
                         blobs.offer(oid, by_path[path].data)
-            if head is not None and snap is snapshots[-1] and same_files(snap.entries, head.files):
-                record, files = StateRecord(head.digest, head.version), ()  # the head, checked already
-            else:
-                record, files = load_state(name, snap.entries, blobs, config, profile, where)
+            record, files = load_state(name, snap.entries, blobs, config, profile, where)
             records[snap.key] = record
             if files and {f.path for f in files} != {p for p, m, _ in snap.entries if m in ("100644", "100755")}:
                 verified.pop(snap.key, None)  # a bundle of every file, but the version leaves some out

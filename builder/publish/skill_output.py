@@ -26,6 +26,7 @@ from ..validate.run import validate_folder
 from .api import (
     Artifact,
     Conformance,
+    archive_only,
     bundle_stem,
     detail_document,
     discovery_v1_entry,
@@ -192,14 +193,15 @@ def _build_one(name: str, path: str, folder: Path) -> SkillOutcome:
         bundle = dumps(json_bundle(skill))
         json_art = Artifact(stem + ".json", sha256_hex(bundle), len(bundle))
         stage(json_art.path, bundle)
-    raw = raw_copies(skill, publish)
+    kept = archive_only(skill)  # sniffs every file's bytes: once a skill
+    raw = raw_copies(skill, publish, kept)
     if job.bodies is not None:
         _render_body(job, job.bodies, skill, raw)
     meets, outside = departures(skill, diagnostics)
     conformance = Conformance(meets, tuple(sorted(diagnostics, key=Diagnostic.sort_key)), tuple(outside))
     stage(detail_path(skill.name), dumps(detail_document(job.config, job.history.source, skill, prov, zip_art,
-                                                         json_art, raw, conformance)))
-    v1 = discovery_v1_entry(skill)  # None: left out of discovery v0.1, which would fetch its files raw
+                                                         json_art, raw, conformance, kept)))
+    v1 = discovery_v1_entry(skill, kept)  # None: left out of discovery v0.1, which would fetch its files raw
     for f in skill.files:  # one copy each: under .well-known/skills/ when discovery v0.1 lists the skill
         if f.path in raw:
             stage(raw[f.path], f.data)

@@ -84,7 +84,10 @@ def pack(html: str) -> bytes:
 
 
 def _file(folder: Path, name: str, key: str) -> Path:
-    return folder / f"{name}.{key}{SUFFIX}"
+    return folder / file_name(name, key)
+
+
+_GZIP = 16 + zlib.MAX_WBITS  # zlib's window bits for the gzip format
 
 
 @functools.cache
@@ -107,8 +110,13 @@ def load(folder: Path, name: str, key: str) -> tuple[str, bytes] | None:
     """(HTML, the stored gzip bytes) of the rendering under ``key``, or None when there is none or it is damaged."""
     try:
         packed = _file(folder, name, key).read_bytes()
-        return gzip.decompress(packed).decode("utf-8"), packed
-    except (OSError, EOFError, zlib.error, gzip.BadGzipFile, UnicodeDecodeError):
+        # One gzip member, whole (zlib checks its CRC and length), and nothing after it: what ``pack`` writes.
+        reader = zlib.decompressobj(_GZIP)
+        html = reader.decompress(packed)
+        if not reader.eof or reader.unused_data:
+            return None
+        return html.decode("utf-8"), packed
+    except (OSError, zlib.error, UnicodeDecodeError):
         return None
 
 
@@ -128,7 +136,7 @@ def prune(folder: Path, used: Collection[str], names: Collection[str], changed: 
 
 
 def file_name(name: str, key: str) -> str:
-    return _file(Path(), name, key).name
+    return f"{name}.{key}{SUFFIX}"
 
 
 def page_body(folder: Path | None, renderer: BodyRenderer, detail: dict[str, Any], raw: Mapping[str, str],

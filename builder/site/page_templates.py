@@ -92,8 +92,10 @@ def page_environment(cache: Path | None = None) -> jinja2.Environment:
     if cache is not None:
         cache.mkdir(parents=True, exist_ok=True)
         bytecode = jinja2.FileSystemBytecodeCache(str(cache))
+    # auto_reload off: the templates are part of the package, so no page needs a stat of its template file.
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(PAGES), autoescape=True, keep_trailing_newline=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=False, bytecode_cache=bytecode)
+                             undefined=jinja2.StrictUndefined, trim_blocks=False, bytecode_cache=bytecode,
+                             auto_reload=False)
     env.filters.update(filesize=_filesize, truncate_text=truncate_text, heading=heading_text,
                        urlpath=lambda p: quote(p, safe="/"), basename=posixpath.basename,
                        human_date=human_date, exact_time=exact_time)

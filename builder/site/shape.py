@@ -8,6 +8,7 @@ it nothing the sanitiser would not allow anyway. One pass over the tags, so host
 
 from __future__ import annotations
 
+import functools
 import re
 from html import unescape
 
@@ -39,7 +40,7 @@ def shape(html: str) -> str:
         elif tag["close"]:
             if heading is not None and heading["open"] == tag["close"]:
                 level = min(int(tag["close"]) + 1, 6)
-                slug = _unique(slugify(_plain_text(html[heading.end():tag.start()]), "-") or "section", seen)
+                slug = _unique(_slug(html[heading.end():tag.start()]), seen)
                 edits.append((heading.start(), heading.end(), f'<h{level} id="{slug}">'))
                 edits.append((tag.start(), tag.end(), f"</h{level}>"))
             heading = None
@@ -63,6 +64,25 @@ def shape(html: str) -> str:
         done = end
     parts.append(html[done:])
     return "".join(parts)
+
+
+def _slug(inner: str) -> str:
+    """The id of a heading whose HTML is ``inner``, before it is made unique."""
+    return _common_slug(inner) if len(inner) <= _COMMON_HEADING else _slug_of(inner)
+
+
+_COMMON_HEADING = 200  # characters of HTML: longer headings are rare, and not kept (the cache stays a few MB)
+
+
+@functools.lru_cache(maxsize=8192)
+def _common_slug(inner: str) -> str:
+    """``_slug_of``, remembered: headings repeat from skill to skill ("Overview", "Usage": two in three of the real
+    corpus's), and Markdown's slugify costs a few microseconds each."""
+    return _slug_of(inner)
+
+
+def _slug_of(inner: str) -> str:
+    return slugify(_plain_text(inner), "-") or "section"
 
 
 def _plain_text(inner: str) -> str:

@@ -125,24 +125,26 @@ def test_a_rebuild_renders_only_the_body_that_changed_and_keeps_one_rendering_a_
     assert all_files(tmp_path / "out") == all_files(tmp_path / "cold")
 
 
-@pytest.mark.parametrize("state", ["none", "damaged"])
+@pytest.mark.parametrize("state", ["none", "damaged", "extended"])
 def test_pages_from_stored_renderings_equal_pages_rendered_from_skill_md(tmp_path: Path, publish: str, state: str,
                                                                          isolated_user_dirs: Path) -> None:
     """The page workers render SKILL.md themselves only where the state holds no rendering they can read (no
-    state folder, or a file cut short); both ways give the same bytes."""
+    state folder, a file cut short or one with bytes after its gzip member); both ways give the same bytes."""
     root = registry(tmp_path / "registry", publish)
     config = load_config(root / "registry.yaml")
     build(config, tmp_path / "out", BuildOptions(jobs=1))
     folder = next((isolated_user_dirs / ".local/state/skillreg/builds").glob(f"*/{BODIES_STATE}"))
     for rendering in folder.iterdir():
-        rendering.write_bytes(rendering.read_bytes()[:-9])  # the gzip trailer (CRC, length) and a byte more
+        data = rendering.read_bytes()
+        # damaged: the gzip trailer (CRC, length) and a byte more cut off; extended: bytes after the member
+        rendering.write_bytes(data[:-9] if state == "damaged" else data + b"\x1f\x8b more")
     again = tmp_path / "again"
     os.mkdir(again)
     for rel in ("api", ".well-known"):
         if (tmp_path / "out" / rel).exists():
             os.symlink(tmp_path / "out" / rel, again / rel)
-    write_site(config, again, jobs=1, state=folder.parent if state == "damaged" else None)
+    write_site(config, again, jobs=1, state=folder.parent if state != "none" else None)
     pages = {rel: data for rel, data in all_files(tmp_path / "out").items() if rel.startswith("skills/")}
     assert pages and pages == {rel: data for rel, data in all_files(again).items() if rel.startswith("skills/")}
-    if state == "damaged":
+    if state != "none":
         assert not list(folder.iterdir())  # no page read them: removed
