@@ -49,6 +49,8 @@ class PublishChoice:
     projected: int  # bytes the registry's own settings would publish
     limit: int
     kept: bool = False  # lean because the last build was, though the projection is under the limit
+    chosen_projected: int = 0  # bytes the settings chosen (lean where registry.yaml is silent) would publish
+    heavier: tuple[str, ...] = ()  # keys registry.yaml writes with a value that publishes more than the lean one
 
     def line(self) -> str:
         """The one line the build prints."""
@@ -61,10 +63,28 @@ class PublishChoice:
         return (f"Published with lean settings ({settings}): {why} of {_size(self.limit)} (publish.host_limit); "
                 f"write them under `publish:` in registry.yaml to keep them")
 
+    def warning(self) -> str | None:
+        """The one line that says even the chosen settings would pass the limit, and what would make it fit; None
+        when they fit."""
+        if self.chosen_projected <= self.limit:
+            return None
+        written = f"drop {', '.join(self.heavier)} from `publish:` in registry.yaml, " if self.heavier else ""
+        return (f"even the lean settings would publish about {_size(self.chosen_projected)}, past the host's limit "
+                f"of {_size(self.limit)} (publish.host_limit), and the host may refuse the site: {written}leave "
+                f"out skills (invalid ones are left out already with --keep-going), keep fewer versions "
+                f"(history.keep), or publish to object storage behind a CDN")
+
     def document(self) -> dict[str, Any]:
         """The ``publish`` field of api/v1/state.json."""
         return {"chosen": "lean", "reason": "kept" if self.kept else "over_limit", "projected_bytes": self.projected,
-                "host_limit": self.limit}
+                "chosen_projected_bytes": self.chosen_projected, "host_limit": self.limit,
+                "fits": self.chosen_projected <= self.limit}
+
+
+def over_limit(choice: PublishChoice | None) -> tuple[str, ...]:
+    """The build's warning when even the settings it chose would pass the host's limit."""
+    warning = choice.warning() if choice is not None else None
+    return (warning,) if warning is not None else ()
 
 
 def _size(size: float) -> str:
@@ -161,13 +181,18 @@ def choose(config: RegistryConfig, sizes: Callable[[], Sequence[int]],
     publish = config.publish
     if all(key in publish.written for key in PUBLISH_COPIES):
         return config, None
-    projected = project(publish, sizes())
+    each = sizes()
+    projected = project(publish, each)
     limit = publish.host_limit
     if projected <= limit and not (was_lean and projected >= limit * BACK_BELOW):
         return config, None
     lean = {key: value for key, value in LEAN_PUBLISH.items() if key not in publish.written}
-    chosen = PublishChoice(True, projected, limit, kept=projected <= limit)
-    return replace(config, publish=replace(publish, **lean)), chosen
+    chosen_publish = replace(publish, **lean)
+    heavier = tuple(f"{key}: {json.dumps(getattr(publish, key))}" for key in PUBLISH_COPIES
+                    if key in publish.written and getattr(publish, key) != LEAN_PUBLISH[key])
+    chosen = PublishChoice(True, projected, limit, kept=projected <= limit,
+                           chosen_projected=project(chosen_publish, each), heavier=heavier)
+    return replace(config, publish=chosen_publish), chosen
 
 
 def was_lean(places: Sequence[Path]) -> bool:
