@@ -46,7 +46,7 @@ from .documents import INDEX_KEY, read_or_none, stage_documents
 from .folder_changes import changed_folders
 from .history import GitHistory, check_marks, read_skills_history, state_document
 from .history_start import start_history
-from .host_fit import PublishChoice, choose, record_choice, skill_sizes, was_lean
+from .host_fit import PublishChoice, choose, over_limit, record_choice, skill_sizes, was_lean
 from .identity import Identities, assign
 from .manifest import MANIFEST_VERSION, StoredManifest, read_manifest, write_manifest
 from .outcome import PUBLISHED_KEY, SkillOutcome, previous_outcomes
@@ -274,7 +274,7 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
     left = set(git.gone())
     gone = tuple(path for path in git.names if path not in present and (
         path in left or not (config.root / path).exists())) if not options.paths else ()
-    warnings: tuple[str, ...] = tuple(f"left out {r}" for r in found.refused)
+    warnings: tuple[str, ...] = tuple(f"left out {r}" for r in found.refused) + over_limit(choice)
     if git.kind == "shallow":
         warnings += (f"{display_path(git.top or config.root)} is a shallow clone: versions older than its first "
                     "commit are missing from versions.json (marked \"history\": \"shallow\"); fetch the whole "

@@ -25,19 +25,25 @@ from .folder_changes import restat_sized, survey_sized
 
 CHOICE_FILE = "publish-choice.json"  # in the output's state folder and in the bundle cache
 SIZES_FILE = "publish-sizes.json"  # in the output's state folder: each skill's file bytes under its git signature
-# What a skill publishes besides copies of its files, with the default settings: its page (16.2 KB), listing rows,
-# detail, versions, head and discovery documents and its rows in the shared files; measured on 1,000 real-shaped
-# skills (docs/guides/building.md's table of copies, then 57.5 KB a skill of which 29.8 KB were copies of its
-# files, 8.40 KB of them a second raw copy no build writes now).
-PER_SKILL = 28_000
-# The copies of a skill's file bytes each setting publishes, in those measurements: the one raw copy (8.40 KB of
-# 8.40), the JSON bundle (9.23: escaped or base64), the zip (3.81, always published). With well_known_skills the raw
-# copy of every file lives under .well-known/skills/ and serves our readers too (none under files/); without it,
-# raw_files chooses what files/ holds.
-RAW_COPY, JSON_COPY, ZIP_COPY = 1.0, 1.1, 0.45
-LINKED_SHARE = 0.18  # raw_files: linked (without well_known_skills) publishes 1.49 KB of the 8.40
-FETCHED_PAGE_SAVES = 8_100  # page_body: fetched makes the page 8.1 KB smaller and adds a 3.0 KB gzipped body
-FETCHED_BODY = 3_000
+# The constants below are measured on the first 1,000 real public skills of /work/corpora/real by name (972
+# published, agents profile, with the website; `python -m bench.host_fit CORPUS --skills 1000 --build WORK`,
+# 2026-12-03), per skill of the registry (invalid ones included: the projection is made before validation), so
+# that both projections come within 0.5% of what the two settings really published beside the site's fixed files.
+# What a skill publishes besides copies of its files, with the default settings: its page (inline body), listing
+# rows, detail, versions, head and discovery documents, its search rows. Not counted: what any registry publishes
+# once (the theme's and our assets, 404.html, the schemas: 2.75 MB), which only a small registry would notice.
+PER_SKILL = 27_300
+# The copies of a skill's file bytes each setting publishes: the one raw copy, the JSON bundle (escaped or base64,
+# 1.05), the zip (0.37, always published). With well_known_skills the raw copy of every file lives under
+# .well-known/skills/ and serves our readers too (none under files/); without it, raw_files chooses what files/
+# holds.
+RAW_COPY, JSON_COPY, ZIP_COPY = 1.0, 1.05, 0.38
+LINKED_SHARE = 0.04  # raw_files: linked (without well_known_skills) publishes 3.9% of the file bytes
+# page_body: fetched takes the body and the sections below it out of the page (with the rest of the lean settings,
+# the detail document loses its JSON bundle and the v0.1 index its rows: counted here too, 13.6 KB in all) and
+# publishes them gzip-compressed beside it (4.5 KB).
+FETCHED_PAGE_SAVES = 13_600
+FETCHED_BODY = 4_500
 BACK_BELOW = 0.5  # a registry made lean goes back to the defaults only when its projection is under half the limit
 
 
@@ -49,6 +55,8 @@ class PublishChoice:
     projected: int  # bytes the registry's own settings would publish
     limit: int
     kept: bool = False  # lean because the last build was, though the projection is under the limit
+    chosen_projected: int = 0  # bytes the settings chosen (lean where registry.yaml is silent) would publish
+    heavier: tuple[str, ...] = ()  # keys registry.yaml writes with a value that publishes more than the lean one
 
     def line(self) -> str:
         """The one line the build prints."""
@@ -61,10 +69,28 @@ class PublishChoice:
         return (f"Published with lean settings ({settings}): {why} of {_size(self.limit)} (publish.host_limit); "
                 f"write them under `publish:` in registry.yaml to keep them")
 
+    def warning(self) -> str | None:
+        """The one line that says even the chosen settings would pass the limit, and what would make it fit; None
+        when they fit."""
+        if self.chosen_projected <= self.limit:
+            return None
+        written = f"drop {', '.join(self.heavier)} from `publish:` in registry.yaml, " if self.heavier else ""
+        return (f"even the lean settings would publish about {_size(self.chosen_projected)}, past the host's limit "
+                f"of {_size(self.limit)} (publish.host_limit), and the host may refuse the site: {written}leave "
+                f"out skills (invalid ones are left out already with --keep-going), keep fewer versions "
+                f"(history.keep), or publish to object storage behind a CDN")
+
     def document(self) -> dict[str, Any]:
         """The ``publish`` field of api/v1/state.json."""
         return {"chosen": "lean", "reason": "kept" if self.kept else "over_limit", "projected_bytes": self.projected,
-                "host_limit": self.limit}
+                "chosen_projected_bytes": self.chosen_projected, "host_limit": self.limit,
+                "fits": self.chosen_projected <= self.limit}
+
+
+def over_limit(choice: PublishChoice | None) -> tuple[str, ...]:
+    """The build's warning when even the settings it chose would pass the host's limit."""
+    warning = choice.warning() if choice is not None else None
+    return (warning,) if warning is not None else ()
 
 
 def _size(size: float) -> str:
@@ -161,13 +187,18 @@ def choose(config: RegistryConfig, sizes: Callable[[], Sequence[int]],
     publish = config.publish
     if all(key in publish.written for key in PUBLISH_COPIES):
         return config, None
-    projected = project(publish, sizes())
+    each = sizes()
+    projected = project(publish, each)
     limit = publish.host_limit
     if projected <= limit and not (was_lean and projected >= limit * BACK_BELOW):
         return config, None
     lean = {key: value for key, value in LEAN_PUBLISH.items() if key not in publish.written}
-    chosen = PublishChoice(True, projected, limit, kept=projected <= limit)
-    return replace(config, publish=replace(publish, **lean)), chosen
+    chosen_publish = replace(publish, **lean)
+    heavier = tuple(f"{key}: {json.dumps(getattr(publish, key))}" for key in PUBLISH_COPIES
+                    if key in publish.written and getattr(publish, key) != LEAN_PUBLISH[key])
+    chosen = PublishChoice(True, projected, limit, kept=projected <= limit,
+                           chosen_projected=project(chosen_publish, each), heavier=heavier)
+    return replace(config, publish=chosen_publish), chosen
 
 
 def was_lean(places: Sequence[Path]) -> bool:

@@ -23,6 +23,9 @@ from .render import BodyRenderer
 from .shells import write_page
 
 PAGE_VERSIONS = 5  # the newest versions listed on a skill page; versions.json has them all
+# Between the body and the sections in a fetched page body (publish.page_body: fetched): a comment the sanitised
+# body cannot hold and the escaped sections cannot either; skill-body.js splits at its last occurrence.
+SECTIONS_MARK = "\n<!--sr-sections-->\n"
 
 
 def _file_tree(files: Sequence[dict[str, Any]], raw_urls: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -69,8 +72,8 @@ def _skill_page(plan: Plan, env: jinja2.Environment, renderer: BodyRenderer, nam
     body, packed, rendering = bodies.page_body(plan.bodies, renderer, detail, raw, functools.partial(read_api, plan),
                                               plan.max_frontmatter_bytes, plan.fetched_body)
     fetched = plan.fetched_body
-    article = env.get_template("skill.html").render(
-        s=detail, root=root, body=Markup(body), body_src=BODY_FILE if fetched else None,
+    values = dict(
+        s=detail, root=root,
         category=plan.categories.get(detail["category"] or ""), collections=plan.collections_of.get(name, ()),
         tags=[{"name": t, "slug": tag_slug(t)} for t in detail["tags"]],
         perms=detail["permissions"], bundles=detail["bundles"], prov=prov,
@@ -80,6 +83,11 @@ def _skill_page(plan: Plan, env: jinja2.Environment, renderer: BodyRenderer, nam
         source_url=http_url(prov.get("source_url")), history_url=http_url(prov.get("history_url")),
         detail_path=detail_path(name), author=declared_author(detail["frontmatter"]),
         **_versions(plan, name))
+    sections = env.get_template("skill_sections.html").render(values)
+    article = env.get_template("skill.html").render(values, body=Markup(body), body_src=BODY_FILE if fetched else None,
+                                                    sections=Markup("" if fetched else sections))
+    if fetched:  # the sections travel after the body in the fetched file (skill-body.js splits them at the mark)
+        packed = bodies.pack(body + SECTIONS_MARK + sections)
     return Page(f"skills/{name}/index.html", f"skills/{name}", "skill", name, detail["description"], article,
                 heading=name, slug=name, body=packed if fetched else None, rendering=rendering)
 

@@ -1,7 +1,9 @@
 /* A skill page built with publish.page_body: fetched holds a note where its SKILL.md goes, and the address of
  * the rendered body beside it (skills/<name>/skill-md.html.gz). This script fetches it, unpacks it and puts it
- * in place of the note. The body is the HTML the build rendered and sanitised, byte for byte what an inline page
- * holds, so it is trusted as the page itself is; nothing else is ever inserted.
+ * in place of the note, and the sections an inline page has below it (files, frontmatter, provenance, versions,
+ * permissions, standard) after it. The body is the HTML the build rendered and sanitised, byte for byte what an
+ * inline page holds, and the sections are the build's own template, so both are trusted as the page itself is;
+ * nothing else is ever inserted.
  *
  * The file is gzip-compressed. A static host that serves it with "Content-Encoding: gzip" has the browser unpack
  * it already, so the script unpacks only what still starts with gzip's magic bytes. On failure the note stays
@@ -11,6 +13,7 @@
   "use strict";
 
   var GZIP_MAGIC = [0x1f, 0x8b];
+  var SECTIONS_MARK = "\n<!--sr-sections-->\n";  // builder/site/skill_pages.py
 
   function unpacked(bytes) {
     if (bytes.length < 2 || bytes[0] !== GZIP_MAGIC[0] || bytes[1] !== GZIP_MAGIC[1]) {
@@ -24,11 +27,19 @@
   }
 
   function show(box, html) {
-    box.innerHTML = html;
+    var id = location.hash ? decodeURIComponent(location.hash.slice(1)) : "";
+    var before = id ? document.getElementById(id) : null;
+    // The sections below the body follow it in the same file, after the build's mark (its last occurrence: the
+    // sections escape every "<" of their text, so the mark cannot come from them).
+    var cut = html.lastIndexOf(SECTIONS_MARK);
+    box.innerHTML = cut < 0 ? html : html.slice(0, cut);
+    if (cut >= 0) {
+      box.insertAdjacentHTML("afterend", html.slice(cut + SECTIONS_MARK.length));
+    }
     box.removeAttribute("data-src");
-    // An address such as .../#skill-usage names a heading of the body, which was not there when the page loaded.
-    var target = location.hash ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
-    if (target && box.contains(target)) {
+    // An address such as .../#skill-usage or .../#files names a heading that was not there when the page loaded.
+    var target = id ? document.getElementById(id) : null;
+    if (target && target !== before) {
       target.scrollIntoView();
     }
   }

@@ -84,6 +84,36 @@ def test_past_the_limit_the_build_chooses_the_lean_settings_and_says_why(tmp_pat
     assert json.loads((tmp_path / "cache" / CHOICE_FILE).read_bytes())["chosen"] == "lean"
 
 
+def test_when_even_lean_passes_the_limit_the_build_warns_once_and_records_it(tmp_path: Path) -> None:
+    # 400 KB of files project to about 0.3 MB with the lean settings but page_body: past a 0.15 MB limit too.
+    root = registry(tmp_path / "repo", "  host_limit: 150KB\n  page_body: inline\n")
+    result = CliRunner().invoke(cli, ["--config", str(root / "registry.yaml"), "build", "--no-site", "--out",
+                                      str(tmp_path / "site"), "--bundle-cache", str(tmp_path / "cache")])
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.output.splitlines() if "even the lean settings" in line]
+    assert len(warned) == 1
+    assert warned[0].startswith("Warning: even the lean settings would publish about 0.")
+    assert "past the host's limit of 0.1 MB (publish.host_limit)" in warned[0]
+    assert 'drop page_body: "inline" from `publish:` in registry.yaml' in warned[0]
+    assert "keep fewer versions (history.keep)" in warned[0]
+    published = state(tmp_path / "site")["publish"]
+    assert published["fits"] is False
+    assert published["projected_bytes"] > published["chosen_projected_bytes"] > published["host_limit"] == 150_000
+    jsonschema.validate(state(tmp_path / "site"), load_schema("state"))
+    assert is_lean(tmp_path / "site")
+
+
+def test_a_lean_output_that_fits_says_so_and_warns_nothing(tmp_path: Path) -> None:
+    root = registry(tmp_path / "repo")
+    result = CliRunner().invoke(cli, ["--config", str(root / "registry.yaml"), "build", "--no-site", "--out",
+                                      str(tmp_path / "site"), "--bundle-cache", str(tmp_path / "cache")])
+    assert result.exit_code == 0, result.output
+    assert "even the lean settings" not in result.output
+    published = state(tmp_path / "site")["publish"]
+    assert published["fits"] is True
+    assert published["chosen_projected_bytes"] <= published["host_limit"] < published["projected_bytes"]
+
+
 def test_under_the_limit_the_defaults_stay_and_nothing_is_said(tmp_path: Path) -> None:
     root = registry(tmp_path / "repo", size=SMALL)
     lines = build_into(root, tmp_path / "site", tmp_path / "cache")

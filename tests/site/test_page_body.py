@@ -19,11 +19,19 @@ from builder.core.errors import ConfigError
 from builder.publish.build import BuildOptions, build
 from builder.site.budget import page_parts
 from builder.site.plan import BODY_FILE
+from builder.site.skill_pages import SECTIONS_MARK
 
 NAMES = ["branch-cleanup", "csv-profiler", "json-schema-check", "secret-scanner", "log-summarizer"]
 _INLINE_BODY = re.compile(r'<div class="sr-body">\n(.*?)\n</div>\n<h2 id="files">', re.S)
 _FETCHED_BODY = re.compile(r'<div class="sr-body" data-src="skill-md.html.gz">\n.*?\n</div>\n'
-                           r'<script src="../../assets/skill-body.js" defer></script>\n<h2 id="files">', re.S)
+                           r'<script src="../../assets/skill-body.js" defer></script>\n(?=</div>\n</div>\n)', re.S)
+
+
+def fetched_parts(packed: bytes) -> tuple[str, str]:
+    """The body and the sections below it, as a fetched page body holds them."""
+    body, mark, sections = gzip.decompress(packed).decode().rpartition(SECTIONS_MARK)
+    assert mark and sections.startswith('<h2 id="files">') and sections.endswith("</div>\n")
+    return body, sections
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -59,9 +67,14 @@ def test_a_fetched_body_is_the_inline_body_and_the_rest_of_the_site_is_unchanged
         body = _INLINE_BODY.search(inline_page)
         assert body is not None and len(body.group(1)) > 200, name
         assert body.group(1) not in fetched_page
-        # Byte for byte what the inline page holds, and the rest of the page as it was.
-        assert gzip.decompress(fetched[f"skills/{name}/{BODY_FILE}"]).decode() == body.group(1)
-        assert _FETCHED_BODY.sub("BODY", fetched_page) == _INLINE_BODY.sub("BODY", inline_page)
+        # Byte for byte what the inline page holds: the body, then the sections below it, which the page leaves out.
+        fetched_body, sections = fetched_parts(fetched[f"skills/{name}/{BODY_FILE}"])
+        assert fetched_body == body.group(1)
+        assert sections not in fetched_page and '<h2 id="files">' not in fetched_page
+        match = _FETCHED_BODY.search(fetched_page)
+        assert match is not None
+        put_back = f'<div class="sr-body">\n{fetched_body}\n</div>\n{sections}'
+        assert fetched_page[:match.start()] + put_back + fetched_page[match.end():] == inline_page
         assert page_parts(fetched[page]).body < 600 < page_parts(inline[page]).body
     others = {rel for rel in _site(inline) if not rel.startswith("skills/")}
     assert {rel: fetched[rel] for rel in others} == {rel: inline[rel] for rel in others}
@@ -136,8 +149,9 @@ def test_a_hostile_body_is_fetched_sanitised_as_inline(tmp_path: Path) -> None:
     inline_page = (inline_root / "site/skills/evil-skill/index.html").read_text(encoding="utf-8")
     body = _INLINE_BODY.search(inline_page)
     assert body is not None
-    fetched_body = gzip.decompress((fetched_root / f"site/skills/evil-skill/{BODY_FILE}").read_bytes()).decode()
+    fetched_body, sections = fetched_parts((fetched_root / f"site/skills/evil-skill/{BODY_FILE}").read_bytes())
     assert fetched_body == body.group(1)
+    assert sections in inline_page  # the sections escape the skill's text as the inline page does
     parsed = Page(fetched_body)
     assert not parsed.scripts and not any(tag in ("script", "iframe", "form", "style") for tag, _ in parsed.tags)
     assert not any(name.startswith("on") for _, attrs in parsed.tags for name in attrs)
@@ -155,4 +169,4 @@ def test_the_bundled_registry_builds_fetched_with_every_page_loading_its_body(tm
     assert len(pages) == len(result.published) >= 20
     for page in pages:
         assert _FETCHED_BODY.search(page.read_text(encoding="utf-8")), page
-        assert gzip.decompress((page.parent / BODY_FILE).read_bytes()).strip(), page
+        assert fetched_parts((page.parent / BODY_FILE).read_bytes())[0].strip(), page

@@ -565,10 +565,14 @@ def _body_html(driver) -> str:  # type: ignore[no-untyped-def]
 def test_a_fetched_page_shows_the_body_an_inline_page_holds(driver, fetched: Path, bundled: Path) -> None:
     import gzip
 
+    from builder.site.skill_pages import SECTIONS_MARK
+
     name = "csv-profiler"
     inline = (bundled / f"skills/{name}/index.html").read_text(encoding="utf-8")
-    body = gzip.decompress((fetched / f"skills/{name}/skill-md.html.gz").read_bytes()).decode()
+    body, _, sections = gzip.decompress((fetched / f"skills/{name}/skill-md.html.gz").read_bytes()).decode() \
+        .rpartition(SECTIONS_MARK)
     assert body in inline  # the same bytes the inline build put in its page
+    assert sections.startswith('<h2 id="files">')  # (its provenance differs: the fetched registry is no git checkout)
     with serve(fetched) as url:
         driver.get(f"{url}skills/{name}/")
         _wait(driver, lambda d: _body_html(d) is not None, "the body was not loaded")
@@ -577,6 +581,12 @@ def test_a_fetched_page_shows_the_body_an_inline_page_holds(driver, fetched: Pat
         expected = driver.execute_script("var t = document.createElement('div'); t.innerHTML = arguments[0];"
                                          "return t.innerHTML;", body)
         assert shown == expected
+        # The sections below the body come in the same file and stand where an inline page has them.
+        placed = driver.execute_script(
+            "var f = document.getElementById('files'), b = document.querySelector('.sr-body');"
+            "return f && f.parentNode === b.parentNode && !!(b.compareDocumentPosition(f) & 4) ? "
+            "[].slice.call(document.querySelectorAll('.sr-main > h2')).map(function (h) { return h.id; }) : null;")
+        assert placed == ["skill-md", "files", "frontmatter", "provenance", "versions", "permissions", "standard"]
         headings = driver.find_elements("css selector", ".sr-body h2[id], .sr-body h3[id]")
         assert headings, "the body has no headings to link to"
         anchor = headings[-1].get_attribute("id")
@@ -589,6 +599,13 @@ def test_a_fetched_page_shows_the_body_an_inline_page_holds(driver, fetched: Pat
             "var r = document.getElementById(arguments[0]).getBoundingClientRect();"
             "return r.top >= -1 && r.top < window.innerHeight;", anchor), f"#{anchor} was not scrolled to")
         assert driver.execute_script("return window.scrollY") > 0
+        # So does a link to one of the sections, which arrive with the body (the panel links #permissions).
+        driver.get("about:blank")
+        driver.get(f"{url}skills/{name}/#permissions")
+        _wait(driver, lambda d: d.execute_script(
+            "var h = document.getElementById('permissions'); if (!h) return false;"
+            "var r = h.getBoundingClientRect(); return r.top >= -1 && r.top < window.innerHeight;"),
+            "#permissions was not scrolled to")
 
 
 class _EncodingHandler(QuietHandler):
