@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -28,10 +29,15 @@ def make_registry(root: Path, names: list[str] = SKILLS, *, commit: bool = True)
     for name in names:
         shutil.copytree(REPO / "skills" / name, root / "skills" / name)
     if commit:
-        git(root, "init", "-q", "-b", "main")
-        git(root, "add", "-A")
-        git(root, "commit", "-q", "-m", "base")
+        commit_all(root)
     return root
+
+
+def commit_all(root: Path) -> None:
+    """``root`` made a git repository whose one commit holds every file in it."""
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
 
 
 def all_files(root: Path) -> dict[str, bytes]:
@@ -56,3 +62,21 @@ def start_skillreg(args: list[str], cwd: Path) -> subprocess.Popen[str]:
 def leftovers(folder: Path, out_name: str) -> list[str]:
     """Folders the build machinery makes beside an output (temporary, backup, trash, old) still present."""
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(f".{out_name}."))
+
+
+def build_of(root: Path, out: Path, site: bool = False) -> Path:
+    """The registry at ``root`` built into ``out`` in this process (the website only with ``site``)."""
+    from builder.core.config import load_config
+    from builder.publish.build import BuildOptions, build
+
+    build(load_config(root / "registry.yaml"), out, BuildOptions(site=site))
+    return out
+
+
+def detail_of(out: Path, name: str) -> dict[str, Any]:
+    """The published detail document of skill ``name`` in the output ``out``."""
+    from builder.core.urls import detail_path
+
+    data: dict[str, Any] = json.loads((out / detail_path(name)).read_text(encoding="utf-8"))
+    return data
+

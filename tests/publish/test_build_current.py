@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.build import SKILLS, all_files, git, make_registry
+from helpers.build import SKILLS, all_files, commit_all, git, make_registry
 
 from builder.core.config import load_config, merge_flags
 from builder.core.urls import INDEX_PATH
@@ -42,9 +42,7 @@ def test_a_file_git_ignores_leaves_the_output_current(tmp_path: Path) -> None:
     """git status is read without ignored files: a file git ignores is never published, so it changes nothing."""
     repo = make_registry(tmp_path / "repo", commit=False)
     (repo / ".gitignore").write_text("*.local\n")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "base")
+    commit_all(repo)
     out = tmp_path / "site"
     _build(repo, out)
     (repo / "skills/secret-scanner/notes.local").write_text("mine\n")
@@ -102,9 +100,7 @@ def test_a_registry_below_the_top_of_its_repository_reads_only_its_own_folder(tm
     top = tmp_path / "repo"
     repo = make_registry(top / "registry", commit=False)
     (top / "README.md").write_text("# Notes\n")
-    git(top, "init", "-q", "-b", "main")
-    git(top, "add", "-A")
-    git(top, "commit", "-q", "-m", "base")
+    commit_all(top)
     out = tmp_path / "site"
     _build(repo, out)
     (top / "README.md").write_text("# Notes, edited\n")

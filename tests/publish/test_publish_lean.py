@@ -12,21 +12,20 @@ import sys
 import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote
 
 import jsonschema
 import pytest
 from click.testing import CliRunner
 from helpers import REPO, write_tree
-from helpers.build import SKILLS, all_files, git, make_registry
+from helpers.build import SKILLS, all_files, build_of, detail_of, git, make_registry
 from helpers.client import RegistryServer, mcp_session, old_builder, run, tree
 
 from builder.cli.app import cli
 from builder.core.bundle import dumps
 from builder.core.config import Publish, load_config
 from builder.core.errors import ConfigError
-from builder.core.urls import WELL_KNOWN_V1, WELL_KNOWN_V2, detail_path, raw_path
+from builder.core.urls import WELL_KNOWN_V1, WELL_KNOWN_V2, raw_path
 from builder.publish.api import linked_files
 from builder.publish.build import BuildOptions, build
 from builder.publish.schemas import load_schema
@@ -95,16 +94,6 @@ def set_publish(root: Path, publish: str, commit: bool = True) -> None:
     (root / "registry.yaml").write_text(text.rstrip("\n") + "\n" + publish, encoding="utf-8")
     if commit:
         git(root, "commit", "-q", "-am", "publish settings")
-
-
-def build_of(root: Path, out: Path, site: bool = False) -> Path:
-    build(load_config(root / "registry.yaml"), out, BuildOptions(site=site))
-    return out
-
-
-def detail_of(out: Path, name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((out / detail_path(name)).read_text(encoding="utf-8"))
-    return data
 
 
 def source_tree(root: Path, name: str) -> dict[str, bytes]:

@@ -10,18 +10,17 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote
 
 import jsonschema
 from helpers import write_tree
 from helpers.active import KEPT, NAME, RAW, active_registry
-from helpers.build import all_files, git, make_registry
+from helpers.build import all_files, build_of, detail_of, git, make_registry
 from helpers.client import old_builder
 from helpers.site import broken_links, read_page
 
 from builder.core.config import load_config
-from builder.core.urls import WELL_KNOWN_V1, detail_path, raw_path
+from builder.core.urls import WELL_KNOWN_V1, raw_path
 from builder.publish.build import BuildOptions, build
 from builder.publish.schemas import load_schema
 
@@ -68,16 +67,6 @@ def set_publish(root: Path, publish: str) -> None:
     git(root, "commit", "-q", "-am", "publish settings")
 
 
-def build_of(root: Path, out: Path, site: bool = True) -> Path:
-    build(load_config(root / "registry.yaml"), out, BuildOptions(site=site))
-    return out
-
-
-def detail_of(out: Path, name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((out / detail_path(name)).read_text(encoding="utf-8"))
-    return data
-
-
 def files_under(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
@@ -110,7 +99,7 @@ def assert_pages_link_the_copies(out: Path, prefix: str) -> None:
 
 def test_default_settings_publish_one_raw_copy_under_discovery_v01(tmp_path: Path) -> None:
     root = registry(tmp_path / "registry")
-    out = build_of(root, tmp_path / "out")
+    out = build_of(root, tmp_path / "out", site=True)
     for name in ("csv-profiler", "linker"):
         assert_raw_copies_in(out, root, name, well_known=True)
     assert_pages_link_the_copies(out, "../../.well-known/skills/linker/")
@@ -124,7 +113,7 @@ def test_default_settings_publish_one_raw_copy_under_discovery_v01(tmp_path: Pat
 def test_without_discovery_v01_the_raw_copies_are_under_files(tmp_path: Path) -> None:
     root = registry(tmp_path / "registry")
     set_publish(root, OFF)
-    out = build_of(root, tmp_path / "out")
+    out = build_of(root, tmp_path / "out", site=True)
     assert not (out / WELL_KNOWN_V1).exists()
     for name in ("csv-profiler", "linker"):
         assert_raw_copies_in(out, root, name, well_known=False)
@@ -133,7 +122,7 @@ def test_without_discovery_v01_the_raw_copies_are_under_files(tmp_path: Path) ->
 
 def test_switching_discovery_v01_moves_the_copies_and_a_rebuild_equals_a_fresh_build(tmp_path: Path) -> None:
     root = registry(tmp_path / "registry")
-    out = build_of(root, tmp_path / "out")
+    out = build_of(root, tmp_path / "out", site=True)
     for step, (publish, well_known) in enumerate([(OFF, False), ("", True)]):
         set_publish(root, publish)
         result = build(load_config(root / "registry.yaml"), out, BuildOptions(site=True))
@@ -142,7 +131,7 @@ def test_switching_discovery_v01_moves_the_copies_and_a_rebuild_equals_a_fresh_b
             assert_raw_copies_in(out, root, name, well_known)  # and none left where the last build put them
         prefix = "../../.well-known/skills/linker/" if well_known else "../../api/v1/skills/linker/files/"
         assert_pages_link_the_copies(out, prefix)
-        assert all_files(out) == all_files(build_of(root, tmp_path / f"fresh-{step}")), publish
+        assert all_files(out) == all_files(build_of(root, tmp_path / f"fresh-{step}", site=True)), publish
 
 
 def test_a_rebuild_reuses_an_unchanged_skills_one_copy(tmp_path: Path) -> None:
