@@ -25,7 +25,7 @@ from .folder_changes import restat_sized, survey_sized
 
 CHOICE_FILE = "publish-choice.json"  # in the output's state folder and in the bundle cache
 SIZES_FILE = "publish-sizes.json"  # in the output's state folder: each skill's file bytes under its git signature
-# The constants below are measured on the first 1,000 real public skills of /work/corpora/real by name (972
+# The constants below are measured on the first 1,000 skills by name of the real corpus the performance page names (972
 # published, agents profile, with the website; `python -m bench.host_fit CORPUS --skills 1000 --build WORK`,
 # 2026-12-03), per skill of the registry (invalid ones included: the projection is made before validation), so
 # that both projections come within 0.5% of what the two settings really published beside the site's fixed files.
