@@ -134,15 +134,17 @@ def test_the_fresh_connection_is_tried_once_then_the_registry_retries_as_before(
 
 def test_a_reused_connection_stalling_mid_body_is_given_up_at_the_deadline(server: RegistryServer,
                                                                           project: Path) -> None:
-    registry = Registry(server.url, timeout=1)
+    # 3 s, not 1: on a loaded machine the answer's head could come after a 1 s deadline, which the client takes
+    # for no answer and tries again; the second try is not stalled, and nothing is raised (seen once in CI).
+    registry = Registry(server.url, timeout=3)
     registry.document(INDEX)
     server.state.fault(DETAIL, Fault(stall_at=0.5))
     started = time.monotonic()
     with pytest.raises(Unreachable) as failure:
         registry.document(DETAIL)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 15
     assert str(failure.value).startswith(f"cannot fetch {server.url}{DETAIL}: ")
-    assert str(failure.value).endswith("bytes arrived within the 1 s a request may take (SKILLREG_TIMEOUT); "
+    assert str(failure.value).endswith("bytes arrived within the 3 s a request may take (SKILLREG_TIMEOUT); "
                                        "giving up")
     assert connections(server) == [[INDEX, DETAIL]]  # the stall came on the kept-alive connection
     registry.document(VERSIONS)  # the stalled connection is not reused: a new one answers
