@@ -49,7 +49,8 @@ BACK_BELOW = 0.5  # a registry made lean goes back to the defaults only when its
 
 @dataclass(frozen=True)
 class PublishChoice:
-    """The build's choice of lean settings: why, and what it projected."""
+    """The build's choice of lean settings: why, and what it projected. With ``lean`` false, registry.yaml writes
+    every setting and they pass the limit: nothing is chosen, the build only warns."""
 
     lean: bool  # the lean settings were chosen for the keys registry.yaml does not write
     projected: int  # bytes the registry's own settings would publish
@@ -58,8 +59,10 @@ class PublishChoice:
     chosen_projected: int = 0  # bytes the settings chosen (lean where registry.yaml is silent) would publish
     heavier: tuple[str, ...] = ()  # keys registry.yaml writes with a value that publishes more than the lean one
 
-    def line(self) -> str:
-        """The one line the build prints."""
+    def line(self) -> str | None:
+        """The one line the build prints of its choice (None when it chose nothing)."""
+        if not self.lean:
+            return None
         settings = ", ".join(f"{key}: {json.dumps(value)}" for key, value in LEAN_PUBLISH.items())
         if self.kept:
             why = (f"kept from the last build until the projection falls under {_size(self.limit * BACK_BELOW)}, "
@@ -75,14 +78,16 @@ class PublishChoice:
         if self.chosen_projected <= self.limit:
             return None
         written = f"drop {', '.join(self.heavier)} from `publish:` in registry.yaml, " if self.heavier else ""
-        return (f"even the lean settings would publish about {_size(self.chosen_projected)}, past the host's limit "
+        which = "even the lean settings" if self.lean else "the settings registry.yaml writes"
+        return (f"{which} would publish about {_size(self.chosen_projected)}, past the host's limit "
                 f"of {_size(self.limit)} (publish.host_limit), and the host may refuse the site: {written}leave "
                 f"out skills (invalid ones are left out already with --keep-going), keep fewer versions "
                 f"(history.keep), or publish to object storage behind a CDN")
 
     def document(self) -> dict[str, Any]:
         """The ``publish`` field of api/v1/state.json."""
-        return {"chosen": "lean", "reason": "kept" if self.kept else "over_limit", "projected_bytes": self.projected,
+        return {"chosen": "lean" if self.lean else "written", "reason": "kept" if self.kept else "over_limit",
+                "projected_bytes": self.projected,
                 "chosen_projected_bytes": self.chosen_projected, "host_limit": self.limit,
                 "fits": self.chosen_projected <= self.limit}
 
@@ -182,23 +187,30 @@ def _surveyed(folder: Path, old: Any) -> tuple[str, str, int]:
 def choose(config: RegistryConfig, sizes: Callable[[], Sequence[int]],
            was_lean: bool) -> tuple[RegistryConfig, PublishChoice | None]:
     """``config`` with the lean settings for the keys registry.yaml does not write when the projection from each
-    skill's file bytes (``sizes``, read only when needed) passes the limit (or stays above half of it after a lean
-    build), and the choice; None when the defaults stay."""
+    skill's file bytes (``sizes``) passes the limit (or stays above half of it after a lean build), and the choice;
+    None when the defaults stay. A registry.yaml that writes every setting keeps them: past the limit the choice,
+    not lean, only carries the warning."""
     publish = config.publish
-    if all(key in publish.written for key in PUBLISH_COPIES):
-        return config, None
     each = sizes()
     projected = project(publish, each)
     limit = publish.host_limit
+    if all(key in publish.written for key in PUBLISH_COPIES):  # nothing to choose; past the limit, a warning
+        if projected <= limit:
+            return config, None
+        return config, PublishChoice(False, projected, limit, chosen_projected=projected, heavier=_heavier(publish))
     if projected <= limit and not (was_lean and projected >= limit * BACK_BELOW):
         return config, None
     lean = {key: value for key, value in LEAN_PUBLISH.items() if key not in publish.written}
     chosen_publish = replace(publish, **lean)
-    heavier = tuple(f"{key}: {json.dumps(getattr(publish, key))}" for key in PUBLISH_COPIES
-                    if key in publish.written and getattr(publish, key) != LEAN_PUBLISH[key])
     chosen = PublishChoice(True, projected, limit, kept=projected <= limit,
-                           chosen_projected=project(chosen_publish, each), heavier=heavier)
+                           chosen_projected=project(chosen_publish, each), heavier=_heavier(publish))
     return replace(config, publish=chosen_publish), chosen
+
+
+def _heavier(publish: Publish) -> tuple[str, ...]:
+    """The keys registry.yaml writes with a value that publishes more than the lean one, as the warning names them."""
+    return tuple(f"{key}: {json.dumps(getattr(publish, key))}" for key in PUBLISH_COPIES
+                 if key in publish.written and getattr(publish, key) != LEAN_PUBLISH[key])
 
 
 def was_lean(places: Sequence[Path]) -> bool:

@@ -131,13 +131,24 @@ def test_settings_registry_yaml_writes_win_over_the_choice(tmp_path: Path) -> No
     assert state(out)["publish"]["chosen"] == "lean"
 
 
-def test_a_registry_writing_every_setting_is_never_changed(tmp_path: Path) -> None:
+def test_a_registry_writing_every_setting_is_never_changed_but_is_warned_past_the_limit(tmp_path: Path) -> None:
     every = "  host_limit: 1MB\n  raw_files: all\n  json_bundles: true\n  well_known_skills: true\n  page_body: inline\n"
     root = registry(tmp_path / "repo", every)
     lines = build_into(root, tmp_path / "site", tmp_path / "cache")
     assert not [line for line in lines if "lean settings" in line]
+    warned = [line for line in lines if "past the host's limit" in line]
+    assert len(warned) == 1 and warned[0].startswith("Warning: the settings registry.yaml writes would publish about")
+    assert 'drop raw_files: "all", json_bundles: true, well_known_skills: true, page_body: "inline"' in warned[0]
     assert not is_lean(tmp_path / "site")
+    published = state(tmp_path / "site")["publish"]
+    assert published["chosen"] == "written" and published["fits"] is False
+    assert published["projected_bytes"] == published["chosen_projected_bytes"] > published["host_limit"]
+    jsonschema.validate(state(tmp_path / "site"), load_schema("state"))
+    resize(root, SMALL)  # the same settings within the limit: nothing said, nothing recorded
+    lines = build_into(root, tmp_path / "site", tmp_path / "cache")
+    assert not [line for line in lines if "past the host's limit" in line]
     assert "publish" not in state(tmp_path / "site")
+    assert not is_lean(tmp_path / "site")
 
 
 def test_lean_is_kept_until_the_registry_shrinks_well_below_the_limit(tmp_path: Path) -> None:
