@@ -66,6 +66,16 @@ def git_output(args: Sequence[str], cwd: Path) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def path_below(path: Path, top: Path) -> str | None:
+    """``path`` relative to ``top`` as git spells a pathspec ("" for the top itself); None when outside it. Both
+    are taken as given: resolve them first where links may lie between."""
+    try:
+        rel = path.relative_to(top).as_posix()
+    except ValueError:
+        return None
+    return "" if rel == "." else rel
+
+
 def work_tree_differs(folder: Path, leave_out: Path) -> bool:
     """Whether the files below ``folder`` differ from the commit checked out (edited, added or deleted files that
     git does not ignore), ``leave_out`` (a build's output) apart; False outside git."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .discovery import Discovery, pathspecs
-from .git import git_output
+from .git import git_output, path_below
 
 Change = tuple[str, str]  # git status's two-letter code and a path, relative to the registry's folder
 
@@ -42,7 +42,7 @@ def git_view(top: Path | None, root: Path, found: Discovery) -> GitView | None:
     if top is None:
         return None
     top = top.resolve()
-    base = _below(root.resolve(), top)
+    base = path_below(root.resolve(), top)
     if base is None:
         return None
     status = git_output(["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all",
@@ -70,15 +70,6 @@ def without_ignored(root: Path, found: Discovery) -> tuple[Discovery, Mapping[st
         return found, {}
     view = git_view(git_top(root), root, found)
     return (found, {}) if view is None else (view.found, view.ignored)
-
-
-def _below(root: Path, top: Path) -> str | None:
-    """``root`` relative to ``top`` as git spells it ("" for the top itself); None when outside it."""
-    try:
-        rel = root.relative_to(top).as_posix()
-    except ValueError:
-        return None
-    return "" if rel == "." else rel
 
 
 def _ignored_whole(path: str, ignored: set[str]) -> bool:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..core.config import RegistryConfig
 from ..core.fs import write_atomic
-from ..core.git import git_output
+from ..core.git import git_output, path_below
 from ..core.urls import INDEX_PATH
 from .folder_changes import stat_line, survey
 from .transaction import OutputPlace, output_place
@@ -80,7 +80,7 @@ def build_key(config: RegistryConfig, out: Path, *, site: bool, keep_going: bool
                          "--no-renames"], top)
     if status is None:
         return None
-    leave_out = _below(out.resolve(), top)
+    leave_out = path_below(out.resolve(), top.resolve())
     settings = json.dumps({"config": asdict(config), "site": site, "keep_going": keep_going}, sort_keys=True,
                           default=str)
     parts = [__version__, _program_stamp(), settings, head, _stat(shallow)]
@@ -109,13 +109,6 @@ def _program_stamp() -> str:
         except OSError:
             continue
     return "\n".join(parts)
-
-
-def _below(path: Path, top: Path) -> str | None:
-    try:
-        return path.relative_to(top.resolve()).as_posix()
-    except ValueError:
-        return None
 
 
 def _changes(status: bytes) -> list[tuple[str, str]]:
