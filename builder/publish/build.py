@@ -162,6 +162,7 @@ class _Plan:
     to_build: tuple[Task, ...]  # no folder for a skill gone from the work tree
     record: Mapping[str, str]  # the build record's entries the plan decides (settings, provenance)
     identities: Identities  # the slugs the skills are built under
+    guessed: Mapping[str, str | None]  # the SKILL.md names ``identities`` were assigned from, by path
 
 
 @dataclass(frozen=True)
@@ -196,13 +197,17 @@ def build(config: RegistryConfig, out: Path, options: BuildOptions = BuildOption
     (``on_wait`` is told once it has waited a moment) or, with ``wait=False``, stops with ``OutputBusy``.
     The bundle cache keeps old versions' zips and records so that a rebuild packs only new digests.
     """
+    with paused_collector():  # from the first record read: a collection walks every record read so far
+        return _build(config, out, options)
+
+
+def _build(config: RegistryConfig, out: Path, options: BuildOptions) -> BuildResult:
     found = _discover(config, options.paths)
     with output_lock(out, wait=options.wait, on_wait=options.on_wait) as place:
         forget_current(place)
         inputs = _prepare(config, options, place, found)
         try:
-            with paused_collector():
-                result = _run(inputs)
+            result = _run(inputs)
             record_choice([place.state, inputs.bundle_cache], inputs.choice)
             if options.sign is not None:
                 result = _sign(inputs.config, place, options.sign, result, inputs.index_before)
@@ -343,9 +348,9 @@ def _plan(b: _Build) -> _Plan:
                              for old, where in surveyed], b.options.jobs)
     unchanged = {old.folder for n, (old, _) in enumerate(surveyed) if n not in moved} | stated | {
         old.folder for old, where in candidates if signatures.get(where, "") == old.signature}
-    fingerprint = _fingerprints(b.git)
+    fingerprint = b.git.fingerprints()
     # Each skill's key depends on its own record and on the history, which the same commit gives again.
-    provenance = _provenance_key(b.history)
+    provenance = b.history.key()
     same_history = stored is not None and stored.meta.get("provenance") == provenance
     reused: list[SkillOutcome] = []
     to_build: list[Task] = []
@@ -365,7 +370,7 @@ def _plan(b: _Build) -> _Plan:
         else:
             to_build.append((slugs[where], where, None))
     record = {"version": str(MANIFEST_VERSION), "settings": b.settings, "provenance": provenance}
-    return _Plan(previous, stored, tuple(reused), tuple(to_build), record, identities)
+    return _Plan(previous, stored, tuple(reused), tuple(to_build), record, identities, guessed)
 
 
 def _settle(b: _Build, plan: _Plan, tmp: Path, built: list[SkillOutcome]) -> tuple[_Plan, list[SkillOutcome]]:
@@ -374,6 +379,8 @@ def _settle(b: _Build, plan: _Plan, tmp: Path, built: list[SkillOutcome]) -> tup
     path_of = plan.identities.path_of()
     every = [*plan.reused, *built]
     named = {path_of[o.name]: o.declared for o in every if not o.retired}
+    if named == plan.guessed:  # every name as guessed: the same slugs
+        return plan, built
     final = assign(b.found.skills, named, b.gone, b.git, b.config)
     wrong = {o.name: path_of[o.name] for o in every if final.slugs[path_of[o.name]] != o.name}
     if not wrong:
@@ -385,23 +392,8 @@ def _settle(b: _Build, plan: _Plan, tmp: Path, built: list[SkillOutcome]) -> tup
     folders = {s.path: s.folder for s in b.found.skills}
     again = _build_skills(b, tmp, [(final.slugs[p], p, folders.get(p)) for p in wrong.values()], jobs=b.options.jobs)
     reused = tuple(o for o in plan.reused if o.name not in wrong)
-    return replace(plan, reused=reused, identities=final), [*(o for o in built if o.name not in wrong), *again]
-
-
-def _fingerprints(git: GitHistory) -> Callable[[str], str]:
-    """``git.fingerprint``; outside a repository (no skill has a history) the one value every name has."""
-    if git.lines:
-        return git.fingerprint
-    none = git.fingerprint("")
-    return lambda name: none
-
-
-def _provenance_key(history: ProvenanceHistory) -> str:
-    """Names the history read: ``read_history`` gives the same provenance to every skill for the same commit of
-    the same repository and skills folder (outside one, or before its first commit, none at all)."""
-    source = history.source
-    return sha256_hex(json.dumps([source.commit, source.time, str(source.top), source.skills_prefix,
-                                  len(history.skills)]).encode())
+    settled = replace(plan, reused=reused, identities=final, guessed=named)
+    return settled, [*(o for o in built if o.name not in wrong), *again]
 
 
 def _build_skills(b: _Build, tmp: Path, tasks: Sequence[Task], *, jobs: int | None,
@@ -489,7 +481,7 @@ def _kept_versions(b: _Build, plan: _Plan, names: Sequence[tuple[str, str]]) -> 
         recorded = {}
     if not isinstance(recorded, dict):
         recorded = {}
-    fingerprint = _fingerprints(b.git)
+    fingerprint = b.git.fingerprints()
     kept: list[SkillOutcome] = []
     to_build: list[Task] = []
     for name, path in names:

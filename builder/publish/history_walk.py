@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -126,6 +126,13 @@ class GitHistory:
     def of(self, path: str) -> tuple[Snapshot, ...]:
         line = self.lines.get(path)
         return tuple(_SkillWalk.decode(line).snapshots) if line is not None else ()
+
+    def fingerprints(self) -> Callable[[str], str]:
+        """``fingerprint``; outside a repository (no skill has a history) the one value every name has."""
+        if self.lines:
+            return self.fingerprint
+        none = self.fingerprint("")
+        return lambda name: none
 
     def fingerprint(self, path: str) -> str:
         """Changes whenever the skill's history does: a rebuild reuses its versions only when this is equal."""

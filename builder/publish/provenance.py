@@ -51,6 +51,13 @@ class ProvenanceHistory:
     def of(self, name: str) -> Provenance:
         return self.skills.get(name, Provenance())
 
+    def key(self) -> str:
+        """Names the history read: ``read_history`` gives the same provenance to every skill for the same commit of
+        the same repository and skills folder (outside one, or before its first commit, none at all)."""
+        source = self.source
+        text = json.dumps([source.commit, source.time, str(source.top), source.skills_prefix, len(self.skills)])
+        return hashlib.sha256(text.encode()).hexdigest()
+
 
 _FIRST, _LAST = datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
