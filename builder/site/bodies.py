@@ -26,6 +26,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import zipfile
 import zlib
 from collections.abc import Callable, Collection, Mapping
@@ -124,15 +125,15 @@ def prune(folder: Path, used: Collection[str], names: Collection[str], changed: 
     """Remove the renderings no page needs: every file not in ``used`` (file names) when ``changed`` is None (every
     page was written), else those of the ``changed`` skills not in ``used`` and those of skills not in ``names``."""
     try:
-        listed = [p for p in folder.iterdir() if p.name.endswith(SUFFIX)]
+        listed = os.listdir(folder)  # names only: a rebuild lists one file per skill of the registry
     except OSError:
         return
-    for path in listed:
-        if path.name in used:
+    for entry in listed:
+        if not entry.endswith(SUFFIX) or entry in used:
             continue
-        skill = path.name.split(".", 1)[0]
+        skill = entry.split(".", 1)[0]
         if changed is None or skill in changed or skill not in names:
-            path.unlink(missing_ok=True)
+            (folder / entry).unlink(missing_ok=True)
 
 
 def file_name(name: str, key: str) -> str:

@@ -4,6 +4,7 @@ skills, cut into pages of ``PAGE_SIZE``."""
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,11 +95,13 @@ def group_pages(env: jinja2.Environment, groups: Groups, section: str, slug: str
     return pages
 
 
-def collection_pages(env: jinja2.Environment, groups: Groups) -> list[Page]:
-    """One page per collection, listing every skill in it (a plugin lists tens, not the thousands a category or
-    tag may gather, so the page is not cut into several)."""
+def collection_pages(env: jinja2.Environment, groups: Groups, only: Collection[str] | None = None) -> list[Page]:
+    """One page per collection (``only`` those named), listing every skill in it (a plugin lists tens, not the
+    thousands a category or tag may gather, so the page is not cut into several)."""
     pages = []
     for name, (collection, members) in groups.collections.items():
+        if only is not None and name not in only:
+            continue
         article = env.get_template("collection.html").render(
             root="../../", collection=collection, skills=members, homepage=http_url(collection["homepage"]))
         pages.append(Page(f"collections/{name}/index.html", f"collections/{name}", "collection",

@@ -38,7 +38,7 @@ from ..core.urls import INDEX_PATH, detail_path, optional_site_file
 from . import bodies, listings, sitemaps
 from .listings import Groups, collection_pages, group_pages, groups_of, listing_url, nav_pages
 from .page_templates import TEMPLATES, page_environment
-from .plan import Plan
+from .plan import Plan, membership, page_collections
 from .shells import Shell, mkdocs_config, page_bytes, render_shells, shell_sources, write_page
 from .sitemaps import robots_txt, sitemap_files
 from .skill_pages import write_skills
@@ -209,12 +209,14 @@ def _write_changed(plan: Plan, groups: Groups, previous: Path, changed: Collecti
     changed = set(changed)
     named = set(plan.names)
     units: set[str] = {f"skills/{name}" for name in changed if SLUG.match(name)}
-    moved, gone = _collection_changes(plan, groups, previous)
+    moved, gone, earlier = _collection_changes(plan, groups, previous)
     units |= {f"skills/{name}" for name in moved} | {f"collections/{name}" for name in gone}
     write_skills(plan, sorted(n for n in changed | moved if n in named), jobs, templates_cache, changed)
     before_rows = _previous_rows(previous, changed)
     after_rows = {s["name"]: s for s in groups.skills if s["name"] in changed}
     touched: set[tuple[str, str]] = set()
+    # A collection's page shows its own fields and its skills' listed rows: written when either changed.
+    listing = {name for name, (collection, _) in groups.collections.items() if earlier.pages.get(name) != collection}
     for name in changed:
         old, new = before_rows.get(name), after_rows.get(name)
         if old is not None and new is not None and _listed(old) == _listed(new):
@@ -222,10 +224,11 @@ def _write_changed(plan: Plan, groups: Groups, previous: Path, changed: Collecti
         for row in (old, new):
             if row is not None:
                 touched |= groups.of(row)
+        listing |= {c["name"] for c in [*earlier.of.get(name, ()), *plan.collections_of.get(name, ())]}
     same_urls = before_rows.keys() == after_rows.keys() and not gone  # no page added or removed, so far
     same_urls = same_urls and all((previous / "collections" / name).is_dir() for name in groups.collections)
     env = page_environment(templates_cache)
-    pages = nav_pages(plan, env, groups) + collection_pages(env, groups)
+    pages = nav_pages(plan, env, groups) + collection_pages(env, groups, listing)
     for section, slug in sorted(touched):
         pages += group_pages(env, groups, section, slug)
         before, after = _published_pages(previous, section, slug), groups.pages(section, slug)
@@ -259,18 +262,46 @@ def _write_changed(plan: Plan, groups: Groups, previous: Path, changed: Collecti
                       units=tuple(sorted(units)), written=written)
 
 
-def _collection_changes(plan: Plan, groups: Groups, previous: Path) -> tuple[set[str], set[str]]:
-    """The skills whose collections (as their pages show them) differ from ``previous``'s, and the collection
-    pages ``previous`` has that this build has not: a plugin's list can change while its skills stay the same."""
-    try:
-        before = replace(plan, index=json.loads((previous / INDEX_PATH).read_bytes())).collections_of
-    except (OSError, ValueError):
-        before = {}
-    after = plan.collections_of
-    moved = {name for name in set(before) | set(after) if before.get(name) != after.get(name)}
+@dataclass(frozen=True)
+class _Before:
+    """The collections ``previous``'s index has."""
+
+    pages: dict[str, dict[str, Any]]  # name -> each collection with a page, as the index gives it
+    of: dict[str, list[dict[str, str]]]  # skill name -> the collections with a page that list it (``collections_of``)
+
+
+def _collection_changes(plan: Plan, groups: Groups, previous: Path) -> tuple[set[str], set[str], _Before]:
+    """The skills whose collections (as their pages show them) differ from ``previous``'s, the collection pages
+    ``previous`` has that this build has not (a plugin's list can change while its skills stay the same), and
+    ``previous``'s collections."""
+    before = _index_collections(previous / INDEX_PATH)
+    after = page_collections(plan.index)
     folder = previous / "collections"
     had = {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
-    return {name for name in moved if name in set(plan.names)}, had - set(groups.collections)
+    gone = had - set(groups.collections)
+    if before == after:
+        return set(), gone, _Before({c["name"]: c for c in after}, plan.collections_of)
+    earlier = _Before({c["name"]: c for c in before}, membership(before))
+    now = plan.collections_of
+    moved = {name for name in set(earlier.of) | set(now) if earlier.of.get(name) != now.get(name)}
+    return {name for name in moved if name in set(plan.names)}, gone, earlier
+
+
+_COLLECTIONS_KEY = b'"collections":'
+
+
+def _index_collections(path: Path) -> list[dict[str, Any]]:
+    """``page_collections`` of the index.json at ``path``, its ``collections`` decoded alone: the document is
+    written with its keys sorted, so the key comes before ``skills`` (tens of megabytes at 60,000 skills), and
+    only a key can hold the characters ``"collections":`` (a string's quotes are escaped); none when it cannot be
+    read."""
+    try:
+        data = path.read_bytes()
+        start = data.index(_COLLECTIONS_KEY) + len(_COLLECTIONS_KEY)
+        found, _ = json.JSONDecoder().raw_decode(data[start:].decode("utf-8"))
+        return page_collections({"collections": found})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
 
 
 def _differs(path: Path, data: bytes) -> bool:

@@ -48,11 +48,7 @@ class Plan:
     @functools.cached_property
     def collections_of(self) -> dict[str, list[dict[str, str]]]:
         """Skill name -> the collections with a page that list it (name and title), in the index's order."""
-        found: dict[str, list[dict[str, str]]] = {}
-        for collection in page_collections(self.index):
-            for name in collection["skills"]:
-                found.setdefault(name, []).append({"name": collection["name"], "title": collection["title"]})
-        return found
+        return membership(page_collections(self.index))
 
     @property
     def categories(self) -> dict[str, dict[str, Any]]:
@@ -66,6 +62,15 @@ def page_collections(index: dict[str, Any]) -> list[dict[str, Any]]:
     address it always had), so it gets none here."""
     return [c for c in index.get("collections", ())
             if SLUG.match(c["name"]) and not (c["kind"] == "category" and c["folder"] is None)]
+
+
+def membership(collections: list[dict[str, Any]]) -> dict[str, list[dict[str, str]]]:
+    """Skill name -> the ``collections`` that list it (name and title), in their order."""
+    found: dict[str, list[dict[str, str]]] = {}
+    for collection in collections:
+        for name in collection["skills"]:
+            found.setdefault(name, []).append({"name": collection["name"], "title": collection["title"]})
+    return found
 
 
 def read_api(plan: Plan, rel: str) -> bytes:

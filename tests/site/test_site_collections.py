@@ -95,6 +95,26 @@ def test_collection_pages_rebuild_byte_identically_and_follow_a_changed_marketpl
     assert _files(first) == _files(fresh)
 
 
+def test_a_rebuild_writes_the_collection_pages_a_changed_skill_is_listed_on_and_no_other(tmp_path: Path) -> None:
+    """A member's new description changes its collection's page; a change to a body alone changes no listing."""
+    repo = plugin_repository(tmp_path / "repo")
+    config = load_config(repo / "registry.yaml")
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    build(config, out)
+    before = _files(out)
+    docx = repo / "plugins/docs/skills/docx/SKILL.md"
+    docx.write_text(docx.read_text(encoding="utf-8").replace("Says hello in docx", "Writes Word files"),
+                    encoding="utf-8")
+    notes = repo / "writing/skills/notes/SKILL.md"
+    notes.write_text(notes.read_text(encoding="utf-8") + "\nA longer body.\n", encoding="utf-8")
+    build(config, out)
+    after = _files(out)
+    assert "Writes Word files" in after["collections/docs/index.html"].decode()
+    assert after["collections/writing/index.html"] == before["collections/writing/index.html"]
+    build(config, fresh)
+    assert after == _files(fresh)
+
+
 def _result_names(driver) -> list[str]:  # type: ignore[no-untyped-def]
     return driver.execute_script(  # type: ignore[no-any-return]
         "return Array.prototype.map.call(document.querySelectorAll('.sr-search__results .sr-result__name'),"
