@@ -28,6 +28,7 @@ class GitView:
     owned: Mapping[str, list[Change]] = field(default_factory=dict)  # each skill's changes, relative to its folder
     loose: bool = False  # a change outside every skill folder holds one (an untracked folder git does not look into)
     ignored: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # each skill's ignored paths
+    complete: bool = True  # ``ignored`` holds every skill's (else no skill's: ``ignored_of`` reads them)
 
 
 def git_top(folder: Path) -> Path | None:
@@ -37,21 +38,31 @@ def git_top(folder: Path) -> Path | None:
     return Path(os.fsdecode(top_text.strip())).resolve() if top_text else None
 
 
-def git_view(top: Path | None, root: Path, found: Discovery) -> GitView | None:
-    """What git says of ``found``'s skill folders (``root`` is the registry's folder); None outside git."""
+def git_view(top: Path | None, root: Path, found: Discovery,
+             changes: Sequence[Change] | None = None) -> GitView | None:
+    """What git says of ``found``'s skill folders (``root`` is the registry's folder); None outside git.
+
+    ``changes``: what ``git status --porcelain=v2`` printed for the whole repository without ignored paths
+    (``porcelain_v2``, paths from the top), read already; the view then knows the ignored paths of no skill
+    (``ignored_of`` reads them where they are needed). Without it, one ``git status`` lists the ignored paths
+    of every skill."""
     if top is None:
         return None
     top = top.resolve()
     base = path_below(root.resolve(), top)
     if base is None:
         return None
-    status = git_output(["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all",
-                         "--ignored=matching", "--no-renames", "--", *pathspecs(base, found.scope)], top)
-    if status is None:
+    specs = pathspecs(base, found.scope)
+    complete = changes is None or any(spec.startswith(":(") for spec in specs)
+    if complete:
+        changes = _status(top, specs)
+    else:
+        assert changes is not None
+        changes = [(code, path) for code, path in changes if code != "!!" and _within(path, specs)]
+    if changes is None:
         return None
     strip = f"{base}/" if base else ""
-    lines = [(token[:2], token[3:]) for token in status.decode("utf-8", "surrogateescape").split("\0") if token]
-    changes = [(code, path[len(strip):]) for code, path in lines if path.startswith(strip)]
+    changes = [(code, path[len(strip):]) for code, path in changes if path.startswith(strip)]
     skills = {s.path for s in found.skills}
     whole = {path.rstrip("/") for code, path in changes if code == "!!"}
     gone = {path for path in skills if _ignored_whole(path, whole)}
@@ -60,7 +71,50 @@ def git_view(top: Path | None, root: Path, found: Discovery) -> GitView | None:
         skills -= gone
     owned, loose = _by_skill(changes, skills)
     ignored = {skill: tuple(path.rstrip("/") for code, path in own if code == "!!") for skill, own in owned.items()}
-    return GitView(found, base, owned, loose, {skill: paths for skill, paths in ignored.items() if paths})
+    return GitView(found, base, owned, loose, {skill: paths for skill, paths in ignored.items() if paths}, complete)
+
+
+def ignored_of(top: Path, view: GitView, paths: Sequence[str]) -> tuple[dict[str, tuple[str, ...]], set[str]] | None:
+    """The ignored paths of the skills at ``paths`` (those with any), and which of them git ignores whole; one
+    ``git status`` over just those folders (each a literal pathspec); None when git fails."""
+    strip = f"{view.base}/" if view.base else ""
+    specs = [f":(literal){strip}{path}/" if path != "." else f":(literal){view.base or '.'}" for path in paths]
+    changes = _status(top.resolve(), specs)
+    if changes is None:
+        return None
+    ignored = [(code, path[len(strip):]) for code, path in changes if code == "!!" and path.startswith(strip)]
+    whole = {path.rstrip("/") for _, path in ignored}
+    gone = {path for path in paths if _ignored_whole(path, whole)}
+    owned, _ = _by_skill(ignored, set(paths))
+    return {skill: tuple(path.rstrip("/") for _, path in own) for skill, own in owned.items()
+            if own and skill not in gone}, gone
+
+
+def _status(top: Path, specs: Sequence[str]) -> list[Change] | None:
+    """``git status`` of ``specs`` with the ignored paths: each line's code and path from the top."""
+    status = git_output(["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all",
+                         "--ignored=matching", "--no-renames", "--", *specs], top)
+    if status is None:
+        return None
+    return [(token[:2], token[3:]) for token in status.decode("utf-8", "surrogateescape").split("\0") if token]
+
+
+def _within(path: str, specs: Sequence[str]) -> bool:
+    """Whether ``path`` lies in the places the plain pathspecs ``specs`` name (``pathspecs`` without globs)."""
+    return any(spec == "." or path.startswith(spec) or path + "/" == spec for spec in specs)
+
+
+def porcelain_v2(status: bytes) -> list[tuple[str, str, str]]:
+    """Each path ``git status --porcelain=v2 -z --no-renames`` names: its code as the first format spells it
+    (``??`` untracked, ``!!`` ignored, else the two letters, ``.`` as a space), the path and its whole line."""
+    lines = []
+    for token in status.decode("utf-8", "surrogateescape").split("\0"):
+        if not token or token.startswith("#"):
+            continue
+        fields = {"1": 9, "2": 10, "u": 11}.get(token[0], 2)  # the path is the last field of its line
+        code = {"?": "??", "!": "!!"}.get(token[0]) or token[2:4].replace(".", " ")
+        lines.append((code, token.split(" ", fields - 1)[-1], token))
+    return lines
 
 
 def without_ignored(root: Path, found: Discovery) -> tuple[Discovery, Mapping[str, tuple[str, ...]]]:

@@ -260,7 +260,8 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
     out = place.base
     recover_place(place)
     empty_trash(place)
-    found, work = read_work_tree(git_top(config.root), config.root, found)
+    changes = options.key.changes if options.key is not None and not options.paths else None
+    found, work = read_work_tree(git_top(config.root), config.root, found, changes)
     check_output_folder(place.out, config, [s.folder for s in found.skills])
     folders = [s.folder for s in found.skills]
     root_skill = [s.path for s in found.skills] == ["."]
@@ -272,7 +273,7 @@ def _prepare(config: RegistryConfig, options: BuildOptions, place: OutputPlace, 
                                      else place.state / "bundles")
     check_cache_place(cache, git.top or config.root, place.out)
     restated: dict[str, tuple[str, str]] = {}  # what reading the sizes stated of each folder git does not sign
-    config, choice = choose(config, lambda: skill_sizes([(s.path, s.folder) for s in found.skills], work.ignored,
+    config, choice = choose(config, lambda: skill_sizes([(s.path, s.folder) for s in found.skills], work.read_ignored,
                                                         work.signatures, place.state, restated),
                             was_lean([place.state, cache]))
     present = {s.path for s in found.skills}
@@ -398,6 +399,7 @@ def _settle(b: _Build, plan: _Plan, tmp: Path, built: list[SkillOutcome]) -> tup
 
 def _build_skills(b: _Build, tmp: Path, tasks: Sequence[Task], *, jobs: int | None,
                   on_progress: Callable[[int, int], None] | None = None) -> list[SkillOutcome]:
+    b.work.read_ignored(where for _, where, folder in tasks if folder is not None)  # before the workers start
     try:
         with collecting_for_phase():
             return run_parallel(build_task, tasks, initializer=init_worker, initargs=(b.job(tmp),), jobs=jobs,

@@ -34,6 +34,7 @@ from .. import __version__
 from ..core.config import RegistryConfig
 from ..core.fs import write_atomic
 from ..core.git import git_output, path_below
+from ..core.git_ignored import porcelain_v2
 from ..core.urls import INDEX_PATH
 from .folder_changes import stat_line, survey
 from .transaction import OutputPlace, output_place
@@ -45,6 +46,7 @@ CURRENT_STATE = "current.json"
 CURRENT_VERSION = 1
 # Only for the status run by ``build_key``: git keeps the untracked cache for ``-uall`` when this is its setting.
 STATUS_CONFIG = ("-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all")
+Change = tuple[str, str]  # a status line's code, as ``--porcelain=v1`` spells it, and its path from the top
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class BuildKey:
 
     digest: str
     differs: bool  # edited, added or deleted files below the registry's folder that git does not ignore
+    changes: tuple[Change, ...] = ()  # every line of the repository's ``git status`` (``porcelain_v2``)
 
 
 @dataclass(frozen=True)
@@ -85,14 +88,15 @@ def build_key(config: RegistryConfig, out: Path, *, site: bool, keep_going: bool
                           default=str)
     parts = [__version__, _program_stamp(), settings, head, _stat(shallow)]
     differs = False
-    for path, line in _changes(status):
+    changes = porcelain_v2(status)
+    for _, path, line in changes:
         if not path.startswith(prefix) or (leave_out is not None and (path + "/").startswith(leave_out + "/")):
             continue
         differs = True
         parts.append(line)
         parts.append(survey(top / path)[0] if path.endswith("/") else _stat(top / path))
     digest = hashlib.sha256("\0\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
-    return BuildKey(digest, differs)
+    return BuildKey(digest, differs, tuple((code, path) for code, path, _ in changes))
 
 
 def _program_stamp() -> str:
@@ -109,17 +113,6 @@ def _program_stamp() -> str:
         except OSError:
             continue
     return "\n".join(parts)
-
-
-def _changes(status: bytes) -> list[tuple[str, str]]:
-    """Each path ``git status --porcelain=v2 -z`` names, with its line (headers apart)."""
-    changes = []
-    for token in status.decode("utf-8", "surrogateescape").split("\0"):
-        if not token or token.startswith("#"):
-            continue
-        fields = {"1": 9, "2": 10, "u": 11}.get(token[0], 2)  # the path is the last field of its line
-        changes.append((token.split(" ", fields - 1)[-1], token))
-    return changes
 
 
 def _stat(path: Path) -> str:

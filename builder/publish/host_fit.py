@@ -132,19 +132,26 @@ def folder_bytes(folder: Path, ignored: Sequence[str] = ()) -> int:
     return total
 
 
-def skill_sizes(folders: Sequence[tuple[str, Path]], ignored: Mapping[str, Sequence[str]],
+def _sized(old: Any, signature: str | None) -> bool:
+    """Whether ``old`` records the size of a folder git signs with ``signature``."""
+    return signature is not None and isinstance(old, list) and len(old) == 2 and old[0] == signature and \
+        isinstance(old[1], int)
+
+
+def skill_sizes(folders: Sequence[tuple[str, Path]], ignored_of: Callable[[Sequence[str]], Mapping[str, Sequence[str]]],
                 signatures: Mapping[str, str], state: Path,
                 restated: dict[str, tuple[str, str]] | None = None) -> list[int]:
     """Each skill's file bytes: read again only for a folder whose git signature (``worktree``) is not the one
     recorded with its size in ``state``, so that a rebuild in a git checkout reads only the folders that changed.
     A folder without one (outside git) is stated once, path by path as its record lists them (``restat_sized``):
     ``restated`` gains its entries and their signature, which the build's change survey then reads instead of
-    stating them again."""
+    stating them again. ``ignored_of(paths)`` gives the ignored paths of the skills at ``paths``, those read."""
     try:
         known = json.loads((state / SIZES_FILE).read_bytes())
     except (OSError, ValueError):
         known = {}
     known = known if isinstance(known, dict) else {}
+    ignored = ignored_of([path for path, _ in folders if not _sized(known.get(path), signatures.get(path))])
     recorded: dict[str, list[Any]] = {}
     sizes: list[int] = []
     for path, folder in folders:
@@ -156,9 +163,8 @@ def skill_sizes(folders: Sequence[tuple[str, Path]], ignored: Mapping[str, Seque
                 recorded[path] = [signature, size, entries]
                 if restated is not None:
                     restated[path] = (entries, signature)
-        elif signature is not None and isinstance(old, list) and len(old) == 2 and old[0] == signature \
-                and isinstance(old[1], int):
-            size = old[1]
+        elif isinstance(old, list) and _sized(old, signature):
+            size = int(old[1])
             recorded[path] = [signature, size]
         else:
             size = folder_bytes(folder, ignored.get(path, ()))

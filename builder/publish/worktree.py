@@ -12,39 +12,99 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..core.discovery import Discovery
+from ..core.errors import BuildError
 from ..core.git import git_output
-from ..core.git_ignored import git_view
+from ..core.git_ignored import Change, GitView, git_view, ignored_of
+from ..core.loader import display_path
 from .folder_changes import stat_line, survey
 
 GIT_SIGNATURE = "git:"  # how a signature from git starts (a surveyed one is plain hex)
+
+
+# At most this many skill folders have their ignored paths read by a ``git status`` naming each; more are read
+# by one status of the whole registry (what a whole build does).
+NAMED_FOLDERS = 64
 
 
 @dataclass(frozen=True)
 class WorkTree:
     """git's view of the skill folders, keyed by each skill's path in the registry."""
 
-    ignored: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # paths in the folder git ignores
+    ignored: dict[str, tuple[str, ...]] = field(default_factory=dict)  # paths in the folder git ignores (of the
+    # skills not ``pending``)
     signatures: Mapping[str, str] = field(default_factory=dict)  # a skill without one is surveyed (outside git,
     # before the first commit, a folder reached through a link)
+    pending: set[str] = field(default_factory=set)  # skills whose ignored paths are not read yet: folders git
+    # signs as committed and unchanged, read only when the build reads the folder (``read_ignored``)
+    view: GitView | None = None  # where to read them from
+    top: Path | None = None
+
+    def read_ignored(self, paths: Iterable[str]) -> Mapping[str, tuple[str, ...]]:
+        """``ignored``, once it holds the skills at ``paths``."""
+        wanted = sorted({path for path in paths if path in self.pending})
+        if not wanted or self.view is None or self.top is None:
+            return self.ignored
+        named = wanted if len(wanted) <= NAMED_FOLDERS else sorted(self.pending)
+        read = ignored_of(self.top, self.view, named) if len(named) <= NAMED_FOLDERS else \
+            _all_ignored(self.top, self.view)
+        if read is None:
+            raise BuildError(f"{display_path(self.top)}: `git status` failed, so the files git ignores in the skill "
+                             "folders are not known; run `git status` there to see why")
+        self.ignored.update(read[0])
+        self.pending.difference_update(named)
+        return self.ignored
 
 
-def read_work_tree(top: Path | None, root: Path, found: Discovery) -> tuple[Discovery, WorkTree]:
-    """``found`` without the skill folders git ignores whole, and git's view of the others."""
-    view = git_view(top, root, found)
+def read_work_tree(top: Path | None, root: Path, found: Discovery,
+                   changes: Sequence[Change] | None = None) -> tuple[Discovery, WorkTree]:
+    """``found`` without the skill folders git ignores whole, and git's view of the others. ``changes``: the
+    repository's ``git status`` read already (``current.BuildKey``); the ignored paths are then read only for
+    the folders that differ from HEAD, and for the others when the build reads them."""
+    view = git_view(top, root, found, changes)
     if view is None or top is None:
         return found, WorkTree()
-    trees = _trees(top.resolve(), view.base)
+    top = top.resolve()
+    trees = _trees(top, view.base)
+    if (trees is None or view.loose) and not view.complete:
+        view = git_view(top, root, found)  # every folder is surveyed: the ignored paths of all
+        if view is None:
+            return found, WorkTree()
     if trees is None or view.loose:  # no commit yet, or a change git shows above a skill folder: survey them
-        return view.found, WorkTree(view.ignored)
+        return view.found, WorkTree(dict(view.ignored))
     where = os.fspath(view.found.root)
-    signatures = {s.path: _signature(trees.get(_joined(view.base, s.path), "-"), s.folder, view.owned.get(s.path, ()))
+    signed = {s.path: trees[tree] for s in view.found.skills
+              if os.fspath(s.folder) == os.path.join(where, s.path) and (tree := _joined(view.base, s.path)) in trees}
+    ignored, pending = dict(view.ignored), set()
+    if not view.complete:
+        # Read now for the folders that differ from HEAD (one may be ignored whole); the others are committed.
+        differ = [s.path for s in view.found.skills if s.path not in signed or s.path in view.owned]
+        read = (ignored_of(top, view, differ) if len(differ) <= NAMED_FOLDERS else _all_ignored(top, view)) \
+            if differ else ({}, set())
+        if read is None:
+            return found, WorkTree()
+        ignored, gone = read
+        if gone:
+            view = replace(view, found=replace(view.found, skills=tuple(
+                s for s in view.found.skills if s.path not in gone)))
+        pending = {s.path for s in view.found.skills if s.path not in differ} if len(differ) <= NAMED_FOLDERS \
+            else set()
+    signatures = {s.path: _signature(signed.get(s.path, "-"), s.folder, view.owned.get(s.path, ()))
                   for s in view.found.skills if os.fspath(s.folder) == os.path.join(where, s.path)}
-    return view.found, WorkTree(view.ignored, signatures)
+    return view.found, WorkTree(ignored, signatures, pending, view, top)
+
+
+def _all_ignored(top: Path, view: GitView) -> tuple[dict[str, tuple[str, ...]], set[str]] | None:
+    """The ignored paths of every skill, and the folders ignored whole, from one ``git status`` of the registry."""
+    whole = git_view(top, view.found.root, view.found)
+    if whole is None:
+        return None
+    kept = {s.path for s in whole.found.skills}
+    return dict(whole.ignored), {s.path for s in view.found.skills if s.path not in kept}
 
 
 def _joined(base: str, path: str) -> str:
@@ -74,8 +134,8 @@ def _signature(tree: str, folder: Path, changes: Sequence[tuple[str, str]]) -> s
     lines = [tree]
     for code, rel in sorted(changes):
         if code == "!!":
-            lines.append(f"{code} {rel}")
-        elif rel.endswith("/"):
+            continue  # never published: only whether a file is ignored matters, and the loader is told
+        if rel.endswith("/"):
             lines.append(f"{code} {rel} {survey(folder / rel)[0]}")
         else:
             try:

@@ -235,14 +235,14 @@ def test_outside_git_the_sizes_are_stated_once_and_handed_to_the_change_survey(t
     repo = make_registry(tmp_path / "repo", commit=False)
     folders = [(f"skills/{p.name}", p) for p in sorted((repo / "skills").iterdir())]
     state = tmp_path / "state"
-    first = skill_sizes(folders, {}, {}, state)
+    first = skill_sizes(folders, lambda paths: {}, {}, state)
     assert first == [folder_bytes(folder) for _, folder in folders]
     restated: dict[str, tuple[str, str]] = {}
-    assert skill_sizes(folders, {}, {}, state, restated) == first
+    assert skill_sizes(folders, lambda paths: {}, {}, state, restated) == first
     assert restated == {path: survey(folder)[::-1] for path, folder in folders}
     skill_md = folders[0][1] / "SKILL.md"
     skill_md.write_bytes(skill_md.read_bytes() + b"\nmore\n")
     (folders[1][1] / "new.md").write_bytes(b"new\n")
     again: dict[str, tuple[str, str]] = {}
-    assert skill_sizes(folders, {}, {}, state, again) == [first[0] + 6, first[1] + 4, *first[2:]]
+    assert skill_sizes(folders, lambda paths: {}, {}, state, again) == [first[0] + 6, first[1] + 4, *first[2:]]
     assert again == {path: survey(folder)[::-1] for path, folder in folders}

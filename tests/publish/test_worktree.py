@@ -10,6 +10,7 @@ from helpers.build import SKILLS, git, make_registry
 from builder.core.config import load_config
 from builder.core.discovery import registry_skills
 from builder.core.git_ignored import git_top
+from builder.publish.current import build_key
 from builder.publish.worktree import GIT_SIGNATURE, WorkTree, read_work_tree
 
 
@@ -47,7 +48,8 @@ def test_a_folder_git_does_not_look_into_is_surveyed(tmp_path: Path) -> None:
     assert _view(repo).signatures["skills/csv-profiler"] != first
 
 
-def test_ignored_paths_are_given_to_their_skill_and_change_its_signature(tmp_path: Path) -> None:
+def test_ignored_paths_are_given_to_their_skill_and_leave_its_signature_as_it_was(tmp_path: Path) -> None:
+    """An ignored file is never published, so adding one changes nothing the build reads of the folder."""
     repo = make_registry(tmp_path / "repo", SKILLS)
     first = _view(repo)
     assert first.ignored == {}
@@ -57,8 +59,34 @@ def test_ignored_paths_are_given_to_their_skill_and_change_its_signature(tmp_pat
     (repo / "skills/secret-scanner/scripts/cache/x").write_text("x\n")
     view = _view(repo)
     assert view.ignored == {"skills/secret-scanner": ("notes.local", "scripts/cache")}
-    changed = {p for p in first.signatures if first.signatures[p] != view.signatures[p]}
-    assert changed == {"skills/secret-scanner"}
+    assert view.signatures == first.signatures
+
+
+def test_from_the_keys_status_the_ignored_paths_are_read_where_the_build_reads(tmp_path: Path) -> None:
+    """Given the status `build_key` read, the view reads the ignored paths of the folders that differ from HEAD
+    at once, and those of a committed folder when asked: the same paths and signatures as one status of all."""
+    repo = make_registry(tmp_path / "repo", SKILLS)
+    (repo / ".gitignore").write_text("*.local\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "-m", "ignore")
+    (repo / "skills/secret-scanner/notes.local").write_text("mine\n")
+    (repo / "skills/csv-profiler/notes.local").write_text("mine\n")
+    (repo / "skills/csv-profiler/new.md").write_text("# New\n")  # untracked: the folder differs from HEAD
+    (repo / "skills/loose").mkdir()
+    (repo / "skills/loose/SKILL.md").write_text("---\nname: loose\n---\n")
+    (repo / "skills/loose/x.local").write_text("x\n")
+    (repo / ".gitignore").write_text("*.local\nskills/loose/\n")
+    config = load_config(repo / "registry.yaml")
+    whole = read_work_tree(git_top(repo), config.root, registry_skills(config))
+    key = build_key(config, tmp_path / "site", site=True, keep_going=False)
+    assert key is not None
+    found, keyed = read_work_tree(git_top(repo), config.root, registry_skills(config), key.changes)
+    assert found == whole[0] and "skills/loose" not in {s.path for s in found.skills}  # ignored whole
+    assert keyed.signatures == whole[1].signatures
+    assert keyed.ignored == {"skills/csv-profiler": ("notes.local",)}
+    assert "skills/secret-scanner" in keyed.pending
+    assert keyed.read_ignored(["skills/secret-scanner"]) == whole[1].ignored
+    assert "skills/secret-scanner" not in keyed.pending
 
 
 def test_outside_git_there_is_no_view(tmp_path: Path) -> None:
