@@ -7,6 +7,7 @@ Each formatter writes as the findings arrive (``iter_*`` yield pieces of the out
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -65,11 +66,22 @@ class ValidationReport:
     def __iter__(self) -> Iterator[Diagnostic]:
         return iter(self.diagnostics)
 
-    @property
+    @functools.cached_property
     def tally(self) -> Tally:
+        """Counted once: a build asks for it to decide, and again for the lines it shows (a rebuild at 60,000 real
+        skills counts 370,000 findings)."""
         tally = Tally(skills=len(self.skills))
+        flagged, error = tally.flagged, Severity.ERROR
         for d in self.diagnostics:
-            tally.count(d)
+            if d.baselined:
+                tally.baselined += 1
+                continue
+            if d.severity is error:
+                tally.errors += 1
+            else:
+                tally.warnings += 1
+            if d.skill:
+                flagged.add(d.skill)
         return tally
 
     @property
