@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
@@ -147,9 +147,9 @@ def named(names: Sequence[str], verbose: bool = False) -> str:
     return f"{', '.join(names[:NAMED])} and {len(names) - NAMED:,} more (--verbose lists them)"
 
 
-def _by_rule(findings: Iterable[Diagnostic], skills: Collection[str], severity: Severity) -> str:
-    """How many of ``skills`` have findings of each rule at ``severity``, most first: `SK113 in 80, SK120 in 4`."""
-    seen = {(d.code, d.skill) for d in findings if d.severity is severity and d.skill in skills}
+def _by_rule(seen: Collection[tuple[str, str]]) -> str:
+    """How many skills have findings of each rule, most first, from the (rule, skill) pairs ``seen``: `SK113 in
+    80, SK120 in 4`."""
     counts = Counter(code for code, _ in seen)
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     shown = ", ".join(f"{code} in {count:,}" for code, count in ranked[:NAMED])
@@ -159,20 +159,31 @@ def _by_rule(findings: Iterable[Diagnostic], skills: Collection[str], severity: 
 def outcome_lines(report: ValidationReport, published: Sequence[str], left_out: Sequence[str],
                   verbose: bool = False) -> list[str]:
     """What a build's summary says before its closing line: the skills published with warnings and those left
-    out, one line each, with the rules why (how many skills each rule is found in)."""
+    out, one line each, with the rules why (how many skills each rule is found in). One pass over the findings:
+    a rebuild at 60,000 real skills shows these lines over 370,000 of them."""
+    names, out = set(published), set(left_out)
+    warned: set[tuple[str, str]] = set()  # (rule, skill) of each warning of a published skill
+    errors: set[tuple[str, str]] = set()  # (rule, skill) of each error of a skill left out
+    known: set[str] = set()  # skills with errors the baseline holds
+    error = Severity.ERROR
+    for d in report.diagnostics:
+        if d.severity is error:
+            if d.baselined:
+                known.add(d.skill)
+            if d.skill in out:
+                errors.add((d.code, d.skill))
+        elif d.skill in names:
+            warned.add((d.code, d.skill))
     lines = []
-    names = set(published)
-    warned = sorted({d.skill for d in report.diagnostics if d.severity is Severity.WARNING and d.skill in names})
     if warned:
-        lines.append(f"Published with warnings: {counted(len(warned), 'skill')} of {len(published):,} "
-                     f"({_by_rule(report.diagnostics, set(warned), Severity.WARNING)})"
-                     + ("" if verbose else "; `skillreg validate` or --verbose shows them"))
+        count = len({skill for _, skill in warned})
+        lines.append(f"Published with warnings: {counted(count, 'skill')} of {len(published):,} "
+                     f"({_by_rule(warned)})" + ("" if verbose else "; `skillreg validate` or --verbose shows them"))
     if left_out:
-        known = {d.skill for d in report.diagnostics if d.baselined and d.severity is Severity.ERROR}
         held = sum(name in known for name in left_out)
         note = f"; {held:,} of them with errors the baseline holds" if held else ""
         lines.append(f"Left out {counted(len(left_out), 'invalid skill')}: {named(left_out, verbose)} "
-                     f"(errors: {_by_rule(report.diagnostics, set(left_out), Severity.ERROR)}{note})")
+                     f"(errors: {_by_rule(errors)}{note})")
     return lines
 
 
