@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import posixpath
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -133,14 +134,15 @@ class _Walk:
             return path[len(self.root) + 1:].replace(os.sep, "/")
         return Path(path).as_posix()
 
-    def add(self, folder: str) -> None:
+    def add(self, folder: str, first: os.stat_result | None = None) -> None:
         """Count ``folder`` as a skill. When its SKILL.md is a link (a copy kept for another agent, such as
         ``.gemini/skills/pdf/SKILL.md`` -> ``../../../skills/pdf/SKILL.md``), the skill is the folder of the file
         it leads to, counted once by its real path; a link leading nowhere, or to a file that is not a skill's
-        SKILL.md, is refused with one line."""
+        SKILL.md, is refused with one line. ``first``: the ``lstat`` of its SKILL.md, when the caller has it."""
         for name in SKILL_FILES:
-            skill_md = os.path.join(folder, name)
-            if os.path.islink(skill_md):
+            skill_md = folder + os.sep + name
+            if stat.S_ISLNK(first.st_mode) if first is not None and name == SKILL_FILES[0] else \
+                    os.path.islink(skill_md):
                 real = self.linked_skill(skill_md)
                 if real is None:
                     return
@@ -221,10 +223,12 @@ class _Walk:
             if sub is None:
                 continue
             hidden = entry.name.startswith(".")  # a dot folder is searched (skills/.curated), never a skill
-            if not hidden and (sub in self.found or os.path.lexists(os.path.join(sub, SKILL_FILES[0]))):
-                self.add(sub)  # one ``lstat`` for a skill folder: the loader lists it
-                holds = True
-                continue
+            if not hidden:
+                first = _lstat(sub + os.sep + SKILL_FILES[0]) if sub not in self.found else None
+                if first is not None or sub in self.found:
+                    self.add(sub, first)  # two ``lstat`` for a skill folder: the loader lists it
+                    holds = True
+                    continue
             before = len(self.found)
             below = self.search(sub, depth + 1, strict=False, hidden=hidden)
             if len(self.found) > before:
@@ -268,6 +272,13 @@ class _Walk:
         skills.sort(key=lambda s: s.path)
         refused = tuple(sorted(self.refused.values(), key=lambda r: r.path))
         return Discovery(Path(self.root), tuple(skills), tuple(searched), refused, configured, tuple(scope))
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except (OSError, ValueError):
+        return None
 
 
 def _is_site(names: set[str]) -> bool:
