@@ -298,10 +298,24 @@ def _index_collections(path: Path) -> list[dict[str, Any]]:
     try:
         data = path.read_bytes()
         start = data.index(_COLLECTIONS_KEY) + len(_COLLECTIONS_KEY)
-        found, _ = json.JSONDecoder().raw_decode(data[start:].decode("utf-8"))
-        return page_collections({"collections": found})
+        return page_collections({"collections": _first_value(data, start)})
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return []
+
+
+def _first_value(data: bytes, start: int) -> Any:
+    """The JSON value at ``start`` in ``data``, decoding no more of what follows than it takes: a cut ends
+    inside the value until the whole value is read (a character cut in two is dropped, and so is the cut)."""
+    size = 1 << 16
+    while True:
+        end = min(len(data), start + size)
+        try:
+            return json.JSONDecoder().raw_decode(data[start:end].decode("utf-8", "ignore" if end < len(data)
+                                                                         else "strict"))[0]
+        except ValueError:
+            if end == len(data):
+                raise
+            size *= 4
 
 
 def _differs(path: Path, data: bytes) -> bool:

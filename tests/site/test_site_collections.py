@@ -146,3 +146,23 @@ def test_the_collection_filter_narrows_search_results(driver, plugins: Path) -> 
         _wait(driver, lambda d: _result_names(d) == ["ops-pdf"], "a shared address did not filter by ops")
         errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
         assert errors == []
+
+
+def test_the_previous_collections_are_read_alone_from_an_index_of_any_size(tmp_path: Path) -> None:
+    """A rebuild decodes only the previous index's ``collections``, in cuts that grow until the list is whole: a
+    list longer than the first cut, with a character cut in two at each cut, reads as the whole index does."""
+    from builder.core.bundle import dumps
+    from builder.site.pages import _index_collections
+    from builder.site.plan import page_collections
+
+    members = [f"skill-{n}-é" for n in range(30_000)]  # about 400 KB: past the first two cuts
+    collection = {"name": "docs", "kind": "plugin", "folder": "plugins/docs", "title": "Dócs", "skills": members}
+    index = {"api_version": 1, "categories": [], "collections": [collection], "count": 0, "registry": {},
+             "skills": [{"name": f"s{n}", "description": "ü" * 50} for n in range(20_000)], "source": {}}
+    path = tmp_path / "index.json"
+    path.write_bytes(dumps(index))
+    assert _index_collections(path) == page_collections(index) == [collection]
+    path.write_bytes(dumps(index)[:-10])  # an index cut short past its collections still gives them
+    assert _index_collections(path) == [collection]
+    path.write_bytes(dumps({**index, "collections": []})[:200])
+    assert _index_collections(path) == []
