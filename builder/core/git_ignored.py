@@ -2,8 +2,9 @@
 publishes it and ``validate`` never reads it, so the two agree on what a skill is (a skill folder's ignored
 ``.env`` or ``node_modules/`` stays on the machine that has it). A skill folder git ignores whole is no skill.
 
-One ``git status`` with the ignored paths for the whole registry; the build reads the same lines for its change
-detection (``publish.worktree``).
+``validate`` reads the ignored paths of the whole registry with one ``git status``. The build takes git's other
+lines from the status its key read (``porcelain_v2``) and the ignored paths of only the folders it reads
+(``ignored_of``; ``publish.worktree``).
 """
 
 from __future__ import annotations

@@ -3,9 +3,11 @@ published, so a build of the same commit elsewhere gives the same bytes), and wh
 
 In a git checkout a skill folder's signature comes from git rather than from stating every file in it: the id of
 its tree at HEAD (which names every byte and mode committed) and the lines ``git status`` prints for it (staged,
-modified, untracked and ignored paths), each changed path with its ``stat``. One ``ls-tree`` and one ``status``
-for the whole registry; git compares the committed files against its index's cached stats in C. Outside git, or
-before the first commit, folders are surveyed file by file (``folder_changes``).
+modified and untracked paths), each changed path with its ``stat``; an ignored path is never published, so it is
+no part of the signature. One ``ls-tree`` and one ``status`` for the whole registry (the build key's, when the
+build has one); git compares the committed files against its index's cached stats in C. The ignored paths are
+read only for the folders the build reads (``WorkTree.read_ignored``). Outside git, or before the first commit,
+folders are surveyed file by file (``folder_changes``).
 """
 
 from __future__ import annotations
