@@ -117,31 +117,23 @@ def findings_json(found: Sequence[Diagnostic]) -> str:
     return json.dumps([[getattr(d, name) for name in _FINDING_FIELDS] for d in found])
 
 
-_SEVERITY_AT = _FINDING_FIELDS.index("severity")
 _SEVERITIES = {s.value: s for s in Severity}
-
-
-# The findings' fields that repeat (a rule's code, message and hint; a skill's file and name): one copy each.
-_SHARED_AT = tuple(_FINDING_FIELDS.index(name) for name in ("code", "file", "message", "hint", "skill"))
 
 
 def findings_from_json(text: str, shared: dict[str, str] | None = None) -> tuple[Diagnostic, ...]:
     """Findings as ``_findings_json`` recorded them, made without ``Diagnostic.__init__``: a rebuild reads back
     every finding of every unchanged skill (57,590 at 15,751 real skills), and the keyword call was most of it.
-    The texts that repeat are kept once, in ``shared`` across calls: 183,000 findings at 63,004 real skills have
-    332 hints and 5,230 messages."""
+    The texts that repeat (a rule's code, message and hint; a skill's file and name) are kept once, in ``shared``
+    across calls: 183,000 findings at 63,004 real skills have 332 hints and 5,230 messages."""
     found = []
     new = object.__new__
-    shared = {} if shared is None else shared
-    for values in json.loads(text):
-        if len(values) != len(_FINDING_FIELDS):
-            raise ValueError("a finding of another shape")
-        for at in _SHARED_AT:
-            value = values[at]
-            values[at] = shared.setdefault(value, value) if isinstance(value, str) else value
+    keep = ({} if shared is None else shared).setdefault
+    severities = _SEVERITIES
+    for code, severity, file, line, message, hint, column, skill in json.loads(text):  # ``_FINDING_FIELDS``
         made = new(Diagnostic)
-        made.__dict__.update(zip(_FINDING_FIELDS, values), baselined=False)
-        made.__dict__["severity"] = _SEVERITIES[values[_SEVERITY_AT]]
+        made.__dict__.update(code=keep(code, code), severity=severities[severity], file=keep(file, file), line=line,
+                             message=keep(message, message), hint=keep(hint, hint), column=column,
+                             skill=keep(skill, skill), baselined=False)
         found.append(made)
     return tuple(found)
 
