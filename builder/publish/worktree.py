@@ -52,8 +52,7 @@ class WorkTree:
         if not wanted or self.view is None or self.top is None:
             return self.ignored
         named = wanted if len(wanted) <= NAMED_FOLDERS else sorted(self.pending)
-        read = ignored_of(self.top, self.view, named) if len(named) <= NAMED_FOLDERS else \
-            _all_ignored(self.top, self.view)
+        read = _ignored_in(self.top, self.view, named)
         if read is None:
             raise BuildError(f"{display_path(self.top)}: `git status` failed, so the files git ignores in the skill "
                              "folders are not known; run `git status` there to see why")
@@ -85,8 +84,7 @@ def read_work_tree(top: Path | None, root: Path, found: Discovery,
     if not view.complete:
         # Read now for the folders that differ from HEAD (one may be ignored whole); the others are committed.
         differ = [s.path for s in view.found.skills if s.path not in signed or s.path in view.owned]
-        read = (ignored_of(top, view, differ) if len(differ) <= NAMED_FOLDERS else _all_ignored(top, view)) \
-            if differ else ({}, set())
+        read = _ignored_in(top, view, differ) if differ else ({}, set())
         if read is None:
             return found, WorkTree()
         ignored, gone = read
@@ -98,6 +96,14 @@ def read_work_tree(top: Path | None, root: Path, found: Discovery,
     signatures = {s.path: _signature(signed.get(s.path, "-"), s.folder, view.owned.get(s.path, ()))
                   for s in view.found.skills if os.fspath(s.folder) == os.path.join(where, s.path)}
     return view.found, WorkTree(ignored, signatures, pending, view, top)
+
+
+def _ignored_in(top: Path, view: GitView, paths: Sequence[str]) -> tuple[dict[str, tuple[str, ...]], set[str]] | None:
+    """The ignored paths of the skills at ``paths``, and those ignored whole: from a status naming each folder when
+    they are few, else (or when git refuses to name one, as for a path it sees beyond a link) from one status of
+    the whole registry."""
+    read = ignored_of(top, view, paths) if len(paths) <= NAMED_FOLDERS else None
+    return read if read is not None else _all_ignored(top, view)
 
 
 def _all_ignored(top: Path, view: GitView) -> tuple[dict[str, tuple[str, ...]], set[str]] | None:
