@@ -501,7 +501,8 @@ def _stage_registry(b: _Build, plan: _Plan, tmp: Path, checked: _Checked) -> tup
     their units and this stage's entries of the build record."""
     out = b.place.base
     listed = stage_collections(tmp, b.config, b.found, checked.kept, checked.kept_paths, plan.stored)
-    units, record = stage_documents(tmp, out, b.config, b.history.source, checked.kept, plan.stored, listed)
+    units, record = stage_documents(tmp, out, b.config, b.history.source, checked.kept, plan.stored, listed,
+                                    b.index_before)
     record.setdefault(INDEX_KEY, sha256_hex(b.index_before) if b.index_before is not None else "")
     stored = plan.stored
     same = stored is not None and stored.meta.get(PUBLISHED_KEY) == record[PUBLISHED_KEY]

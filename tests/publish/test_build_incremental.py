@@ -511,3 +511,33 @@ def test_a_rebuild_in_a_git_checkout_learns_what_changed_from_git(tmp_path: Path
     git(repo, "commit", "-q", "-am", "body line")  # committed: a new tree and a new version
     assert build(config, out, BuildOptions(site=False, jobs=1)).written == ("secret-scanner",)
     assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
+
+
+def test_a_few_changed_index_rows_are_put_in_place_in_the_last_index(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild where one skill's index row changed writes index.json from the last one, without reading every
+    row back from the record; the bytes equal a build from scratch. Past ``SPLICED_ROWS`` rows it joins them."""
+    from builder.publish import documents
+
+    repo = make_registry(tmp_path / "repo", SKILLS)
+    config, out = load_config(repo / "registry.yaml"), tmp_path / "site"
+    build(config, out, BuildOptions(site=False))
+    before = (out / INDEX_PATH).read_bytes()
+    DESCRIPTION(repo)
+    joined = documents.joined_rows
+
+    def no_index_join(kind: str, *args: Any) -> Any:
+        assert kind != "index", "the index was joined from every row"
+        return joined(kind, *args)
+
+    monkeypatch.setattr(documents, "joined_rows", no_index_join)
+    build(config, out, BuildOptions(site=False))
+    after = (out / INDEX_PATH).read_bytes()
+    assert after != before and b"Profiles quirky CSV" in after
+    monkeypatch.undo()  # a build from scratch joins every row
+    assert all_files(out) == _scratch(repo / "registry.yaml", tmp_path / "scratch")
+    monkeypatch.setattr(documents, "joined_rows", no_index_join)
+    monkeypatch.setattr(documents, "SPLICED_ROWS", 0)
+    _edit("csv-profiler/SKILL.md", "quirky", "odd")(repo)
+    with pytest.raises(AssertionError, match="joined from every row"):
+        build(config, out, BuildOptions(site=False))
