@@ -138,11 +138,14 @@ class _Walk:
         """Count ``folder`` as a skill. When its SKILL.md is a link (a copy kept for another agent, such as
         ``.gemini/skills/pdf/SKILL.md`` -> ``../../../skills/pdf/SKILL.md``), the skill is the folder of the file
         it leads to, counted once by its real path; a link leading nowhere, or to a file that is not a skill's
-        SKILL.md, is refused with one line. ``first``: the ``lstat`` of its SKILL.md, when the caller has it."""
+        SKILL.md, is refused with one line. ``first``: the ``lstat`` of its SKILL.md, when the caller has it; a
+        SKILL.md that is no link makes the folder the skill, whatever a ``skill.md`` beside it is."""
+        if first is not None and not stat.S_ISLNK(first.st_mode):
+            self.found.setdefault(folder, folder)
+            return
         for name in SKILL_FILES:
             skill_md = folder + os.sep + name
-            if stat.S_ISLNK(first.st_mode) if first is not None and name == SKILL_FILES[0] else \
-                    os.path.islink(skill_md):
+            if os.path.islink(skill_md):
                 real = self.linked_skill(skill_md)
                 if real is None:
                     return

@@ -160,6 +160,16 @@ def test_a_linked_skill_md_is_the_skill_it_leads_to_counted_once(tmp_path: Path)
     assert discover(repo, [".gemini/skills/secret"]).skills[0].path == ".gemini/skills/secret"
 
 
+def test_a_folder_whose_skill_md_is_a_file_is_the_skill_whatever_a_lowercase_link_beside_it(tmp_path: Path) -> None:
+    """Only a SKILL.md that is a link leads elsewhere; a lowercase ``skill.md`` link beside a real one does not."""
+    skill(tmp_path, "skills/review")
+    skill(tmp_path, "skills/lint")
+    os.symlink("../review/SKILL.md", tmp_path / "skills/lint/skill.md")
+    (tmp_path / "skills/docs").mkdir()
+    os.symlink("../review/SKILL.md", tmp_path / "skills/docs/skill.md")  # the only skill file: it leads there
+    assert paths(tmp_path) == ["skills/lint", "skills/review"]
+
+
 def test_a_linked_skill_whose_real_folder_is_not_searched_counts_by_its_real_path(tmp_path: Path) -> None:
     skill(tmp_path, "src/prompts/pdf")
     (tmp_path / ".claude/skills").mkdir(parents=True)
