@@ -77,9 +77,9 @@ def read_work_tree(top: Path | None, root: Path, found: Discovery,
             return found, WorkTree()
     if trees is None or view.loose:  # no commit yet, or a change git shows above a skill folder: survey them
         return view.found, WorkTree(dict(view.ignored))
-    where = os.fspath(view.found.root)
-    signed = {s.path: trees[tree] for s in view.found.skills
-              if os.fspath(s.folder) == os.path.join(where, s.path) and (tree := _joined(view.base, s.path)) in trees}
+    # A folder reached through a link is surveyed: git's tree at its path is not what the build reads.
+    direct = _not_linked(view.found)
+    signed = {path: trees[tree] for path in direct if (tree := _joined(view.base, path)) in trees}
     ignored, pending = dict(view.ignored), set()
     if not view.complete:
         # Read now for the folders that differ from HEAD (one may be ignored whole); the others are committed.
@@ -93,9 +93,18 @@ def read_work_tree(top: Path | None, root: Path, found: Discovery,
                 s for s in view.found.skills if s.path not in gone)))
         pending = {s.path for s in view.found.skills if s.path not in differ} if len(differ) <= NAMED_FOLDERS \
             else set()
-    signatures = {s.path: _signature(signed.get(s.path, "-"), s.folder, view.owned.get(s.path, ()))
-                  for s in view.found.skills if os.fspath(s.folder) == os.path.join(where, s.path)}
+    owned = view.owned
+    signatures = {s.path: _signature(signed.get(s.path, "-"), s.folder, owned.get(s.path, ()))
+                  for s in view.found.skills if s.path in direct}
     return view.found, WorkTree(ignored, signatures, pending, view, top)
+
+
+def _not_linked(found: Discovery) -> set[str]:
+    """The paths of the skills whose folder is where their path says (none reached through a link)."""
+    where = os.fspath(found.root)
+    prefix = where if where.endswith(os.sep) else where + os.sep  # as ``os.path.join`` joins them
+    return {s.path for s in found.skills
+            if os.fspath(s.folder) == (s.path if os.path.isabs(s.path) else prefix + s.path)}
 
 
 def _ignored_in(top: Path, view: GitView, paths: Sequence[str]) -> tuple[dict[str, tuple[str, ...]], set[str]] | None:
