@@ -46,10 +46,15 @@ class ProvenanceHistory:
     """Every skill's provenance from one walk of the git log, and the commit it was read at."""
 
     source: Source = field(default_factory=Source)
-    skills: dict[str, Provenance] = field(default_factory=dict)
+    skills: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # each skill's entry as the walk keeps
+    # it: made a ``Provenance`` only for the skills a build reads it of (a rebuild, a few of 60,000)
 
     def of(self, name: str) -> Provenance:
-        return self.skills.get(name, Provenance())
+        entry = self.skills.get(name)
+        if entry is None:
+            return Provenance()
+        return Provenance(created=entry["created"], updated=entry["updated"], authors=tuple(sorted(entry["authors"])),
+                          commit=entry["commit"])
 
     def key(self) -> str:
         """Names the history read: ``read_history`` gives the same provenance to every skill for the same commit of
@@ -202,11 +207,7 @@ def read_history(root: Path, skills: Sequence[str] = (), state: Path | None = No
     if state is not None and not unchanged:
         with suppress(OSError):
             write_atomic(state, json.dumps({**ident, "head": commit, "skills": found}, sort_keys=True).encode())
-    return ProvenanceHistory(source, {
-        name: Provenance(created=e["created"], updated=e["updated"], authors=tuple(sorted(e["authors"])),
-                         commit=e["commit"])
-        for name, e in found.items()
-    })
+    return ProvenanceHistory(source, found)
 
 
 class _Direct:
