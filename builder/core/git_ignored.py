@@ -10,7 +10,8 @@ lines from the status its key read (``porcelain_v2``) and the ignored paths of o
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -54,16 +55,14 @@ def git_view(top: Path | None, root: Path, found: Discovery,
     if base is None:
         return None
     specs = pathspecs(base, found.scope)
-    complete = changes is None or any(spec.startswith(":(") for spec in specs)
-    if complete:
-        changes = _status(top, specs)
-    else:
-        assert changes is not None
-        changes = [(code, path) for code, path in changes if code != "!!" and _within(path, specs)]
-    if changes is None:
+    within = _matcher(specs) if changes is not None else None
+    complete = within is None
+    listed = [(code, path) for code, path in changes or () if code != "!!" and within(path)] if within else \
+        _status(top, specs)
+    if listed is None:
         return None
     strip = f"{base}/" if base else ""
-    changes = [(code, path[len(strip):]) for code, path in changes if path.startswith(strip)]
+    changes = [(code, path[len(strip):]) for code, path in listed if path.startswith(strip)]
     skills = {s.path for s in found.skills}
     whole = {path.rstrip("/") for code, path in changes if code == "!!"}
     gone = {path for path in skills if _ignored_whole(path, whole)}
@@ -100,9 +99,26 @@ def _status(top: Path, specs: Sequence[str]) -> list[Change] | None:
     return [(token[:2], token[3:]) for token in status.decode("utf-8", "surrogateescape").split("\0") if token]
 
 
-def _within(path: str, specs: Sequence[str]) -> bool:
-    """Whether ``path`` lies in the places the plain pathspecs ``specs`` name (``pathspecs`` without globs)."""
-    return any(spec == "." or path.startswith(spec) or path + "/" == spec for spec in specs)
+def _matcher(specs: Sequence[str]) -> Callable[[str], bool] | None:
+    """Whether a path from the top lies where the pathspecs ``specs`` (``pathspecs``) name, as git matches them;
+    None for a pattern not read here (a bracket expression)."""
+    plain = tuple(spec for spec in specs if not spec.startswith(":("))
+    patterns = []
+    for spec in specs:
+        if spec.startswith(":("):
+            glob = spec.removeprefix(":(glob)")
+            if glob == spec or "[" in glob or not glob.endswith("/**"):
+                return None
+            # ``*`` and ``?`` stay within one part of the path; the trailing ``/**`` takes anything below.
+            parts = (re.escape(part).replace(r"\*", "[^/]*").replace(r"\?", "[^/]") for part in glob[:-3].split("/"))
+            patterns.append("/".join(parts) + "/.*")
+    found = re.compile("|".join(patterns), re.DOTALL) if patterns else None
+    every = "." in plain
+
+    def within(path: str) -> bool:
+        return every or path.startswith(plain) or path + "/" in plain or (
+            found is not None and found.fullmatch(path) is not None)
+    return within
 
 
 def porcelain_v2(status: bytes) -> list[tuple[str, str, str]]:

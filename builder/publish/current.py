@@ -34,7 +34,7 @@ from .. import __version__
 from ..core.config import RegistryConfig
 from ..core.fs import write_atomic
 from ..core.git import git_output, path_below
-from ..core.git_ignored import porcelain_v2
+from ..core.git_ignored import Change, porcelain_v2
 from ..core.urls import INDEX_PATH
 from .folder_changes import stat_line, survey
 from .transaction import OutputPlace, output_place
@@ -46,7 +46,6 @@ CURRENT_STATE = "current.json"
 CURRENT_VERSION = 1
 # Only for the status run by ``build_key``: git keeps the untracked cache for ``-uall`` when this is its setting.
 STATUS_CONFIG = ("-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all")
-Change = tuple[str, str]  # a status line's code, as ``--porcelain=v1`` spells it, and its path from the top
 
 
 @dataclass(frozen=True)

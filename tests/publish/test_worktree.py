@@ -114,3 +114,25 @@ def test_a_registry_below_the_top_of_its_repository_has_the_same_view(tmp_path: 
     (top / "other/file.txt").write_text("outside the registry\n")
     after = _view(repo).signatures
     assert {p for p in first.signatures if first.signatures[p] != after[p]} == {"skills/changelog-from-git"}
+
+
+def test_the_keys_status_gives_the_same_view_where_discovery_looks_by_patterns(tmp_path: Path) -> None:
+    """Without `skills:` in registry.yaml discovery looks in `plugins/*/skills` and `*/skills`: the key's status
+    is read through the same patterns git would match, so the view is the one of git's own status."""
+    from helpers.plugins import plugin_repository
+
+    repo = plugin_repository(tmp_path / "repo")
+    (repo / ".gitignore").write_text("*.local\n")
+    (repo / "plugins/docs/skills/pdf/SKILL.md").write_text("---\nname: pdf\n---\nChanged.\n")
+    (repo / "writing/skills/notes/new.md").write_text("# New\n")
+    (repo / "writing/skills/notes/mine.local").write_text("mine\n")
+    (repo / "elsewhere").mkdir()
+    (repo / "elsewhere/untracked.md").write_text("not below a skill\n")
+    config = load_config(repo / "registry.yaml")
+    found, whole = read_work_tree(git_top(repo), config.root, registry_skills(config))
+    key = build_key(config, tmp_path / "site", site=True, keep_going=False)
+    assert key is not None
+    keyed_found, keyed = read_work_tree(git_top(repo), config.root, registry_skills(config), key.changes)
+    assert keyed.view is not None and not keyed.view.complete  # read from the key, not from a status of its own
+    assert keyed_found == found and keyed.signatures == whole.signatures
+    assert keyed.read_ignored(keyed.signatures) == whole.ignored == {"writing/skills/notes": ("mine.local",)}
