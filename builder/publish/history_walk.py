@@ -387,6 +387,21 @@ def _saved(state: Path, ident: str, base: str, root_skill: bool) -> tuple[str, i
     return None
 
 
+def _saved_at(state: Path, ident: str, head: str) -> tuple[dict[str, bytes], dict[str, str]] | None:
+    """The lines and moves of the walk a build saved in ``state`` when it was saved at ``head``: read without
+    making the walk again (its marks are only needed to read on from there)."""
+    with suppress(OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        header, shared, *skill_lines = state.read_bytes().split(b"\n")
+        saved = json.loads(header)
+        if json.dumps({k: saved.get(k) for k in json.loads(ident)}, sort_keys=True) != ident or saved["head"] != head:
+            return None
+        moved = json.loads(shared)["moved"]
+        if not isinstance(moved, dict):
+            return None
+        return {_line_path(line): line for line in skill_lines if line}, {str(k): str(v) for k, v in moved.items()}
+    return None
+
+
 def read_git_history(top: Path | None, pathspecs: Sequence[str], state: Path | None = None, *, base: str = "",
                      root_skill: bool = False) -> GitHistory:
     """One ``git log`` over the first-parent chain of HEAD below ``pathspecs`` (relative to ``top``); skills keyed
@@ -408,6 +423,11 @@ def read_git_history(top: Path | None, pathspecs: Sequence[str], state: Path | N
     walk: _Walk | None = None
     unchanged = False
     if state is not None and not shallow:
+        kept = _saved_at(state, ident, head)
+        if kept is not None:  # the walk saved at this very HEAD: its lines are the answer
+            lines, moved = kept
+            keyed = {("." if path == "" else path): line for path, line in lines.items()}
+            return GitHistory("complete", top, head, keyed, {new: old for new, old in moved.items() if new in lines})
         saved = _saved(state, ident, base, root_skill)
         if saved is not None:
             old, _, walk = saved

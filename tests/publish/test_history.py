@@ -578,3 +578,21 @@ def test_a_rebuild_reading_only_new_commits_equals_a_build_from_scratch(tmp_path
     doc = versions(out, "hello")
     assert [v["version"] for v in doc["versions"]][:2] == ["1.5.0", "1.4.0"]
     assert "2.0.0" not in [v["version"] for v in versions(out, "other")["versions"]]  # rewritten away
+
+
+def test_the_walk_kept_at_the_same_head_reads_back_as_a_fresh_one(tmp_path: Path) -> None:
+    """A rebuild at the HEAD the kept walk was saved at takes its lines and moves as kept, without walking again:
+    the same history as a walk from nothing and as one read on from an older HEAD."""
+    from builder.publish.history import read_skills_history
+
+    repo = new_registry(tmp_path / "repo", {"alpha": "1.0.0", "beta": "1.0.0"})
+    state = tmp_path / "state" / "history.json"
+    state.parent.mkdir()
+    read_skills_history(repo / "skills", state=state)  # kept at the first commit
+    shutil.move(repo / "skills/beta", repo / "skills/gamma")
+    commit(repo, "beta moves to gamma", "2026-01-02T00:00:00Z")
+    read_on = read_skills_history(repo / "skills", state=state)  # read on from the first commit, then kept
+    kept = read_skills_history(repo / "skills", state=state)  # at the same HEAD: as kept
+    fresh = read_skills_history(repo / "skills")
+    assert kept == read_on == fresh
+    assert fresh.moved and fresh.lines
