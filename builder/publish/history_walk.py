@@ -23,6 +23,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote
 
 from ..core.discovery import SKILL_FILES, is_skill_folder, pathspecs
@@ -368,37 +369,40 @@ def _extends(top: Path, old: str) -> bool:
     return bool(oldest) and oldest[0] == old
 
 
-def _saved(state: Path, ident: str, base: str, root_skill: bool) -> tuple[str, int, _Walk] | None:
-    """The walk a build saved in ``state`` for the same repository, scope and format: (head, position, walk)."""
+@dataclass(frozen=True)
+class _Kept:
+    """The walk a build saved in its state for the same repository, scope and format, as read back."""
+
+    head: str
+    position: int
+    lines: dict[str, bytes]  # each skill's line, by its path
+    moved: dict[str, str]
+    rest: dict[str, Any]  # the marks and loose paths, needed only to read on from ``head``
+
+    def walk(self, base: str, root_skill: bool) -> _Walk | None:
+        """The walk made again, to read the commits after ``head``; None when the saved state does not fit."""
+        with suppress(ValueError, KeyError, TypeError, IndexError, AttributeError):
+            walk = _Walk(base, dict(self.lines), {}, self.position, root_skill=root_skill, moved=dict(self.moved))
+            for path, entry in self.rest["loose"].items():
+                walk._loose_add(path, (entry[0], entry[1]))
+            for folder in self.rest["marks"]:
+                walk._mark(folder, 1)
+                walk.marks[folder] = int(self.rest["marks"][folder])
+            return walk
+        return None
+
+
+def _kept(state: Path, ident: str) -> _Kept | None:
+    """The walk saved in ``state`` when it was saved for ``ident``, read once."""
     with suppress(OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         header, shared, *skill_lines = state.read_bytes().split(b"\n")
         saved = json.loads(header)
         if json.dumps({k: saved.get(k) for k in json.loads(ident)}, sort_keys=True) != ident:
             return None
         rest = json.loads(shared)
-        walk = _Walk(base, {_line_path(line): line for line in skill_lines if line}, {}, int(saved["position"]),
-                     root_skill=root_skill, moved=dict(rest["moved"]))
-        for path, entry in rest["loose"].items():
-            walk._loose_add(path, (entry[0], entry[1]))
-        for folder in rest["marks"]:
-            walk._mark(folder, 1)
-            walk.marks[folder] = int(rest["marks"][folder])
-        return str(saved["head"]), int(saved["position"]), walk
-    return None
-
-
-def _saved_at(state: Path, ident: str, head: str) -> tuple[dict[str, bytes], dict[str, str]] | None:
-    """The lines and moves of the walk a build saved in ``state`` when it was saved at ``head``: read without
-    making the walk again (its marks are only needed to read on from there)."""
-    with suppress(OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-        header, shared, *skill_lines = state.read_bytes().split(b"\n")
-        saved = json.loads(header)
-        if json.dumps({k: saved.get(k) for k in json.loads(ident)}, sort_keys=True) != ident or saved["head"] != head:
-            return None
-        moved = json.loads(shared)["moved"]
-        if not isinstance(moved, dict):
-            return None
-        return {_line_path(line): line for line in skill_lines if line}, {str(k): str(v) for k, v in moved.items()}
+        moved = {str(new): str(old) for new, old in rest["moved"].items()}
+        return _Kept(str(saved["head"]), int(saved["position"]),
+                     {_line_path(line): line for line in skill_lines if line}, moved, rest)
     return None
 
 
@@ -407,9 +411,9 @@ def read_git_history(top: Path | None, pathspecs: Sequence[str], state: Path | N
     """One ``git log`` over the first-parent chain of HEAD below ``pathspecs`` (relative to ``top``); skills keyed
     by their path below ``base`` (the registry's folder, relative to ``top``).
 
-    With ``state`` (a file in the builder's own state folder, never in the checkout) the walk is kept there, and
-    a rebuild whose HEAD extends the chain it saw reads only the new commits. Outside git, or in a repository
-    without commits, the history is empty (``kind`` "none").
+    With ``state`` (a file in the builder's own state folder, never in the checkout) the walk is kept there: a
+    rebuild at the same HEAD takes its lines as kept, and one whose HEAD extends the chain it saw reads only the
+    new commits. Outside git, or in a repository without commits, the history is empty (``kind`` "none").
     """
     if top is None:
         return GitHistory()
@@ -420,37 +424,27 @@ def read_git_history(top: Path | None, pathspecs: Sequence[str], state: Path | N
     shallow = (git_output(["rev-parse", "--is-shallow-repository"], top) or b"").strip() == b"true"
     ident = json.dumps({"format": WALK_FORMAT, "top": str(top), "scope": list(pathspecs), "base": base,
                         "root": root_skill}, sort_keys=True)
-    walk: _Walk | None = None
-    unchanged = False
-    if state is not None and not shallow:
-        kept = _saved_at(state, ident, head)
-        if kept is not None:  # the walk saved at this very HEAD: its lines are the answer
-            lines, moved = kept
-            keyed = {("." if path == "" else path): line for path, line in lines.items()}
-            return GitHistory("complete", top, head, keyed, {new: old for new, old in moved.items() if new in lines})
-        saved = _saved(state, ident, base, root_skill)
-        if saved is not None:
-            old, _, walk = saved
-            if old == head:
-                unchanged = True
-            elif _extends(top, old):
-                walk.read(_log_chain(top, pathspecs, old), top)
-            else:
-                walk = None
-    if walk is None:
-        walk = _Walk(base, root_skill=root_skill)
-        walk.read(_log_chain(top, pathspecs, None), top)
-    lines = walk.finish()
-    if state is not None and not shallow and not unchanged:
-        first = json.dumps({**json.loads(ident), "head": head, "position": walk.position}, sort_keys=True)
-        shared = json.dumps({"marks": walk.marks, "loose": {p: list(e) for p, e in walk.loose.items()},
-                             "moved": walk.moved}, sort_keys=True, separators=(",", ":"))
-        with suppress(OSError):
-            write_atomic(state, b"\n".join([first.encode(), shared.encode(),
-                                            *(lines[path] for path in sorted(lines))]) + b"\n")
+    kept = _kept(state, ident) if state is not None and not shallow else None
+    if kept is not None and kept.head == head:  # its lines are the answer: the walk is not made again
+        lines, moved = kept.lines, kept.moved
+    else:
+        walk = kept.walk(base, root_skill) if kept is not None and _extends(top, kept.head) else None
+        if walk is not None and kept is not None:
+            walk.read(_log_chain(top, pathspecs, kept.head), top)
+        else:
+            walk = _Walk(base, root_skill=root_skill)
+            walk.read(_log_chain(top, pathspecs, None), top)
+        lines, moved = walk.finish(), walk.moved
+        if state is not None and not shallow:
+            first = json.dumps({**json.loads(ident), "head": head, "position": walk.position}, sort_keys=True)
+            shared = json.dumps({"marks": walk.marks, "loose": {p: list(e) for p, e in walk.loose.items()},
+                                 "moved": walk.moved}, sort_keys=True, separators=(",", ":"))
+            with suppress(OSError):
+                write_atomic(state, b"\n".join([first.encode(), shared.encode(),
+                                                *(lines[path] for path in sorted(lines))]) + b"\n")
     keyed = {("." if path == "" else path): line for path, line in lines.items()}
     return GitHistory("shallow" if shallow else "complete", top, head, keyed,
-                      {new: old for new, old in walk.moved.items() if new in lines})
+                      {new: old for new, old in moved.items() if new in lines})
 
 
 def read_skills_history(root: Path, scope: Sequence[str] = (), state: Path | None = None, *,
