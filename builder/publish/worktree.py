@@ -51,13 +51,15 @@ class WorkTree:
         wanted = sorted({path for path in paths if path in self.pending})
         if not wanted or self.view is None or self.top is None:
             return self.ignored
-        named = wanted if len(wanted) <= NAMED_FOLDERS else sorted(self.pending)
-        read = _ignored_in(self.top, self.view, named)
+        read = _ignored_in(self.top, self.view, wanted)
         if read is None:
             raise BuildError(f"{display_path(self.top)}: `git status` failed, so the files git ignores in the skill "
                              "folders are not known; run `git status` there to see why")
-        self.ignored.update(read[0])
-        self.pending.difference_update(named)
+        self.ignored.update(read.ignored)
+        if read.every:
+            self.pending.clear()
+        else:
+            self.pending.difference_update(wanted)
         return self.ignored
 
 
@@ -84,15 +86,14 @@ def read_work_tree(top: Path | None, root: Path, found: Discovery,
     if not view.complete:
         # Read now for the folders that differ from HEAD (one may be ignored whole); the others are committed.
         differ = [s.path for s in view.found.skills if s.path not in signed or s.path in view.owned]
-        read = _ignored_in(top, view, differ) if differ else ({}, set())
+        read = _ignored_in(top, view, differ) if differ else _Ignored({}, set(), every=False)
         if read is None:
             return found, WorkTree()
-        ignored, gone = read
-        if gone:
+        ignored = read.ignored
+        if read.gone:
             view = replace(view, found=replace(view.found, skills=tuple(
-                s for s in view.found.skills if s.path not in gone)))
-        pending = {s.path for s in view.found.skills if s.path not in differ} if len(differ) <= NAMED_FOLDERS \
-            else set()
+                s for s in view.found.skills if s.path not in read.gone)))
+        pending = set() if read.every else {s.path for s in view.found.skills if s.path not in differ}
     owned = view.owned
     signatures = {s.path: _signature(signed.get(s.path, "-"), s.folder, owned.get(s.path, ()))
                   for s in view.found.skills if s.path in direct}
@@ -107,21 +108,26 @@ def _not_linked(found: Discovery) -> set[str]:
             if os.fspath(s.folder) == (s.path if os.path.isabs(s.path) else prefix + s.path)}
 
 
-def _ignored_in(top: Path, view: GitView, paths: Sequence[str]) -> tuple[dict[str, tuple[str, ...]], set[str]] | None:
-    """The ignored paths of the skills at ``paths``, and those ignored whole: from a status naming each folder when
-    they are few, else (or when git refuses to name one, as for a path it sees beyond a link) from one status of
-    the whole registry."""
-    read = ignored_of(top, view, paths) if len(paths) <= NAMED_FOLDERS else None
-    return read if read is not None else _all_ignored(top, view)
+@dataclass(frozen=True)
+class _Ignored:
+    """What git ignores in some skill folders."""
+
+    ignored: dict[str, tuple[str, ...]]  # each skill's ignored paths (those with any)
+    gone: set[str]  # the skills ignored whole
+    every: bool  # read for every skill of the registry, not only those asked for
 
 
-def _all_ignored(top: Path, view: GitView) -> tuple[dict[str, tuple[str, ...]], set[str]] | None:
-    """The ignored paths of every skill, and the folders ignored whole, from one ``git status`` of the registry."""
+def _ignored_in(top: Path, view: GitView, paths: Sequence[str]) -> _Ignored | None:
+    """The ignored paths of the skills at ``paths``: from a status naming each folder when they are few, else (or
+    when git refuses to name one, as for a path it sees beyond a link) from one status of the whole registry."""
+    named = ignored_of(top, view, paths) if len(paths) <= NAMED_FOLDERS else None
+    if named is not None:
+        return _Ignored(*named, every=False)
     whole = git_view(top, view.found.root, view.found)
     if whole is None:
         return None
     kept = {s.path for s in whole.found.skills}
-    return dict(whole.ignored), {s.path for s in view.found.skills if s.path not in kept}
+    return _Ignored(dict(whole.ignored), {s.path for s in view.found.skills if s.path not in kept}, every=True)
 
 
 def _joined(base: str, path: str) -> str:
