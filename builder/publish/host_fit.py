@@ -151,7 +151,8 @@ def skill_sizes(folders: Sequence[tuple[str, Path]], ignored_of: Callable[[Seque
     except (OSError, ValueError):
         known = {}
     known = known if isinstance(known, dict) else {}
-    ignored = ignored_of([path for path, _ in folders if not _sized(known.get(path), signatures.get(path))])
+    unsized = [path for path, _ in folders if not _sized(known.get(path), signatures.get(path))]
+    ignored, read = ignored_of(unsized), set(unsized)
     recorded: dict[str, list[Any]] = {}
     sizes: list[int] = []
     for path, folder in folders:
@@ -163,8 +164,8 @@ def skill_sizes(folders: Sequence[tuple[str, Path]], ignored_of: Callable[[Seque
                 recorded[path] = [signature, size, entries]
                 if restated is not None:
                     restated[path] = (entries, signature)
-        elif isinstance(old, list) and _sized(old, signature):
-            size = int(old[1])
+        elif path not in read:
+            size = int(known[path][1])
             recorded[path] = [signature, size]
         else:
             size = folder_bytes(folder, ignored.get(path, ()))
